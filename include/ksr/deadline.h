@@ -1,0 +1,50 @@
+/* The one deadline/cancel primitive. Every wait in the runtime (X events, child
+ * processes, HTTP, WebSockets, D-Bus) takes a ksr_deadline and polls the cancel
+ * file descriptor beside its own, so SIGTERM/SIGINT end any wait at once. */
+#ifndef KSR_DEADLINE_H
+#define KSR_DEADLINE_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* An absolute point on CLOCK_MONOTONIC, in milliseconds. */
+typedef struct ksr_deadline {
+	int64_t at_ms;
+} ksr_deadline;
+
+#define KSR_DEADLINE_NEVER ((ksr_deadline){.at_ms = INT64_MAX})
+
+typedef enum ksr_wait {
+	KSR_WAIT_READY = 0, /* one of the caller's descriptors is ready */
+	KSR_WAIT_TIMEOUT,   /* the deadline passed first */
+	KSR_WAIT_CANCELLED, /* SIGTERM/SIGINT (or ksr_cancel_request) came first */
+	KSR_WAIT_ERROR,     /* poll failed; errno says why */
+} ksr_wait;
+
+int64_t ksr_now_ms(void);
+ksr_deadline ksr_deadline_in_ms(int64_t ms);
+ksr_deadline ksr_deadline_min(ksr_deadline a, ksr_deadline b);
+int64_t ksr_deadline_remaining_ms(ksr_deadline d); /* 0 when passed */
+bool ksr_deadline_passed(ksr_deadline d);
+
+/* Install SIGTERM/SIGINT handlers that write to a self-pipe. The pipe is never
+ * drained, so once cancelled every later wait returns KSR_WAIT_CANCELLED at once.
+ * Returns 0, or -1 with errno. Safe to call more than once. */
+int ksr_cancel_install(void);
+int ksr_cancel_fd(void);       /* readable once cancelled; -1 before install */
+bool ksr_cancelled(void);
+int ksr_cancel_signal(void);   /* the signal that cancelled, or 0 */
+void ksr_cancel_request(void); /* cancel from code (tests, MCP cancellation) */
+
+/* Poll fds (may be NULL/0) together with the cancel fd until one is ready, the
+ * deadline passes or the run is cancelled. Retries on EINTR. */
+ksr_wait ksr_wait_fds(struct pollfd *fds, int nfds, ksr_deadline d);
+
+/* Sleep until the deadline, cancellable. Returns TIMEOUT or CANCELLED. */
+ksr_wait ksr_sleep_until(ksr_deadline d);
+ksr_wait ksr_sleep_ms(int64_t ms);
+
+const char *ksr_wait_name(ksr_wait w);
+
+#endif

@@ -1,0 +1,56 @@
+/* Processes: detached launch, finding processes by program name (not the
+ * 15-character comm), liveness with pidfd, stopping a process group, and
+ * running short bounded commands (shell steps and checks). */
+#ifndef KSR_PROC_H
+#define KSR_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ksr/deadline.h"
+#include "ksr/error.h"
+#include "ksr/pattern.h"
+
+typedef struct ksr_proc {
+	int pid;
+	char *name;    /* base name of the executable, else of argv[0] */
+	char *argv0;   /* base name of argv[0] */
+	char *cmdline; /* argv joined with spaces */
+} ksr_proc;
+
+typedef struct ksr_proc_list {
+	ksr_proc *items;
+	size_t len;
+} ksr_proc_list;
+
+/* Run `sh -c command` detached: its own session and process group, stdin from
+ * /dev/null, stdout and stderr appended to log_path, signal mask and handlers
+ * reset. *pid is also the process group id. */
+int ksr_proc_launch(const char *command, const char *log_path, int *pid, ksr_err *err);
+
+/* Processes (other than zombies and this one) whose name or argv[0] matches
+ * name_re (NULL: any) and whose command line matches cmdline_re (NULL: any). */
+int ksr_proc_find(const ksr_pattern *name_re, const ksr_pattern *cmdline_re, ksr_proc_list *out,
+		  ksr_err *err);
+void ksr_proc_list_clear(ksr_proc_list *l);
+bool ksr_proc_alive(int pid); /* exists and is not a zombie */
+
+/* pidfd for pid (readable when it exits), or -1 where unsupported. */
+int ksr_proc_pidfd(int pid);
+
+/* Reap a child of ours without blocking: 1 reaped (status set), 0 still running,
+ * -1 not our child. */
+int ksr_proc_reap(int pid, int *status);
+
+/* SIGTERM the group, wait up to grace_ms for it to go, then SIGKILL. Reaps pid
+ * if it is our child. 0 when gone. */
+int ksr_proc_stop_group(int pgid, int grace_ms);
+
+/* Run `sh -c command` in its own process group, bounded by d: *exit_code is the
+ * exit status, 128+N for signal N; on timeout or cancel the group is killed and
+ * the wait result says which. Output (at most out_max bytes, stdout+stderr) into
+ * *output when output != NULL. */
+ksr_wait ksr_proc_run(const char *command, ksr_deadline d, int *exit_code, char **output,
+		      size_t out_max, ksr_err *err);
+
+#endif

@@ -1,0 +1,61 @@
+/* X11 observation and capture. The display connection, window listing with
+ * title/class/PID/geometry, event-driven waits for window changes, and screen
+ * capture (XShm, falling back to XGetImage). No printing; errors are values.
+ * A broken connection (the X server died) never exits the process: every later
+ * call fails with "the X display connection was lost". */
+#ifndef KSR_X11_H
+#define KSR_X11_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ksr/deadline.h"
+#include "ksr/error.h"
+#include "ksr/image.h"
+
+typedef struct ksr_x11 ksr_x11;
+
+typedef struct ksr_window {
+	unsigned long id; /* the client window (not the WM frame) */
+	char *title;      /* _NET_WM_NAME (UTF-8), else WM_NAME */
+	char *res_name;   /* WM_CLASS instance */
+	char *res_class;  /* WM_CLASS class */
+	int pid;          /* _NET_WM_PID, 0 when absent */
+	int x, y, w, h;   /* client area in root coordinates, _GTK_FRAME_EXTENTS removed */
+	bool is_dialog;   /* _NET_WM_WINDOW_TYPE_DIALOG, or transient for another window */
+	unsigned long transient_for;
+} ksr_window;
+
+typedef struct ksr_window_list {
+	ksr_window *items;
+	size_t len;
+} ksr_window_list;
+
+/* Connect to display_name (NULL: $DISPLAY), retrying until the deadline: the
+ * server may still be starting. READY with *out set, TIMEOUT, CANCELLED, or
+ * ERROR (no display name at all: err says so). */
+ksr_wait ksr_x11_open_wait(const char *display_name, ksr_deadline d, ksr_x11 **out, ksr_err *err);
+void ksr_x11_close(ksr_x11 *x); /* NULL-safe */
+bool ksr_x11_alive(const ksr_x11 *x);
+const char *ksr_x11_display_name(const ksr_x11 *x);
+void ksr_x11_screen_size(const ksr_x11 *x, int *w, int *h);
+
+/* Top-level client windows that are mapped (_NET_CLIENT_LIST, else a tree walk
+ * for WM_STATE / override-redirect-free mapped children of root). */
+int ksr_x11_list_windows(ksr_x11 *x, ksr_window_list *out, ksr_err *err);
+void ksr_window_list_clear(ksr_window_list *l);
+/* Re-read one window's title/geometry now (e.g. at click time). -1 if it is gone. */
+int ksr_x11_window_refresh(ksr_x11 *x, ksr_window *w, ksr_err *err);
+
+/* Wait until something about top-level windows may have changed (a map, unmap,
+ * destroy, _NET_CLIENT_LIST or title change), then drain the queue. READY,
+ * TIMEOUT, CANCELLED, or ERROR when the connection is lost. */
+ksr_wait ksr_x11_wait_change(ksr_x11 *x, ksr_deadline d);
+
+/* Wait for a window manager (_NET_SUPPORTING_WM_CHECK on the root). */
+ksr_wait ksr_x11_wait_wm(ksr_x11 *x, ksr_deadline d);
+
+/* Capture the whole screen (window == 0) or a window's client area. */
+ksr_image *ksr_x11_capture(ksr_x11 *x, unsigned long window, ksr_err *err);
+
+#endif

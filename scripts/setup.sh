@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian 12 machine, idempotent, root or sudo.
+#   scripts/setup.sh demo   install, build, run scenarios/demo-xterm.yaml on a private Xvfb
+#   scripts/setup.sh test   install, build (-Werror, ASan+UBSan), run every test (ctest)
+#   scripts/setup.sh deps   install packages only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Build and runtime libraries, the session parts the tests start, and the apps tested.
+PACKAGES=(
+  build-essential cmake pkg-config clang
+  libx11-dev libxtst-dev libxext-dev libyaml-dev libcjson-dev libcurl4-openssl-dev
+  libwebsockets-dev libatspi2.0-dev libpng-dev libpcre2-dev libgtk-3-dev
+  xvfb x11-utils openbox dbus dbus-x11 at-spi2-core xterm zenity
+  python3 python3-jsonschema procps util-linux
+)
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+install_deps() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "setup: installing ${missing[*]}" >&2
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build() { # $1 = build dir, rest = cmake options
+  local dir=$1; shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j"$(nproc)"
+}
+
+case "${1:-}" in
+  deps) install_deps ;;
+  demo)
+    install_deps
+    build build
+    KASM_RUNTIME_OUT=${KASM_RUNTIME_OUT:-./ksr-out} ./build/kasm-session-runtime run --xvfb scenarios/demo-xterm.yaml
+    ;;
+  test)
+    install_deps
+    build build-ci -DKSR_WERROR=ON -DKSR_SANITIZE=ON
+    ctest --test-dir build-ci --output-on-failure -j2 --timeout 600
+    ;;
+  *) echo "usage: $0 demo|test|deps" >&2; exit 2 ;;
+esac
