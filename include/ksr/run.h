@@ -1,0 +1,33 @@
+/* The staged run (DESIGN §3): the one entry point the `run` front end calls.
+ * Everything below it (stages, steps, backends, evidence) is reached from here. */
+#ifndef KSR_RUN_H
+#define KSR_RUN_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+typedef struct ksr_run_opts {
+	const char *scenario_path;
+	const char *out_dir;    /* KASM_RUNTIME_OUT, default ./ksr-out */
+	bool xvfb;              /* private Xvfb + window manager for the run */
+	const char *xvfb_size;  /* "WxH", default 1280x720 */
+	int deadline_s;         /* default 600 */
+	bool update_baseline;
+	/* Each recorded event, for the front end's progress display. May be NULL. */
+	void (*on_event)(void *ud, const cJSON *event);
+	void *on_event_ud;
+	/* The rendered report when the run ends, for --json. May be NULL. */
+	void (*on_report)(void *ud, const cJSON *report);
+	void *on_report_ud;
+	/* Messages a person must see even without evidence (OUT unwritable...). */
+	void (*on_message)(void *ud, const char *message);
+	void *on_message_ud;
+} ksr_run_opts;
+
+/* Run the scenario; returns the exit code (0 pass / pass-with-concerns,
+ * 1 app-failed, 2 test-error). DONE is written last on every path where OUT is
+ * writable. */
+int ksr_run_scenario(const ksr_run_opts *opts);
+
+#endif

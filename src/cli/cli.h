@@ -1,0 +1,22 @@
+/* The command-line front end: one entry per command, tmux-style. Front ends
+ * never call libX11 or libwebsockets: they call the run/scenario API. */
+#ifndef KSR_CLI_H
+#define KSR_CLI_H
+
+typedef struct cli_command {
+	const char *name;
+	const char *summary;
+	const char *usage; /* printed by `CMD --help` */
+	int (*exec)(int argc, char **argv);
+} cli_command;
+
+extern const cli_command cli_cmd_run;
+extern const cli_command cli_cmd_validate;
+extern const cli_command cli_cmd_version;
+
+/* True when argv holds -h/--help (before a `--`). */
+int cli_wants_help(int argc, char **argv);
+int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

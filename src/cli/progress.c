@@ -1,0 +1,75 @@
+/* Progress on stderr: one line per stage, step, concern and failure; on a TTY
+ * a live status line shows the stage in progress. */
+#include "progress.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *str(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static void clear_live(progress *p)
+{
+	if (p->live_shown) {
+		fputs("\r\033[K", stderr);
+		p->live_shown = false;
+	}
+}
+
+static void line(progress *p, double t_ms, const char *fmt, const char *a, const char *b,
+		 const char *c)
+{
+	clear_live(p);
+	fprintf(stderr, "ksr [%6.1fs] ", t_ms / 1000.0);
+	fprintf(stderr, fmt, a, b, c);
+	fputc('\n', stderr);
+}
+
+void progress_init(progress *p)
+{
+	memset(p, 0, sizeof *p);
+	p->tty = isatty(STDERR_FILENO);
+}
+
+void progress_event(void *ud, const cJSON *e)
+{
+	progress *p = ud;
+	const char *ev = str(e, "event");
+	double t = num(e, "t_ms");
+	char step[32];
+	snprintf(step, sizeof step, "%d", (int)num(e, "index"));
+	if (strcmp(ev, "stage.start") == 0 && p->tty) {
+		clear_live(p);
+		fprintf(stderr, "ksr [%6.1fs] %s ...", t / 1000.0, str(e, "name"));
+		p->live_shown = true;
+	} else if (strcmp(ev, "stage.end") == 0) {
+		line(p, t, "%-20s %-11s %s", str(e, "name"), str(e, "status"), str(e, "reason"));
+	} else if (strcmp(ev, "step.end") == 0) {
+		line(p, t, "  step %-3s %-14s %s", step, str(e, "kind"), str(e, "status"));
+	} else if (strcmp(ev, "concern") == 0) {
+		line(p, t, "concern %s: %s%s", str(e, "code"), str(e, "message"), "");
+	} else if (strcmp(ev, "failure") == 0) {
+		line(p, t, "failure %s: %s%s", str(e, "outcome"), str(e, "reason"), "");
+	} else if (strcmp(ev, "verdict") == 0) {
+		line(p, t, "verdict %s (%s): %s", str(e, "verdict"), str(e, "outcome"),
+		     str(e, "reason"));
+	}
+	fflush(stderr);
+}
+
+void progress_message(void *ud, const char *msg)
+{
+	progress *p = ud;
+	clear_live(p);
+	fprintf(stderr, "kasm-session-runtime: %s\n", msg);
+}

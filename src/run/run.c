@@ -1,0 +1,301 @@
+/* ksr_run_scenario: scenario -> run context -> stages -> verdict -> report.
+ * DONE is written last on every path where the evidence folder is writable. */
+#include "run/run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ksr/report.h"
+#include "ksr/proc.h"
+
+#define RESERVE_MS 30000
+
+const cJSON *ksr_run_emit(ksr_run *run, const char *event, cJSON *fields)
+{
+	const cJSON *rec = ksr_events_emit(run->ev, event, fields);
+	if (run->opts->on_event)
+		run->opts->on_event(run->opts->on_event_ud, rec);
+	return rec;
+}
+
+static void message(const ksr_run_opts *opts, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void message(const ksr_run_opts *opts, const char *fmt, ...)
+{
+	if (!opts->on_message)
+		return;
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	opts->on_message(opts->on_message_ud, buf);
+}
+
+static void record_failure(ksr_run *run, ksr_outcome o, bool setup, int line, const char *fmt,
+			   va_list ap)
+{
+	char reason[768];
+	int n = line > 0 ? snprintf(reason, sizeof reason, "line %d: ", line) : 0;
+	vsnprintf(reason + n, sizeof reason - (size_t)n, fmt, ap);
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "outcome", ksr_outcome_name(o));
+	cJSON_AddStringToObject(f, "reason", reason);
+	if (line > 0)
+		cJSON_AddNumberToObject(f, "line", line);
+	if (setup)
+		cJSON_AddBoolToObject(f, "setup_fault", true);
+	if (!run->failed) {
+		run->failed = true;
+		run->failure_outcome = o;
+	}
+	ksr_run_emit(run, "failure", f);
+}
+
+void ksr_run_fail(ksr_run *run, ksr_outcome outcome, int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	record_failure(run, outcome, false, line, fmt, ap);
+	va_end(ap);
+}
+
+void ksr_run_fail_setup(ksr_run *run, ksr_outcome outcome, int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	record_failure(run, outcome, true, line, fmt, ap);
+	va_end(ap);
+}
+
+void ksr_run_concern(ksr_run *run, ksr_concern code, int line, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "code", ksr_concern_name(code));
+	cJSON_AddStringToObject(c, "message", msg);
+	if (line > 0)
+		cJSON_AddNumberToObject(c, "line", line);
+	ksr_run_emit(run, "concern", c);
+}
+
+bool ksr_run_wait_ended_run(ksr_run *run, ksr_wait w, int line, const char *what)
+{
+	if (w == KSR_WAIT_CANCELLED || ksr_cancelled()) {
+		int sig = ksr_cancel_signal();
+		ksr_run_fail(run, KSR_OUTCOME_INTERRUPTED, line, "interrupted by %s during %s",
+			     sig == SIGINT ? "SIGINT" : sig > 0 ? "SIGTERM" : "a cancel request",
+			     what);
+		return true;
+	}
+	if (w == KSR_WAIT_TIMEOUT && ksr_deadline_passed(run->work)) {
+		ksr_run_fail(run, KSR_OUTCOME_DEADLINE, line,
+			     "the run deadline (%d s, less the reserve for the report) passed "
+			     "during %s",
+			     run->opts->deadline_s, what);
+		return true;
+	}
+	return false;
+}
+
+static void make_run_id(char *buf, size_t len)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(buf, len, "%08lx-%05x-%04lx", (unsigned long)ts.tv_sec, (unsigned)getpid() & 0xfffff,
+		 (unsigned long)(ts.tv_nsec / 1000) & 0xffff);
+}
+
+static void iso_now(char *buf, size_t len)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void emit_run_start(ksr_run *run, const char *scenario_name, const char *sha)
+{
+	char started[32];
+	iso_now(started, sizeof started);
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddNumberToObject(f, "pid", getpid());
+	cJSON_AddStringToObject(f, "run_id", run->run_id);
+	cJSON_AddStringToObject(f, "started_at", started);
+	cJSON *sc = cJSON_AddObjectToObject(f, "scenario");
+	cJSON_AddStringToObject(sc, "path", run->opts->scenario_path);
+	cJSON_AddStringToObject(sc, "name", scenario_name);
+	if (sha)
+		cJSON_AddStringToObject(sc, "sha256", sha);
+	else
+		cJSON_AddNullToObject(sc, "sha256");
+	cJSON *rt = cJSON_AddObjectToObject(f, "runtime");
+	cJSON_AddStringToObject(rt, "version", KSR_VERSION);
+	cJSON_AddNumberToObject(f, "deadline_s", run->opts->deadline_s);
+	cJSON_AddStringToObject(f, "out", ksr_evidence_dir(run->out));
+	ksr_run_emit(run, "run.start", f);
+}
+
+static char *format_load_errors(const char *path, const ksr_errlist *errs)
+{
+	size_t cap = 256 + errs->len * (KSR_ERR_MSG_MAX + 64), n = 0;
+	char *out = ksr_xmalloc(cap);
+	out[0] = '\0';
+	for (size_t i = 0; i < errs->len; i++)
+		n += (size_t)snprintf(out + n, cap - n, "%s%s:%d:%d: %s", i ? "\n" : "", path,
+				      errs->items[i].line, errs->items[i].col, errs->items[i].msg);
+	return out;
+}
+
+static void record_invalid_scenario(ksr_run *run, const ksr_errlist *errs)
+{
+	char *all = format_load_errors(run->opts->scenario_path, errs);
+	message(run->opts, "%s", all);
+	const ksr_err *first = errs->len ? &errs->items[0] : NULL;
+	if (first) {
+		char more[64] = "";
+		if (errs->len > 1)
+			snprintf(more, sizeof more, " (and %zu more)", errs->len - 1);
+		ksr_run_fail_setup(run, KSR_OUTCOME_INVALID_SCENARIO, 0,
+				   "the scenario is invalid: %s:%d:%d: %s%s",
+				   run->opts->scenario_path, first->line, first->col, first->msg,
+				   more);
+	} else {
+		ksr_run_fail_setup(run, KSR_OUTCOME_INVALID_SCENARIO, 0,
+				   "the scenario %s could not be loaded", run->opts->scenario_path);
+	}
+	free(all);
+}
+
+static void write_text(ksr_run *run, const char *name, const char *text)
+{
+	ksr_err err = {0};
+	if (ksr_evidence_write(run->out, name, text, strlen(text), &err) < 0)
+		message(run->opts, "could not write %s/%s: %s", ksr_evidence_dir(run->out), name,
+			err.msg);
+}
+
+static void note_output_errors(ksr_run *run)
+{
+	for (const char *f = ksr_evidence_failures(run->out); f && *f; f += strlen(f) + 1) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "what", f);
+		ksr_run_emit(run, "output_error", o);
+	}
+	if (!ksr_evidence_ok(run->out) || ksr_events_trace_errno(run->ev)) {
+		ksr_run_fail_setup(run, KSR_OUTCOME_OUTPUT_UNWRITABLE, 0,
+				   "evidence could not be written completely to %s",
+				   ksr_evidence_dir(run->out));
+	}
+}
+
+static int finish_report(ksr_run *run)
+{
+	note_output_errors(run);
+	ksr_decision d = ksr_verdict_from_events(ksr_events_all(run->ev));
+	cJSON *v = cJSON_CreateObject();
+	cJSON_AddStringToObject(v, "verdict", ksr_verdict_name(d.verdict));
+	cJSON_AddNumberToObject(v, "exit_code", d.exit_code);
+	cJSON_AddStringToObject(v, "outcome", ksr_outcome_name(d.outcome));
+	cJSON_AddStringToObject(v, "reason", d.reason ? d.reason : "");
+	if (d.line > 0)
+		cJSON_AddNumberToObject(v, "line", d.line);
+	ksr_run_emit(run, "verdict", v);
+	cJSON *end = cJSON_CreateObject();
+	cJSON_AddNumberToObject(end, "exit_code", d.exit_code);
+	ksr_run_emit(run, "run.end", end);
+
+	/* d.reason is borrowed from the events; render before anything else is recorded. */
+	cJSON *report = ksr_report_json(ksr_events_all(run->ev), &d);
+	char *json = cJSON_Print(report);
+	write_text(run, "report.json", json);
+	char *md = ksr_report_markdown(report);
+	write_text(run, "report.md", md);
+	free(md);
+	free(json);
+	int code = d.exit_code;
+	const char *word = ksr_verdict_name(d.verdict);
+	if (!ksr_evidence_ok(run->out)) {
+		code = 2;
+		word = ksr_verdict_name(KSR_VERDICT_TEST_ERROR);
+	}
+	if (run->opts->on_report)
+		run->opts->on_report(run->opts->on_report_ud, report);
+	cJSON_Delete(report);
+	ksr_err err = {0};
+	if (ksr_evidence_finish(run->out, word, &err) < 0) {
+		message(run->opts, "could not write DONE in %s: %s", ksr_evidence_dir(run->out),
+			err.msg);
+		code = 2;
+	}
+	return code;
+}
+
+static void set_deadlines(ksr_run *run)
+{
+	int64_t total = (int64_t)run->opts->deadline_s * 1000;
+	int64_t reserve = total < 120000 ? total / 4 : RESERVE_MS;
+	run->hard = ksr_deadline_in_ms(total);
+	run->work = ksr_deadline_in_ms(total - reserve);
+	run->stage = run->work;
+}
+
+static void teardown(ksr_run *run)
+{
+	ksr_stages_stop_app(run);
+	ksr_x11_close(run->x);
+	run->x = NULL;
+	ksr_session_stop(run->session);
+	run->session = NULL;
+}
+
+int ksr_run_scenario(const ksr_run_opts *opts)
+{
+	ksr_run run = {.opts = opts};
+	ksr_err err = {0};
+	ksr_errlist errs = {0};
+	if (ksr_cancel_install() < 0) {
+		message(opts, "cannot install signal handlers");
+		return 2;
+	}
+	set_deadlines(&run);
+	make_run_id(run.run_id, sizeof run.run_id);
+	run.sc = ksr_scenario_load(opts->scenario_path, &errs);
+	run.out = ksr_evidence_open(opts->out_dir, &err);
+	if (!run.out) {
+		message(opts, "output-unwritable: cannot use the evidence folder %s: %s",
+			opts->out_dir, err.msg);
+		if (!run.sc) {
+			char *all = format_load_errors(opts->scenario_path, &errs);
+			message(opts, "%s", all);
+			free(all);
+		}
+		ksr_errlist_free(&errs);
+		ksr_scenario_free(run.sc);
+		return 2;
+	}
+	run.ev = ksr_events_create();
+	ksr_events_attach_trace(run.ev, ksr_evidence_trace_fd(run.out));
+	emit_run_start(&run, run.sc ? run.sc->name : opts->scenario_path,
+		       run.sc ? run.sc->sha256 : NULL);
+	if (!run.sc)
+		record_invalid_scenario(&run, &errs);
+	else
+		ksr_stages_run(&run);
+	if (run.failed)
+		ksr_stages_diagnose(&run);
+	teardown(&run);
+	int code = finish_report(&run);
+	ksr_events_free(run.ev);
+	ksr_evidence_close(run.out);
+	ksr_scenario_free(run.sc);
+	ksr_errlist_free(&errs);
+	return code;
+}

@@ -1,0 +1,86 @@
+/* The run context shared by the stages and the executors (internal). */
+#ifndef KSR_RUN_INTERNAL_H
+#define KSR_RUN_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+#include "ksr/deadline.h"
+#include "ksr/event.h"
+#include "ksr/evidence.h"
+#include "ksr/image.h"
+#include "ksr/run.h"
+#include "ksr/scenario.h"
+#include "ksr/session.h"
+#include "ksr/verdict.h"
+#include "ksr/x11.h"
+
+struct ksr_run {
+	const ksr_run_opts *opts;
+	ksr_scenario *sc;
+	ksr_events *ev;
+	ksr_evidence *out;
+	ksr_session *session;
+	ksr_x11 *x;
+	char run_id[40];
+
+	ksr_deadline hard;  /* the run deadline */
+	ksr_deadline work;  /* hard minus the reserve for diagnosis and report */
+	ksr_deadline stage; /* the current stage's limit (never after work) */
+
+	/* The app. */
+	int launched_pid; /* 0: the run launched nothing (also the process group) */
+	bool launch_reaped;
+	int launch_status; /* waitpid status once reaped */
+	int app_pid;       /* the process tied to the window, 0 if unknown */
+	bool have_window;
+	ksr_window window; /* the app's window as last seen */
+
+	bool failed; /* a failure signal has been recorded */
+	ksr_outcome failure_outcome;
+	int next_shot; /* NN of the next NN-step.png */
+};
+
+/* Record an event (and show it as progress). fields is consumed. */
+const cJSON *ksr_run_emit(ksr_run *run, const char *event, cJSON *fields);
+
+/* Record the failure signal that decides the verdict (the first one wins);
+ * line 0 = no scenario line. The reason is one sentence; "line N: " is put in
+ * front when a line is given. */
+void ksr_run_fail(ksr_run *run, ksr_outcome outcome, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void ksr_run_fail_setup(ksr_run *run, ksr_outcome outcome, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void ksr_run_concern(ksr_run *run, ksr_concern code, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* What a wait that did not get its event means: cancelled -> interrupted, the
+ * run's working deadline passed -> deadline; otherwise false (the stage's own
+ * limit passed, and the caller names its outcome). Records the failure. */
+bool ksr_run_wait_ended_run(ksr_run *run, ksr_wait w, int line, const char *what);
+
+/* Save a screenshot of the screen as OUT/name and record it as an artifact. */
+int ksr_run_screenshot(ksr_run *run, const char *name, const char *description);
+
+/* Windows matching pattern (NULL: any) on title, and class (NULL: any). */
+bool ksr_run_find_window(ksr_run *run, const ksr_pattern *title, const ksr_pattern *klass,
+			 ksr_window *found);
+
+/* Poll a check until it holds, its timeout passes or the run ends. */
+typedef enum ksr_check_status {
+	KSR_CHECK_HELD,
+	KSR_CHECK_NOT_HELD,
+	KSR_CHECK_ERROR, /* backend unavailable */
+	KSR_CHECK_ENDED, /* cancelled or the run deadline: already recorded */
+} ksr_check_status;
+ksr_check_status ksr_run_check(ksr_run *run, const ksr_check *c, char *detail, size_t len);
+
+/* Stages and diagnosis (stages.c). */
+void ksr_stages_run(ksr_run *run);
+void ksr_stages_diagnose(ksr_run *run);
+void ksr_stages_stop_app(ksr_run *run);
+
+/* Steps (steps.c): run a list; false when a step failed or the run ended. */
+bool ksr_steps_run(ksr_run *run, const ksr_step_list *steps);
+
+#endif

@@ -1,0 +1,140 @@
+/* Running a list of steps: each step's executor from the ladder table, then
+ * its checks, one step.end event per step. A failing step ends the list. */
+#include "run/run.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ksr/verdict.h"
+
+static void unavailable(const ksr_step *step, ksr_step_result *res)
+{
+	res->status = KSR_STEP_ERROR;
+	res->outcome = "backend-unavailable";
+	snprintf(res->reason, sizeof res->reason,
+		 "the %s step needs the %s backend, which this build does not have yet",
+		 step->info->name, ksr_backend_name(step->info->backend));
+}
+
+static const char *check_word(ksr_check_status st)
+{
+	switch (st) {
+	case KSR_CHECK_HELD:
+		return "held";
+	case KSR_CHECK_NOT_HELD:
+		return "failed";
+	default:
+		return "error";
+	}
+}
+
+/* Run the step's checks in order; the first that does not hold fails the step. */
+static void run_checks(ksr_run *run, const ksr_step *step, ksr_step_result *res, cJSON *rows)
+{
+	for (size_t i = 0; i < step->n_checks && res->status == KSR_STEP_OK; i++) {
+		const ksr_check *c = &step->checks[i];
+		char detail[400] = "";
+		ksr_check_status st = ksr_run_check(run, c, detail, sizeof detail);
+		cJSON *row = cJSON_CreateObject();
+		cJSON_AddStringToObject(row, "kind", c->info->name);
+		cJSON_AddNumberToObject(row, "line", c->pos.line);
+		cJSON_AddStringToObject(row, "status", check_word(st));
+		cJSON_AddStringToObject(row, "detail", detail);
+		cJSON_AddItemToArray(rows, row);
+		if (st == KSR_CHECK_HELD)
+			continue;
+		res->status = st == KSR_CHECK_NOT_HELD ? KSR_STEP_FAILED : KSR_STEP_ERROR;
+		res->outcome = st == KSR_CHECK_NOT_HELD ? "check-failed" : "backend-unavailable";
+		snprintf(res->reason, sizeof res->reason, "check %s (line %d) %s", c->info->name,
+			 c->pos.line, detail);
+	}
+}
+
+static void add_rect(cJSON *o, const char *key, int x, int y, int w, int h)
+{
+	cJSON *r = cJSON_AddObjectToObject(o, key);
+	cJSON_AddNumberToObject(r, "x", x);
+	cJSON_AddNumberToObject(r, "y", y);
+	cJSON_AddNumberToObject(r, "w", w);
+	cJSON_AddNumberToObject(r, "h", h);
+}
+
+static const char *status_word(const ksr_step_result *res)
+{
+	return res->status == KSR_STEP_OK ? "ok" : res->status == KSR_STEP_FAILED ? "failed" : "error";
+}
+
+static void emit_step_end(ksr_run *run, const ksr_step *step, ksr_step_result *res,
+			  cJSON *checks, int64_t started)
+{
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddNumberToObject(f, "index", step->index);
+	cJSON_AddNumberToObject(f, "line", step->pos.line);
+	cJSON_AddStringToObject(f, "kind", step->info->name);
+	cJSON_AddStringToObject(f, "backend", ksr_backend_name(step->info->backend));
+	if (res->rung)
+		cJSON_AddStringToObject(f, "rung", res->rung);
+	if (res->has_window)
+		add_rect(f, "window", res->win_x, res->win_y, res->win_w, res->win_h);
+	if (res->has_pixel) {
+		cJSON *p = cJSON_AddObjectToObject(f, "pixel");
+		cJSON_AddNumberToObject(p, "x", res->px);
+		cJSON_AddNumberToObject(p, "y", res->py);
+	}
+	cJSON_AddItemToObject(f, "checks", checks);
+	cJSON_AddStringToObject(f, "status", status_word(res));
+	if (res->reason[0])
+		cJSON_AddStringToObject(f, "reason", res->reason);
+	cJSON_AddNumberToObject(f, "duration_ms", (double)(ksr_now_ms() - started));
+	for (cJSON *e = res->extra ? res->extra->child : NULL; e; e = e->next)
+		cJSON_AddItemToObject(f, e->string, cJSON_Duplicate(e, true));
+	cJSON_Delete(res->extra);
+	res->extra = NULL;
+	ksr_run_emit(run, "step.end", f);
+}
+
+static void record_step_failure(ksr_run *run, const ksr_step *step, const ksr_step_result *res)
+{
+	if (run->failed || res->status == KSR_STEP_OK)
+		return; /* already recorded (interrupted, deadline) */
+	int o = ksr_outcome_from_name(res->outcome ? res->outcome : "step-failed");
+	if (o < 0)
+		o = KSR_OUTCOME_STEP_FAILED;
+	if (res->status == KSR_STEP_ERROR)
+		ksr_run_fail_setup(run, (ksr_outcome)o, step->pos.line, "%s", res->reason);
+	else
+		ksr_run_fail(run, (ksr_outcome)o, step->pos.line, "%s", res->reason);
+}
+
+static bool run_one(ksr_run *run, const ksr_step *step)
+{
+	ksr_events_set_step(run->ev, step->index);
+	cJSON *s = cJSON_CreateObject();
+	cJSON_AddNumberToObject(s, "index", step->index);
+	cJSON_AddNumberToObject(s, "line", step->pos.line);
+	cJSON_AddStringToObject(s, "kind", step->info->name);
+	ksr_run_emit(run, "step.start", s);
+	int64_t started = ksr_now_ms();
+	ksr_step_result res = {0};
+	cJSON *checks = cJSON_CreateArray();
+	if (!step->info->exec)
+		unavailable(step, &res);
+	else
+		step->info->exec(run, step, &res);
+	if (run->failed && res.status == KSR_STEP_OK)
+		res.status = KSR_STEP_ERROR; /* the run ended inside the step */
+	if (res.status == KSR_STEP_OK)
+		run_checks(run, step, &res, checks);
+	emit_step_end(run, step, &res, checks, started);
+	record_step_failure(run, step, &res);
+	ksr_events_set_step(run->ev, 0);
+	return res.status == KSR_STEP_OK && !run->failed;
+}
+
+bool ksr_steps_run(ksr_run *run, const ksr_step_list *steps)
+{
+	for (size_t i = 0; i < steps->len; i++)
+		if (!run_one(run, &steps->items[i]))
+			return false;
+	return true;
+}
