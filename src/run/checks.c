@@ -3,6 +3,7 @@
 #include "run/run.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -20,7 +21,7 @@ int ksr_check_window(ksr_run *run, const ksr_check *c, char *why, size_t len)
 		return 0;
 	}
 	snprintf(why, len, "window \"%s\" is mapped", w.title ? w.title : "");
-	free(w.title), free(w.res_name), free(w.res_class);
+	ksr_run_window_release(&w);
 	return 1;
 }
 
@@ -29,7 +30,7 @@ int ksr_check_no_window(ksr_run *run, const ksr_check *c, char *why, size_t len)
 	ksr_window w = {0};
 	if (ksr_run_find_window(run, c->re, NULL, &w)) {
 		snprintf(why, len, "window \"%s\" is still mapped", w.title ? w.title : "");
-		free(w.title), free(w.res_name), free(w.res_class);
+		ksr_run_window_release(&w);
 		return 0;
 	}
 	snprintf(why, len, "no window matching %s is mapped", ksr_pattern_source(c->re));

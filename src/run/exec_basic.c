@@ -81,7 +81,7 @@ void ksr_exec_wait_window(ksr_run *run, const ksr_step *step, ksr_step_result *r
 			res->has_window = true;
 			res->win_x = found.x, res->win_y = found.y;
 			res->win_w = found.w, res->win_h = found.h;
-			free(found.title), free(found.res_name), free(found.res_class);
+			ksr_run_window_release(&found);
 			return;
 		}
 		ksr_wait w = ksr_x11_wait_change(run->x, d);

@@ -5,29 +5,50 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ksr_run_screenshot(ksr_run *run, const char *name, const char *description)
+static int capture_png(ksr_run *run, unsigned char **png, size_t *len, ksr_err *err)
 {
-	ksr_err err = {0};
 	if (!run->x)
-		return -1;
-	ksr_image *img = ksr_x11_capture(run->x, 0, &err);
+		return ksr_err_set(err, "no X display");
+	ksr_image *img = ksr_x11_capture(run->x, 0, err);
 	if (!img)
 		return -1;
-	unsigned char *png = NULL;
-	size_t len = 0;
-	int rc = ksr_image_encode_png(img, &png, &len, &err);
+	int rc = ksr_image_encode_png(img, png, len, err);
 	ksr_image_free(img);
-	if (rc == 0)
-		rc = ksr_evidence_write(run->out, name, png, len, &err);
-	free(png);
-	if (rc < 0)
-		return -1;
+	return rc;
+}
+
+static void record_artifact(ksr_run *run, const char *name, const char *kind, const char *what)
+{
 	cJSON *a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "name", name);
-	cJSON_AddStringToObject(a, "kind", "screenshot");
-	cJSON_AddStringToObject(a, "description", description);
+	cJSON_AddStringToObject(a, "kind", kind);
+	cJSON_AddStringToObject(a, "description", what);
 	ksr_run_emit(run, "artifact", a);
-	return 0;
+}
+
+int ksr_run_screenshot_keep(ksr_run *run, const char *name, const char *description,
+			    unsigned char **png_out, size_t *len_out)
+{
+	ksr_err err = {0};
+	unsigned char *png = NULL;
+	size_t len = 0;
+	int rc = capture_png(run, &png, &len, &err);
+	if (rc == 0)
+		rc = ksr_evidence_write(run->out, name, png, len, &err);
+	if (rc == 0)
+		record_artifact(run, name, "screenshot", description);
+	if (rc == 0 && png_out) {
+		*png_out = png;
+		*len_out = len;
+	} else {
+		free(png);
+	}
+	return rc;
+}
+
+int ksr_run_screenshot(ksr_run *run, const char *name, const char *description)
+{
+	return ksr_run_screenshot_keep(run, name, description, NULL, NULL);
 }
 
 bool ksr_run_find_window(ksr_run *run, const ksr_pattern *title, const ksr_pattern *klass,
@@ -55,4 +76,12 @@ bool ksr_run_find_window(ksr_run *run, const ksr_pattern *title, const ksr_patte
 	}
 	ksr_window_list_clear(&wins);
 	return hit;
+}
+
+void ksr_run_window_release(ksr_window *w)
+{
+	free(w->title);
+	free(w->res_name);
+	free(w->res_class);
+	w->title = w->res_name = w->res_class = NULL;
 }

@@ -2,6 +2,7 @@
  * DONE is written last on every path where the evidence folder is writable. */
 #include "run/run.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -61,10 +61,16 @@ bool ksr_run_wait_ended_run(ksr_run *run, ksr_wait w, int line, const char *what
 
 /* Save a screenshot of the screen as OUT/name and record it as an artifact. */
 int ksr_run_screenshot(ksr_run *run, const char *name, const char *description);
+/* The same, handing the PNG bytes to the caller (free them). */
+int ksr_run_screenshot_keep(ksr_run *run, const char *name, const char *description,
+			    unsigned char **png, size_t *len);
 
 /* Windows matching pattern (NULL: any) on title, and class (NULL: any). */
 bool ksr_run_find_window(ksr_run *run, const ksr_pattern *title, const ksr_pattern *klass,
 			 ksr_window *found);
+
+/* Free the strings of a window copied by ksr_run_find_window (not the struct). */
+void ksr_run_window_release(ksr_window *w);
 
 /* Poll a check until it holds, its timeout passes or the run ends. */
 typedef enum ksr_check_status {

@@ -203,17 +203,9 @@ static bool app_present(ksr_run *run, app_match *m)
 	return m->process_seen && pick != NULL;
 }
 
-static void free_window_strings(ksr_window *w)
-{
-	free(w->title);
-	free(w->res_name);
-	free(w->res_class);
-	w->title = w->res_name = w->res_class = NULL;
-}
-
 static void record_app(ksr_run *run, app_match *m)
 {
-	free_window_strings(&run->window);
+	ksr_run_window_release(&run->window);
 	run->window = m->window;
 	run->have_window = true;
 	run->app_pid = m->pid;
@@ -373,17 +365,46 @@ static stage_status stage_probe(ksr_run *run, char *note, size_t len)
 	return STAGE_SKIPPED;
 }
 
+/* --update-baseline: the first-look screenshot becomes the scenario's baseline. */
+static void update_baseline(ksr_run *run, const unsigned char *png, size_t len, char *note,
+			    size_t note_len)
+{
+	const char *path = run->sc->baseline;
+	if (!path) {
+		snprintf(note, note_len, "--update-baseline given but the scenario has no baseline:");
+		return;
+	}
+	FILE *f = fopen(path, "wb");
+	bool ok = f && fwrite(png, 1, len, f) == len;
+	if (f && fclose(f) != 0)
+		ok = false;
+	snprintf(note, note_len, ok ? "baseline %s updated" : "baseline %s could not be written",
+		 path);
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "path", path);
+	cJSON_AddBoolToObject(b, "written", ok);
+	ksr_run_emit(run, "baseline.update", b);
+}
+
 static stage_status stage_first_look(ksr_run *run, char *note, size_t len)
 {
-	if (ksr_run_screenshot(run, "00-first-look.png", "the screen after settle") < 0) {
-		if (!ksr_x11_alive(run->x)) {
-			ksr_run_fail(run, KSR_OUTCOME_NO_DISPLAY, 0,
-				     "the X display connection was lost before the first look");
-			return STAGE_FAILED;
-		}
+	unsigned char *png = NULL;
+	size_t png_len = 0;
+	if (ksr_run_screenshot_keep(run, "00-first-look.png", "the screen after settle", &png,
+				    &png_len) < 0 &&
+	    !ksr_x11_alive(run->x)) {
+		ksr_run_fail(run, KSR_OUTCOME_NO_DISPLAY, 0,
+			     "the X display connection was lost before the first look");
+		return STAGE_FAILED;
 	}
-	snprintf(note, len, "screenshot 00-first-look.png; baseline comparison and dialog "
-			    "detection are not built yet (issue #3)");
+	char extra[256] = "";
+	if (png && run->opts->update_baseline)
+		update_baseline(run, png, png_len, extra, sizeof extra);
+	free(png);
+	snprintf(note, len,
+		 "screenshot 00-first-look.png%s%s; baseline comparison and dialog detection are "
+		 "not built yet (issue #3)",
+		 extra[0] ? "; " : "", extra);
 	return STAGE_OK;
 }
 
@@ -469,7 +490,7 @@ static bool window_still_there(ksr_run *run, char *detail, size_t len)
 	w.title = w.res_name = w.res_class = NULL;
 	if (ksr_x11_window_refresh(run->x, &w, &err) == 0) {
 		snprintf(detail, len, "window 0x%lx \"%s\" is mapped", w.id, w.title ? w.title : "");
-		free_window_strings(&w);
+		ksr_run_window_release(&w);
 		return true;
 	}
 	/* The app may have replaced its window (a splash, then the main one). */
@@ -477,7 +498,7 @@ static bool window_still_there(ksr_run *run, char *detail, size_t len)
 	if (ksr_run_find_window(run, run->sc->window, run->sc->window_class, &found)) {
 		snprintf(detail, len, "window 0x%lx \"%s\" is mapped", found.id,
 			 found.title ? found.title : "");
-		free_window_strings(&found);
+		ksr_run_window_release(&found);
 		return true;
 	}
 	snprintf(detail, len, "the app's window (0x%lx) is gone", run->window.id);
