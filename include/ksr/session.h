@@ -10,13 +10,19 @@ typedef struct ksr_session ksr_session;
 
 typedef struct ksr_session_opts {
 	int width, height; /* default 1280x720 */
-	const char *log_path; /* Xvfb/openbox output; NULL: /dev/null */
+	/* Xvfb and openbox output; NULL: session.log in the private temp folder
+	 * (quoted in the error when the session fails to start). */
+	const char *log_path;
 } ksr_session_opts;
 
 /* Start the session and export DISPLAY (and the XDG folders) into this process's
  * environment, so the launch and every tool inherit them. */
-int ksr_session_start(const ksr_session_opts *opts, ksr_deadline d, ksr_session **out, ksr_err *err);
+int ksr_session_start(const ksr_session_opts *opts, ksr_deadline d, ksr_session **out,
+                      ksr_err *err);
 const char *ksr_session_display(const ksr_session *s);
+/* PIDs of the session's processes (0 when not running), e.g. to watch them. */
+int ksr_session_xvfb_pid(const ksr_session *s);
+int ksr_session_wm_pid(const ksr_session *s);
 void ksr_session_stop(ksr_session *s); /* NULL-safe; kills by PID and reaps */
 
 /* Parse "WxH" (KASM_RUNTIME_XVFB_SIZE). */

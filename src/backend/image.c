@@ -1,0 +1,247 @@
+/* Images: RGB buffers and PNG with libpng. libpng reports errors by longjmp;
+ * every entry point here catches them and returns a ksr_err instead. */
+#include "ksr/image.h"
+
+#include <errno.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+/* A decoded image may not exceed this many pixels (a 16k x 16k screen), nor a
+ * PNG file this many bytes: a hostile file must not take the run's memory. */
+#define MAX_PIXELS ((size_t)16384 * 16384)
+#define MAX_DIM    32768u
+#define MAX_FILE   ((size_t)256 << 20)
+
+ksr_image *ksr_image_new(int w, int h)
+{
+	ksr_image *img = ksr_xcalloc(1, sizeof *img);
+	img->w = w > 0 ? w : 0;
+	img->h = h > 0 ? h : 0;
+	img->rgb = ksr_xcalloc((size_t)img->w * (size_t)img->h * 3, 1);
+	return img;
+}
+
+void ksr_image_free(ksr_image *img)
+{
+	if (!img)
+		return;
+	free(img->rgb);
+	free(img);
+}
+
+/* libpng's error callback: keep the message, jump back to the setjmp. */
+static void on_png_error(png_structp png, png_const_charp msg)
+{
+	ksr_err *err = png_get_error_ptr(png);
+	ksr_err_set(err, "PNG: %s", msg);
+	png_longjmp(png, 1);
+}
+
+static void on_png_warning(png_structp png, png_const_charp msg)
+{
+	(void)png;
+	(void)msg;
+}
+
+/* ---- encode ---- */
+
+typedef struct membuf {
+	unsigned char *data;
+	size_t len, cap;
+} membuf;
+
+static void write_mem(png_structp png, png_bytep data, png_size_t n)
+{
+	membuf *m = png_get_io_ptr(png);
+	if (m->len + n > m->cap) {
+		size_t cap = m->cap ? m->cap : 65536;
+		while (cap < m->len + n)
+			cap *= 2;
+		m->data = ksr_xrealloc(m->data, cap);
+		m->cap = cap;
+	}
+	memcpy(m->data + m->len, data, n);
+	m->len += n;
+}
+
+static void flush_mem(png_structp png)
+{
+	(void)png;
+}
+
+static void encode_rows(png_structp png, png_infop info, const ksr_image *img)
+{
+	png_set_IHDR(png, info, (png_uint_32)img->w, (png_uint_32)img->h, 8, PNG_COLOR_TYPE_RGB,
+	             PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+	png_set_compression_level(png, 1);
+	png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_SUB);
+	png_set_compression_strategy(png, Z_RLE);
+	png_write_info(png, info);
+	size_t stride = (size_t)img->w * 3;
+	for (int y = 0; y < img->h; y++)
+		png_write_row(png, img->rgb + (size_t)y * stride);
+	png_write_end(png, info);
+}
+
+int ksr_image_encode_png(const ksr_image *img, unsigned char **buf, size_t *len, ksr_err *err)
+{
+	*buf = NULL;
+	*len = 0;
+	if (!img || img->w <= 0 || img->h <= 0)
+		return ksr_err_set(err, "PNG: cannot encode an empty image");
+	png_structp png =
+	        png_create_write_struct(PNG_LIBPNG_VER_STRING, err, on_png_error, on_png_warning);
+	png_infop info = png ? png_create_info_struct(png) : NULL;
+	if (!info) {
+		png_destroy_write_struct(&png, NULL);
+		return ksr_err_set(err, "PNG: out of memory");
+	}
+	membuf *m = ksr_xcalloc(1, sizeof *m); /* on the heap: survives the longjmp intact */
+	volatile int rc = -1;
+	if (setjmp(png_jmpbuf(png)) == 0) {
+		png_set_write_fn(png, m, write_mem, flush_mem);
+		encode_rows(png, info, img);
+		*buf = m->data;
+		*len = m->len;
+		m->data = NULL;
+		rc = 0;
+	}
+	png_destroy_write_struct(&png, &info);
+	free(m->data);
+	free(m);
+	return rc;
+}
+
+/* ---- decode ---- */
+
+typedef struct memreader {
+	const unsigned char *data;
+	size_t len, pos;
+} memreader;
+
+static void read_mem(png_structp png, png_bytep out, png_size_t n)
+{
+	memreader *r = png_get_io_ptr(png);
+	if (n > r->len - r->pos)
+		png_error(png, "file is truncated");
+	memcpy(out, r->data + r->pos, n);
+	r->pos += n;
+}
+
+/* Whatever the file holds (palette, gray, 16-bit, alpha, interlaced), ask
+ * libpng for 8-bit RGB rows. */
+static void set_rgb8_transforms(png_structp png, png_infop info)
+{
+	int type = png_get_color_type(png, info);
+	png_set_expand(png); /* palette to RGB, gray below 8 bits to 8, tRNS to alpha */
+	png_set_strip_16(png);
+	if (type == PNG_COLOR_TYPE_GRAY || type == PNG_COLOR_TYPE_GRAY_ALPHA)
+		png_set_gray_to_rgb(png);
+	png_set_strip_alpha(png);
+	png_set_interlace_handling(png);
+	png_read_update_info(png, info);
+}
+
+/* Runs under the caller's setjmp; the image is handed over through *out at
+ * once so the caller can free it if libpng jumps out later. */
+static void decode_into(png_structp png, png_infop info, ksr_image **out, png_bytep **rows)
+{
+	png_read_info(png, info);
+	png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
+	if ((size_t)w * h > MAX_PIXELS)
+		png_error(png, "image is too large");
+	set_rgb8_transforms(png, info);
+	if (png_get_rowbytes(png, info) != (size_t)w * 3)
+		png_error(png, "unexpected row format after conversion to RGB");
+	*out = ksr_image_new((int)w, (int)h);
+	*rows = ksr_xcalloc(h, sizeof **rows);
+	for (png_uint_32 y = 0; y < h; y++)
+		(*rows)[y] = (*out)->rgb + (size_t)y * w * 3;
+	png_read_image(png, *rows);
+	png_read_end(png, NULL);
+}
+
+typedef struct decode_state {
+	ksr_image *img;
+	png_bytep *rows;
+} decode_state;
+
+ksr_image *ksr_image_decode_png(const void *data, size_t len, ksr_err *err)
+{
+	if (!data || len < 8 || png_sig_cmp(data, 0, 8) != 0) {
+		ksr_err_set(err, "PNG: not a PNG file");
+		return NULL;
+	}
+	png_structp png =
+	        png_create_read_struct(PNG_LIBPNG_VER_STRING, err, on_png_error, on_png_warning);
+	png_infop info = png ? png_create_info_struct(png) : NULL;
+	if (!info) {
+		png_destroy_read_struct(&png, NULL, NULL);
+		ksr_err_set(err, "PNG: out of memory");
+		return NULL;
+	}
+	memreader reader = {data, len, 0};
+	/* On the heap, so its contents are well defined after a longjmp. */
+	decode_state *st = ksr_xcalloc(1, sizeof *st);
+	ksr_image *volatile result = NULL;
+	if (setjmp(png_jmpbuf(png)) == 0) {
+		png_set_read_fn(png, &reader, read_mem);
+		png_set_user_limits(png, MAX_DIM, MAX_DIM);
+		decode_into(png, info, &st->img, &st->rows);
+		result = st->img;
+		st->img = NULL;
+	}
+	png_destroy_read_struct(&png, &info, NULL);
+	ksr_image_free(st->img);
+	free(st->rows);
+	free(st);
+	return result;
+}
+
+static unsigned char *read_file(const char *path, size_t *len, ksr_err *err)
+{
+	FILE *f = fopen(path, "rbe");
+	if (!f) {
+		ksr_err_set(err, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	unsigned char *buf = NULL;
+	if (fstat(fileno(f), &st) < 0) {
+		ksr_err_set(err, "%s: %s", path, strerror(errno));
+	} else if (!S_ISREG(st.st_mode) || (size_t)st.st_size > MAX_FILE) {
+		ksr_err_set(err, "%s: not a regular file of at most %zu MiB", path, MAX_FILE >> 20);
+	} else {
+		buf = ksr_xmalloc((size_t)st.st_size);
+		*len = fread(buf, 1, (size_t)st.st_size, f);
+		if (ferror(f)) {
+			ksr_err_set(err, "%s: read error", path);
+			free(buf);
+			buf = NULL;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+ksr_image *ksr_image_read_png(const char *path, ksr_err *err)
+{
+	size_t len = 0;
+	unsigned char *data = read_file(path, &len, err);
+	if (!data)
+		return NULL;
+	ksr_image *img = ksr_image_decode_png(data, len, err);
+	free(data);
+	if (!img) {
+		/* name the file in the message */
+		char msg[KSR_ERR_MSG_MAX];
+		snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+		ksr_err_set(err, "%s: %s", path, msg);
+	}
+	return img;
+}

@@ -1,0 +1,426 @@
+/* The embedded desktop session: private XDG folders, Xvfb on a display it
+ * picks itself (-displayfd, so parallel runs never collide), openbox; every
+ * process started here is stopped by PID (and process group) and reaped. */
+#include "ksr/session.h"
+#include "ksr/x11.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define STOP_GRACE_MS 2000
+
+enum { ENV_DISPLAY, ENV_CONFIG, ENV_DATA, ENV_CACHE, ENV_RUNTIME, ENV_COUNT };
+
+static const char *const env_names[ENV_COUNT] = {
+        "DISPLAY", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR",
+};
+
+struct ksr_session {
+	int xvfb_pid, wm_pid;
+	char *dir;      /* the private temp folder, removed at stop */
+	char *log_path; /* Xvfb and openbox output */
+	char display[32];
+	/* The environment before start, restored at stop. */
+	char *saved_env[ENV_COUNT];
+	bool env_set;
+};
+
+int ksr_session_parse_size(const char *text, int *w, int *h)
+{
+	if (!text)
+		return -1;
+	char *end;
+	errno = 0;
+	long a = strtol(text, &end, 10);
+	if (end == text || (*end != 'x' && *end != 'X') || *text == '-' || *text == '+')
+		return -1;
+	const char *second = end + 1;
+	if (*second < '0' || *second > '9')
+		return -1;
+	long b = strtol(second, &end, 10);
+	if (*end || errno || a < 1 || b < 1 || a > 32767 || b > 32767)
+		return -1;
+	*w = (int)a;
+	*h = (int)b;
+	return 0;
+}
+
+const char *ksr_session_display(const ksr_session *s)
+{
+	return s ? s->display : NULL;
+}
+
+int ksr_session_xvfb_pid(const ksr_session *s)
+{
+	return s ? s->xvfb_pid : 0;
+}
+
+int ksr_session_wm_pid(const ksr_session *s)
+{
+	return s ? s->wm_pid : 0;
+}
+
+/* ---- folders and environment ---- */
+
+static int make_dirs(ksr_session *s, ksr_err *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *tmpl = ksr_xasprintf("%s/ksr-session-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(tmpl)) {
+		ksr_err_set(err, "cannot create a session folder %s: %s", tmpl, strerror(errno));
+		free(tmpl);
+		return -1;
+	}
+	s->dir = tmpl;
+	static const char *const subs[] = {"config", "data", "cache", "runtime"};
+	for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
+		char *p = ksr_xasprintf("%s/%s", s->dir, subs[i]);
+		int r = mkdir(p, 0700);
+		if (r < 0)
+			ksr_err_set(err, "cannot create %s: %s", p, strerror(errno));
+		free(p);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void set_env(ksr_session *s)
+{
+	for (int i = 0; i < ENV_COUNT; i++) {
+		const char *old = getenv(env_names[i]);
+		s->saved_env[i] = old ? ksr_xstrdup(old) : NULL;
+	}
+	s->env_set = true;
+	static const char *const subs[ENV_COUNT] = {NULL, "config", "data", "cache", "runtime"};
+	setenv("DISPLAY", s->display, 1);
+	for (int i = ENV_CONFIG; i < ENV_COUNT; i++) {
+		char *p = ksr_xasprintf("%s/%s", s->dir, subs[i]);
+		setenv(env_names[i], p, 1);
+		free(p);
+	}
+}
+
+static void restore_env(ksr_session *s)
+{
+	if (!s->env_set)
+		return;
+	for (int i = 0; i < ENV_COUNT; i++) {
+		if (s->saved_env[i])
+			setenv(env_names[i], s->saved_env[i], 1);
+		else
+			unsetenv(env_names[i]);
+		free(s->saved_env[i]);
+		s->saved_env[i] = NULL;
+	}
+	s->env_set = false;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+static void remove_tree(const char *dir)
+{
+	if (dir)
+		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The last bytes of the log, on one line, for an error message. */
+static void log_tail(const char *path, char *out, size_t cap)
+{
+	out[0] = '\0';
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return;
+	char buf[240];
+	off_t end = lseek(fd, 0, SEEK_END);
+	off_t from = end > (off_t)sizeof buf - 1 ? end - (off_t)sizeof buf + 1 : 0;
+	ssize_t n = pread(fd, buf, sizeof buf - 1, from);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\n' || buf[i] == '\r')
+			buf[i] = '|';
+	snprintf(out, cap, "; log: %s%s", from > 0 ? "..." : "", buf);
+}
+
+/* ---- processes ---- */
+
+static void child_exec(char *const argv[], int nullfd, int logfd, int keep_fd, int errfd)
+{
+	setpgid(0, 0);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL); /* ignored dispositions survive exec */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	if (dup2(nullfd, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)
+		_exit(127);
+	if (keep_fd >= 0)
+		fcntl(keep_fd, F_SETFD, 0);
+	execvp(argv[0], argv);
+	int e = errno;
+	ssize_t r = write(errfd, &e, sizeof e);
+	(void)r;
+	_exit(127);
+}
+
+/* fork/exec argv in its own process group, output to logfd; keep_fd (or -1)
+ * stays open in the child, every other descriptor of ours is CLOEXEC. */
+static int spawn(char *const argv[], int logfd, int keep_fd, ksr_err *err)
+{
+	int errpipe[2];
+	int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (nullfd < 0)
+		return ksr_err_errno(err, "/dev/null");
+	if (pipe2(errpipe, O_CLOEXEC) < 0) {
+		close(nullfd);
+		return ksr_err_errno(err, "pipe");
+	}
+	pid_t pid = fork();
+	if (pid == 0)
+		child_exec(argv, nullfd, logfd, keep_fd, errpipe[1]);
+	close(nullfd);
+	close(errpipe[1]);
+	int child_errno = 0;
+	ssize_t n = pid > 0 ? read(errpipe[0], &child_errno, sizeof child_errno) : 0;
+	close(errpipe[0]);
+	if (pid < 0)
+		return ksr_err_errno(err, "fork");
+	setpgid(pid, pid); /* also here, so a kill of the group right away finds it */
+	if (n == (ssize_t)sizeof child_errno) {
+		waitpid(pid, NULL, 0);
+		return ksr_err_set(err, "cannot run %s: %s", argv[0], strerror(child_errno));
+	}
+	return pid;
+}
+
+static int pidfd_of(int pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	return -1;
+#endif
+}
+
+/* Wait up to ms for our child pid to exit and reap it; true when reaped. Not
+ * ksr_wait_fds: stopping must work after the run was cancelled. */
+static bool reap_within(int pid, int ms)
+{
+	int fd = pidfd_of(pid);
+	int64_t until = ksr_now_ms() + ms;
+	for (;;) {
+		pid_t r = waitpid(pid, NULL, WNOHANG);
+		if (r == pid || (r < 0 && errno == ECHILD))
+			break;
+		int64_t left = until - ksr_now_ms();
+		if (left <= 0) {
+			if (fd >= 0)
+				close(fd);
+			return false;
+		}
+		if (fd >= 0) {
+			struct pollfd p = {.fd = fd, .events = POLLIN};
+			poll(&p, 1, (int)left);
+		} else {
+			struct timespec ts = {0, 10 * 1000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	return true;
+}
+
+static void stop_group(int *pid)
+{
+	if (*pid <= 0)
+		return;
+	kill(-*pid, SIGTERM);
+	kill(*pid, SIGTERM);
+	if (!reap_within(*pid, STOP_GRACE_MS)) {
+		kill(-*pid, SIGKILL);
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+	}
+	kill(-*pid, SIGKILL); /* helpers left in the group (xkbcomp) */
+	*pid = 0;
+}
+
+void ksr_session_stop(ksr_session *s)
+{
+	if (!s)
+		return;
+	stop_group(&s->wm_pid);
+	stop_group(&s->xvfb_pid);
+	restore_env(s);
+	remove_tree(s->dir);
+	free(s->dir);
+	free(s->log_path);
+	free(s);
+}
+
+/* ---- start ---- */
+
+/* Read "N\n" that Xvfb writes to the -displayfd pipe once it accepts clients. */
+static int read_display(ksr_session *s, int rfd, ksr_deadline d, ksr_err *err)
+{
+	char buf[16];
+	size_t len = 0;
+	while (len < sizeof buf - 1) {
+		struct pollfd p = {.fd = rfd, .events = POLLIN};
+		ksr_wait w = ksr_wait_fds(&p, 1, d);
+		if (w != KSR_WAIT_READY)
+			return ksr_err_set(err, "Xvfb did not become ready: %s", ksr_wait_name(w));
+		ssize_t n = read(rfd, buf + len, sizeof buf - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		buf[len] = '\0';
+		char *nl = strchr(buf, '\n');
+		if (nl) {
+			*nl = '\0';
+			snprintf(s->display, sizeof s->display, ":%s", buf);
+			return 0;
+		}
+	}
+	int status = 0;
+	if (waitpid(s->xvfb_pid, &status, WNOHANG) == s->xvfb_pid) {
+		s->xvfb_pid = 0;
+		return ksr_err_set(err, "Xvfb exited before it was ready (%s %d)",
+		                   WIFSIGNALED(status) ? "signal" : "status",
+		                   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	}
+	return ksr_err_set(err, "Xvfb closed its -displayfd pipe without naming a display");
+}
+
+static int start_xvfb(ksr_session *s, const ksr_session_opts *o, int logfd, ksr_deadline d,
+                      ksr_err *err)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return ksr_err_errno(err, "pipe");
+	int wfd = fcntl(p[1], F_DUPFD_CLOEXEC, 10); /* clear of 0..2 in the child */
+	close(p[1]);
+	if (wfd < 0) {
+		close(p[0]);
+		return ksr_err_errno(err, "fcntl");
+	}
+	char fdarg[16], screen[48];
+	snprintf(fdarg, sizeof fdarg, "%d", wfd);
+	snprintf(screen, sizeof screen, "%dx%dx24", o->width, o->height);
+	char *argv[] = {"Xvfb", "-displayfd", fdarg, "-screen",  "0",
+	                screen, "-nolisten",  "tcp", "-noreset", NULL};
+	int pid = spawn(argv, logfd, wfd, err);
+	close(wfd);
+	int rc = -1;
+	if (pid > 0) {
+		s->xvfb_pid = pid;
+		rc = read_display(s, p[0], d, err);
+	}
+	close(p[0]);
+	return rc;
+}
+
+/* Wait for openbox to claim the screen, noticing if it dies first. */
+static int wait_wm(ksr_session *s, ksr_x11 *x, ksr_deadline d, ksr_err *err)
+{
+	for (;;) {
+		ksr_wait w = ksr_x11_wait_wm(x, ksr_deadline_min(d, ksr_deadline_in_ms(250)));
+		if (w == KSR_WAIT_READY)
+			return 0;
+		int status = 0;
+		if (waitpid(s->wm_pid, &status, WNOHANG) == s->wm_pid) {
+			s->wm_pid = 0;
+			return ksr_err_set(err, "openbox exited before managing the display");
+		}
+		if (w != KSR_WAIT_TIMEOUT || ksr_deadline_passed(d))
+			return ksr_err_set(err, "no window manager on %s: %s", s->display,
+			                   w == KSR_WAIT_ERROR ? "the X display connection was lost"
+			                                       : ksr_wait_name(w));
+	}
+}
+
+static int start_wm(ksr_session *s, int logfd, ksr_deadline d, ksr_err *err)
+{
+	ksr_x11 *x = NULL;
+	ksr_wait w = ksr_x11_open_wait(s->display, d, &x, err);
+	if (w != KSR_WAIT_READY)
+		return -1;
+	char *argv[] = {"openbox", "--sm-disable", NULL};
+	int pid = spawn(argv, logfd, -1, err);
+	int rc = -1;
+	if (pid > 0) {
+		s->wm_pid = pid;
+		rc = wait_wm(s, x, d, err);
+	}
+	ksr_x11_close(x);
+	return rc;
+}
+
+static int start_all(ksr_session *s, const ksr_session_opts *o, ksr_deadline d, ksr_err *err)
+{
+	if (make_dirs(s, err) < 0)
+		return -1;
+	s->log_path =
+	        o->log_path ? ksr_xstrdup(o->log_path) : ksr_xasprintf("%s/session.log", s->dir);
+	int logfd = open(s->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (logfd < 0)
+		return ksr_err_set(err, "cannot open %s: %s", s->log_path, strerror(errno));
+	int rc = start_xvfb(s, o, logfd, d, err);
+	if (rc == 0) {
+		set_env(s);
+		rc = start_wm(s, logfd, d, err);
+	}
+	close(logfd);
+	return rc;
+}
+
+int ksr_session_start(const ksr_session_opts *opts, ksr_deadline d, ksr_session **out, ksr_err *err)
+{
+	ksr_session_opts o = opts ? *opts : (ksr_session_opts){0};
+	if (o.width <= 0 || o.height <= 0) {
+		o.width = 1280;
+		o.height = 720;
+	}
+	*out = NULL;
+	ksr_session *s = ksr_xcalloc(1, sizeof *s);
+	if (start_all(s, &o, d, err) < 0) {
+		char tail[300];
+		log_tail(s->log_path, tail, sizeof tail);
+		if (err && tail[0] && strlen(err->msg) + strlen(tail) < sizeof err->msg)
+			strcat(err->msg, tail);
+		ksr_session_stop(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}

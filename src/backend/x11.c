@@ -1,0 +1,544 @@
+/* X11 observation: the connection (errors recorded, a lost server never exits
+ * the process), window listing and event-driven waits. Capture is in
+ * x11_capture.c; both share the private state in x11_priv.h. */
+#include "ksr/x11.h"
+#include "backend/x11_priv.h"
+
+#include <X11/Xatom.h>
+#include <X11/Xutil.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Xlib's error handlers are process-wide; the last error is only kept for
+ * messages. A BadWindow after a window vanished is normal and never fatal. */
+static unsigned long x_error_count;
+
+static int on_x_error(Display *dpy, XErrorEvent *ev)
+{
+	(void)dpy;
+	(void)ev;
+	x_error_count++;
+	return 0;
+}
+
+/* Called by Xlib when the connection breaks; returning (instead of exiting, as
+ * the default does) is allowed since libX11 1.7 together with an exit handler. */
+static int on_io_error(Display *dpy)
+{
+	(void)dpy;
+	return 0;
+}
+
+static void on_io_error_exit(Display *dpy, void *data)
+{
+	(void)dpy;
+	((ksr_x11 *)data)->dead = true;
+}
+
+unsigned long ksr_x11_error_count(void)
+{
+	return x_error_count;
+}
+
+int ksr_x11_lost(ksr_x11 *x, ksr_err *err)
+{
+	if (!x || x->dead)
+		return ksr_err_set(err, "the X display connection was lost");
+	return 0;
+}
+
+static void intern_atoms(ksr_x11 *x)
+{
+	static const char *const names[KSR_ATOM_COUNT] = {
+	        [KSR_NET_CLIENT_LIST] = "_NET_CLIENT_LIST",
+	        [KSR_NET_ACTIVE_WINDOW] = "_NET_ACTIVE_WINDOW",
+	        [KSR_NET_WM_NAME] = "_NET_WM_NAME",
+	        [KSR_UTF8_STRING] = "UTF8_STRING",
+	        [KSR_WM_STATE] = "WM_STATE",
+	        [KSR_NET_WM_PID] = "_NET_WM_PID",
+	        [KSR_NET_WM_WINDOW_TYPE] = "_NET_WM_WINDOW_TYPE",
+	        [KSR_NET_WM_WINDOW_TYPE_DIALOG] = "_NET_WM_WINDOW_TYPE_DIALOG",
+	        [KSR_GTK_FRAME_EXTENTS] = "_GTK_FRAME_EXTENTS",
+	        [KSR_NET_SUPPORTING_WM_CHECK] = "_NET_SUPPORTING_WM_CHECK",
+	};
+	XInternAtoms(x->dpy, (char **)names, KSR_ATOM_COUNT, False, x->atoms);
+}
+
+static ksr_x11 *x11_new(Display *dpy, const char *name)
+{
+	ksr_x11 *x = ksr_xcalloc(1, sizeof *x);
+	x->dpy = dpy;
+	x->name = ksr_xstrdup(name);
+	x->screen = DefaultScreen(dpy);
+	x->root = RootWindow(dpy, x->screen);
+	x->sw = DisplayWidth(dpy, x->screen);
+	x->sh = DisplayHeight(dpy, x->screen);
+	x->shm.shmid = -1;
+	XSetIOErrorExitHandler(dpy, on_io_error_exit, x);
+	intern_atoms(x);
+	XSelectInput(dpy, x->root, SubstructureNotifyMask | PropertyChangeMask);
+	XFlush(dpy);
+	return x;
+}
+
+ksr_wait ksr_x11_open_wait(const char *display_name, ksr_deadline d, ksr_x11 **out, ksr_err *err)
+{
+	*out = NULL;
+	const char *name = display_name ? display_name : getenv("DISPLAY");
+	if (!name || !*name) {
+		ksr_err_set(err, "DISPLAY is not set");
+		return KSR_WAIT_ERROR;
+	}
+	XSetErrorHandler(on_x_error);
+	XSetIOErrorHandler(on_io_error);
+	for (;;) {
+		Display *dpy = XOpenDisplay(name);
+		if (dpy) {
+			*out = x11_new(dpy, name);
+			return KSR_WAIT_READY;
+		}
+		ksr_wait w = ksr_sleep_until(ksr_deadline_min(d, ksr_deadline_in_ms(50)));
+		if (w == KSR_WAIT_CANCELLED || ksr_deadline_passed(d)) {
+			if (w != KSR_WAIT_CANCELLED)
+				w = KSR_WAIT_TIMEOUT;
+			ksr_err_set(err, "cannot connect to X display %s: %s", name,
+			            w == KSR_WAIT_CANCELLED ? "cancelled" : "timed out");
+			return w;
+		}
+	}
+}
+
+void ksr_x11_close(ksr_x11 *x)
+{
+	if (!x)
+		return;
+	ksr_x11_capture_release(x);
+	/* XCloseDisplay skips its round trip when the connection is already broken. */
+	XCloseDisplay(x->dpy);
+	free(x->name);
+	free(x);
+}
+
+bool ksr_x11_alive(const ksr_x11 *x)
+{
+	return x && !x->dead;
+}
+
+const char *ksr_x11_display_name(const ksr_x11 *x)
+{
+	return x ? x->name : NULL;
+}
+
+void ksr_x11_screen_size(const ksr_x11 *x, int *w, int *h)
+{
+	*w = x ? x->sw : 0;
+	*h = x ? x->sh : 0;
+}
+
+/* ---- properties ---- */
+
+/* Read a whole property of the given type (AnyPropertyType allowed). Returns the
+ * item count (0 when absent) and *data (XFree it), *type the actual type. */
+static unsigned long get_prop(ksr_x11 *x, Window w, Atom prop, Atom type, int *format, Atom *actual,
+                              unsigned char **data)
+{
+	unsigned long n = 0, after = 0;
+	int fmt = 0;
+	Atom act = None;
+	*data = NULL;
+	if (x->dead || XGetWindowProperty(x->dpy, w, prop, 0, 1 << 20, False, type, &act, &fmt, &n,
+	                                  &after, data) != Success)
+		return 0;
+	if (act == None || !*data) {
+		if (*data)
+			XFree(*data);
+		*data = NULL;
+		return 0;
+	}
+	if (format)
+		*format = fmt;
+	if (actual)
+		*actual = act;
+	return n;
+}
+
+static bool get_card32(ksr_x11 *x, Window w, Atom prop, Atom type, unsigned long *out,
+                       unsigned long max, unsigned long *n_out)
+{
+	unsigned char *data;
+	int fmt = 0;
+	unsigned long n = get_prop(x, w, prop, type, &fmt, NULL, &data);
+	if (!data)
+		return false;
+	if (fmt != 32) {
+		XFree(data);
+		return false;
+	}
+	/* Format-32 data comes as longs from Xlib, whatever their size. */
+	const unsigned long *v = (const unsigned long *)data;
+	for (unsigned long i = 0; i < n && i < max; i++)
+		out[i] = v[i];
+	*n_out = n < max ? n : max;
+	XFree(data);
+	return true;
+}
+
+static char *latin1_to_utf8(const unsigned char *s, unsigned long n)
+{
+	char *out = ksr_xmalloc(n * 2 + 1);
+	size_t j = 0;
+	for (unsigned long i = 0; i < n && s[i]; i++) {
+		if (s[i] < 0x80) {
+			out[j++] = (char)s[i];
+		} else {
+			out[j++] = (char)(0xc0 | (s[i] >> 6));
+			out[j++] = (char)(0x80 | (s[i] & 0x3f));
+		}
+	}
+	out[j] = '\0';
+	return out;
+}
+
+static char *get_title(ksr_x11 *x, Window w)
+{
+	unsigned char *data;
+	Atom type = None;
+	int fmt = 0;
+	unsigned long n = get_prop(x, w, x->atoms[KSR_NET_WM_NAME], x->atoms[KSR_UTF8_STRING], &fmt,
+	                           &type, &data);
+	if (data && fmt == 8) {
+		char *s = ksr_xstrndup((const char *)data, n);
+		XFree(data);
+		return s;
+	}
+	if (data)
+		XFree(data);
+	n = get_prop(x, w, XA_WM_NAME, AnyPropertyType, &fmt, &type, &data);
+	if (!data)
+		return ksr_xstrdup("");
+	char *s = NULL;
+	if (fmt != 8)
+		s = ksr_xstrdup("");
+	else if (type == XA_STRING)
+		s = latin1_to_utf8(data, n);
+	else /* UTF8_STRING, or COMPOUND_TEXT whose ASCII part reads the same */
+		s = ksr_xstrndup((const char *)data, n);
+	XFree(data);
+	return s;
+}
+
+static void get_class(ksr_x11 *x, Window w, ksr_window *out)
+{
+	unsigned char *data;
+	int fmt = 0;
+	unsigned long n = get_prop(x, w, XA_WM_CLASS, XA_STRING, &fmt, NULL, &data);
+	if (data && fmt == 8) {
+		/* "instance\0class\0" */
+		size_t first = strnlen((const char *)data, n);
+		out->res_name = ksr_xstrndup((const char *)data, first);
+		out->res_class =
+		        first < n ? ksr_xstrndup((const char *)data + first + 1, n - first - 1)
+		                  : ksr_xstrdup("");
+	} else {
+		out->res_name = ksr_xstrdup("");
+		out->res_class = ksr_xstrdup("");
+	}
+	if (data)
+		XFree(data);
+}
+
+static bool get_dialog_type(ksr_x11 *x, Window w)
+{
+	unsigned long types[16], n = 0;
+	if (!get_card32(x, w, x->atoms[KSR_NET_WM_WINDOW_TYPE], XA_ATOM, types, 16, &n))
+		return false;
+	for (unsigned long i = 0; i < n; i++)
+		if (types[i] == x->atoms[KSR_NET_WM_WINDOW_TYPE_DIALOG])
+			return true;
+	return false;
+}
+
+static void free_window(ksr_window *w)
+{
+	free(w->title);
+	free(w->res_name);
+	free(w->res_class);
+	w->title = w->res_name = w->res_class = NULL;
+}
+
+/* Geometry and mapped state; false when the window is gone or not viewable. */
+static bool read_geometry(ksr_x11 *x, Window w, ksr_window *out)
+{
+	XWindowAttributes wa;
+	Window child;
+	int rx = 0, ry = 0;
+	if (x->dead || !XGetWindowAttributes(x->dpy, w, &wa) || wa.map_state != IsViewable)
+		return false;
+	if (!XTranslateCoordinates(x->dpy, w, x->root, 0, 0, &rx, &ry, &child))
+		return false;
+	out->x = rx;
+	out->y = ry;
+	out->w = wa.width;
+	out->h = wa.height;
+	unsigned long ext[4], n = 0; /* left, right, top, bottom */
+	if (get_card32(x, w, x->atoms[KSR_GTK_FRAME_EXTENTS], XA_CARDINAL, ext, 4, &n) && n == 4 &&
+	    (long)(ext[0] + ext[1]) < wa.width && (long)(ext[2] + ext[3]) < wa.height) {
+		out->x += (int)ext[0];
+		out->y += (int)ext[2];
+		out->w -= (int)(ext[0] + ext[1]);
+		out->h -= (int)(ext[2] + ext[3]);
+	}
+	return true;
+}
+
+bool ksr_x11_window_rect(ksr_x11 *x, Window w, int *rx, int *ry, int *rw, int *rh)
+{
+	ksr_window tmp = {0};
+	if (!read_geometry(x, w, &tmp))
+		return false;
+	*rx = tmp.x;
+	*ry = tmp.y;
+	*rw = tmp.w;
+	*rh = tmp.h;
+	return true;
+}
+
+static bool read_window(ksr_x11 *x, Window w, ksr_window *out)
+{
+	memset(out, 0, sizeof *out);
+	out->id = w;
+	if (!read_geometry(x, w, out))
+		return false;
+	/* Title changes and unmaps of this window must wake ksr_x11_wait_change. */
+	XSelectInput(x->dpy, w, PropertyChangeMask | StructureNotifyMask);
+	out->title = get_title(x, w);
+	get_class(x, w, out);
+	unsigned long v[1], n = 0;
+	if (get_card32(x, w, x->atoms[KSR_NET_WM_PID], XA_CARDINAL, v, 1, &n) && n == 1)
+		out->pid = (int)v[0];
+	Window tf = None;
+	if (!x->dead && XGetTransientForHint(x->dpy, w, &tf) && tf != None)
+		out->transient_for = tf;
+	out->is_dialog = out->transient_for != 0 || get_dialog_type(x, w);
+	if (x->dead) {
+		free_window(out);
+		return false;
+	}
+	return true;
+}
+
+/* ---- listing ---- */
+
+typedef struct idlist {
+	Window *ids;
+	size_t len, cap;
+} idlist;
+
+static void idlist_add(idlist *l, Window w)
+{
+	if (l->len == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 32;
+		l->ids = ksr_xrealloc(l->ids, l->cap * sizeof *l->ids);
+	}
+	l->ids[l->len++] = w;
+}
+
+static bool client_list(ksr_x11 *x, idlist *out)
+{
+	unsigned char *data;
+	int fmt = 0;
+	unsigned long n =
+	        get_prop(x, x->root, x->atoms[KSR_NET_CLIENT_LIST], XA_WINDOW, &fmt, NULL, &data);
+	if (!data)
+		return false;
+	if (fmt == 32)
+		for (unsigned long i = 0; i < n; i++)
+			idlist_add(out, ((const unsigned long *)data)[i]);
+	XFree(data);
+	return fmt == 32;
+}
+
+static bool has_wm_state(ksr_x11 *x, Window w)
+{
+	unsigned char *data;
+	get_prop(x, w, x->atoms[KSR_WM_STATE], x->atoms[KSR_WM_STATE], NULL, NULL, &data);
+	if (!data)
+		return false;
+	XFree(data);
+	return true;
+}
+
+/* The client under a WM frame: the child carrying WM_STATE, if any. */
+static Window framed_client(ksr_x11 *x, Window frame)
+{
+	Window root_ret, parent, *kids = NULL, found = None;
+	unsigned int n = 0;
+	if (!XQueryTree(x->dpy, frame, &root_ret, &parent, &kids, &n))
+		return None;
+	for (unsigned int i = 0; i < n && found == None; i++)
+		if (has_wm_state(x, kids[i]))
+			found = kids[i];
+	if (kids)
+		XFree(kids);
+	return found;
+}
+
+static void tree_walk(ksr_x11 *x, idlist *out)
+{
+	Window root_ret, parent, *kids = NULL;
+	unsigned int n = 0;
+	if (x->dead || !XQueryTree(x->dpy, x->root, &root_ret, &parent, &kids, &n))
+		return;
+	for (unsigned int i = 0; i < n && !x->dead; i++) {
+		XWindowAttributes wa;
+		if (has_wm_state(x, kids[i])) {
+			idlist_add(out, kids[i]);
+		} else {
+			Window c = framed_client(x, kids[i]);
+			if (c != None)
+				idlist_add(out, c);
+			else if (XGetWindowAttributes(x->dpy, kids[i], &wa) &&
+			         wa.map_state == IsViewable && !wa.override_redirect)
+				idlist_add(out, kids[i]);
+		}
+	}
+	if (kids)
+		XFree(kids);
+}
+
+int ksr_x11_list_windows(ksr_x11 *x, ksr_window_list *out, ksr_err *err)
+{
+	out->items = NULL;
+	out->len = 0;
+	if (ksr_x11_lost(x, err) < 0)
+		return -1;
+	idlist ids = {0};
+	if (!client_list(x, &ids))
+		tree_walk(x, &ids);
+	out->items = ksr_xcalloc(ids.len, sizeof *out->items);
+	for (size_t i = 0; i < ids.len && !x->dead; i++)
+		if (read_window(x, ids.ids[i], &out->items[out->len]))
+			out->len++;
+	XFlush(x->dpy);
+	free(ids.ids);
+	if (x->dead) {
+		ksr_window_list_clear(out);
+		return ksr_x11_lost(x, err);
+	}
+	return 0;
+}
+
+void ksr_window_list_clear(ksr_window_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->len; i++)
+		free_window(&l->items[i]);
+	free(l->items);
+	l->items = NULL;
+	l->len = 0;
+}
+
+int ksr_x11_window_refresh(ksr_x11 *x, ksr_window *w, ksr_err *err)
+{
+	if (ksr_x11_lost(x, err) < 0)
+		return -1;
+	ksr_window fresh;
+	if (!read_window(x, w->id, &fresh)) {
+		if (ksr_x11_lost(x, err) < 0)
+			return -1;
+		return ksr_err_set(err, "window 0x%lx is gone or no longer mapped", w->id);
+	}
+	free_window(w);
+	*w = fresh;
+	return 0;
+}
+
+/* ---- waits ---- */
+
+static bool relevant_atom(ksr_x11 *x, Atom a)
+{
+	return a == x->atoms[KSR_NET_CLIENT_LIST] || a == x->atoms[KSR_NET_ACTIVE_WINDOW] ||
+	       a == x->atoms[KSR_NET_WM_NAME] || a == x->atoms[KSR_WM_STATE] || a == XA_WM_NAME;
+}
+
+static bool relevant_event(ksr_x11 *x, const XEvent *ev)
+{
+	switch (ev->type) {
+	case MapNotify:
+	case UnmapNotify:
+	case DestroyNotify:
+	case CreateNotify:
+	case ReparentNotify:
+		return true;
+	case PropertyNotify:
+		return relevant_atom(x, ev->xproperty.atom);
+	default:
+		return false;
+	}
+}
+
+/* Take every event Xlib has read or can read without blocking. */
+static void drain(ksr_x11 *x, bool (*match)(ksr_x11 *, const XEvent *), bool *hit)
+{
+	while (!x->dead && XPending(x->dpy) > 0) {
+		XEvent ev;
+		XNextEvent(x->dpy, &ev);
+		if (match(x, &ev))
+			*hit = true;
+	}
+}
+
+static ksr_wait wait_for(ksr_x11 *x, ksr_deadline d, bool (*match)(ksr_x11 *, const XEvent *),
+                         bool (*done)(ksr_x11 *))
+{
+	for (;;) {
+		bool hit = false;
+		if (ksr_cancelled()) /* cancellation wins over events already queued */
+			return KSR_WAIT_CANCELLED;
+		if (x->dead)
+			return KSR_WAIT_ERROR;
+		drain(x, match, &hit);
+		if (x->dead)
+			return KSR_WAIT_ERROR;
+		if (hit && (!done || done(x)))
+			return KSR_WAIT_READY;
+		struct pollfd pfd = {.fd = ConnectionNumber(x->dpy), .events = POLLIN};
+		ksr_wait w = ksr_wait_fds(&pfd, 1, d);
+		if (w != KSR_WAIT_READY)
+			return w;
+	}
+}
+
+ksr_wait ksr_x11_wait_change(ksr_x11 *x, ksr_deadline d)
+{
+	if (!x)
+		return KSR_WAIT_ERROR;
+	return wait_for(x, d, relevant_event, NULL);
+}
+
+static bool wm_check_event(ksr_x11 *x, const XEvent *ev)
+{
+	return ev->type == PropertyNotify &&
+	       ev->xproperty.atom == x->atoms[KSR_NET_SUPPORTING_WM_CHECK];
+}
+
+static bool wm_present(ksr_x11 *x)
+{
+	unsigned long v[1], n = 0;
+	return get_card32(x, x->root, x->atoms[KSR_NET_SUPPORTING_WM_CHECK], XA_WINDOW, v, 1, &n) &&
+	       n == 1 && v[0] != None;
+}
+
+ksr_wait ksr_x11_wait_wm(ksr_x11 *x, ksr_deadline d)
+{
+	if (!x || x->dead)
+		return KSR_WAIT_ERROR;
+	/* Root's PropertyChangeMask was selected at open, so a WM that sets the
+	 * property after this read still wakes the wait. */
+	if (wm_present(x))
+		return KSR_WAIT_READY;
+	if (x->dead)
+		return KSR_WAIT_ERROR;
+	return wait_for(x, d, wm_check_event, wm_present);
+}

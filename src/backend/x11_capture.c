@@ -1,0 +1,223 @@
+/* Screen capture: XShm into one cached segment sized for the screen (removed
+ * with IPC_RMID as soon as both sides are attached, so nothing outlives us),
+ * falling back to XGetImage; ZPixmap converted to 8-bit RGB with the visual's
+ * masks. */
+#include "ksr/x11.h"
+#include "backend/x11_priv.h"
+
+#include <X11/Xutil.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
+
+static void shm_forget(ksr_x11 *x)
+{
+	if (x->shm.shmaddr && x->shm.shmaddr != (char *)-1)
+		shmdt(x->shm.shmaddr);
+	x->shm.shmaddr = NULL;
+	x->shm.shmid = -1;
+	x->shm_ok = false;
+}
+
+void ksr_x11_capture_release(ksr_x11 *x)
+{
+	if (!x || !x->shm_ok)
+		return;
+	if (!x->dead) {
+		XShmDetach(x->dpy, &x->shm);
+		XSync(x->dpy, False);
+	}
+	shm_forget(x);
+}
+
+static size_t screen_image_size(ksr_x11 *x)
+{
+	Visual *vis = DefaultVisual(x->dpy, x->screen);
+	int depth = DefaultDepth(x->dpy, x->screen);
+	XImage *probe = XShmCreateImage(x->dpy, vis, (unsigned)depth, ZPixmap, NULL, &x->shm,
+	                                (unsigned)x->sw, (unsigned)x->sh);
+	if (!probe)
+		return 0;
+	size_t size = (size_t)probe->bytes_per_line * (size_t)probe->height;
+	XDestroyImage(probe); /* the XShm destroy hook frees only the header */
+	return size;
+}
+
+static bool shm_attach(ksr_x11 *x, size_t size)
+{
+	x->shm.shmid = shmget(IPC_PRIVATE, size, IPC_CREAT | 0600);
+	if (x->shm.shmid < 0)
+		return false;
+	x->shm.shmaddr = shmat(x->shm.shmid, NULL, 0);
+	if (x->shm.shmaddr == (char *)-1) {
+		shmctl(x->shm.shmid, IPC_RMID, NULL);
+		shm_forget(x);
+		return false;
+	}
+	x->shm.readOnly = False;
+	unsigned long errors = ksr_x11_error_count();
+	Bool ok = XShmAttach(x->dpy, &x->shm);
+	XSync(x->dpy, False);
+	/* Both sides are attached now (or the server refused): the segment goes
+	 * away with the last detach, even if we are killed. */
+	shmctl(x->shm.shmid, IPC_RMID, NULL);
+	if (!ok || x->dead || ksr_x11_error_count() != errors) {
+		shm_forget(x);
+		return false;
+	}
+	x->shm_size = size;
+	return true;
+}
+
+static bool shm_ready(ksr_x11 *x)
+{
+	if (x->shm_tried)
+		return x->shm_ok;
+	x->shm_tried = true;
+	if (!XShmQueryExtension(x->dpy))
+		return false;
+	size_t size = screen_image_size(x);
+	x->shm_ok = size > 0 && shm_attach(x, size);
+	return x->shm_ok;
+}
+
+static XImage *grab(ksr_x11 *x, int rx, int ry, int rw, int rh)
+{
+	if (shm_ready(x)) {
+		Visual *vis = DefaultVisual(x->dpy, x->screen);
+		int depth = DefaultDepth(x->dpy, x->screen);
+		XImage *img = XShmCreateImage(x->dpy, vis, (unsigned)depth, ZPixmap, x->shm.shmaddr,
+		                              &x->shm, (unsigned)rw, (unsigned)rh);
+		if (img && (size_t)img->bytes_per_line * (size_t)rh <= x->shm_size &&
+		    XShmGetImage(x->dpy, x->root, img, rx, ry, AllPlanes))
+			return img;
+		if (img)
+			XDestroyImage(img);
+	}
+	if (x->dead)
+		return NULL;
+	return XGetImage(x->dpy, x->root, rx, ry, (unsigned)rw, (unsigned)rh, AllPlanes, ZPixmap);
+}
+
+typedef struct channel {
+	int shift, bits;
+} channel;
+
+static channel channel_of(unsigned long mask)
+{
+	channel c = {0, 0};
+	if (!mask)
+		return c;
+	while (!(mask & 1)) {
+		mask >>= 1;
+		c.shift++;
+	}
+	while (mask & 1) {
+		mask >>= 1;
+		c.bits++;
+	}
+	return c;
+}
+
+static uint8_t channel_value(unsigned long pixel, channel c)
+{
+	if (!c.bits)
+		return 0;
+	unsigned long v = (pixel >> c.shift) & ((1UL << c.bits) - 1);
+	if (c.bits >= 8)
+		return (uint8_t)(v >> (c.bits - 8));
+	return (uint8_t)((v * 255) / ((1UL << c.bits) - 1));
+}
+
+static bool host_lsb_first(void)
+{
+	const uint16_t one = 1;
+	return *(const uint8_t *)&one == 1;
+}
+
+/* The common case (TrueColor, 32 bpp, 8-bit channels in host byte order). */
+static bool convert_fast(const XImage *img, ksr_image *out, channel r, channel g, channel b)
+{
+	if (img->bits_per_pixel != 32 || r.bits != 8 || g.bits != 8 || b.bits != 8 ||
+	    (img->byte_order == LSBFirst) != host_lsb_first())
+		return false;
+	for (int yy = 0; yy < img->height; yy++) {
+		const uint8_t *src = (const uint8_t *)img->data + (size_t)yy * img->bytes_per_line;
+		uint8_t *dst = out->rgb + (size_t)yy * img->width * 3;
+		for (int xx = 0; xx < img->width; xx++) {
+			uint32_t p;
+			memcpy(&p, src + (size_t)xx * 4, 4);
+			dst[0] = (uint8_t)(p >> r.shift);
+			dst[1] = (uint8_t)(p >> g.shift);
+			dst[2] = (uint8_t)(p >> b.shift);
+			dst += 3;
+		}
+	}
+	return true;
+}
+
+static void convert_any(XImage *img, ksr_image *out, channel r, channel g, channel b)
+{
+	uint8_t *dst = out->rgb;
+	for (int yy = 0; yy < img->height; yy++)
+		for (int xx = 0; xx < img->width; xx++) {
+			unsigned long p = XGetPixel(img, xx, yy);
+			*dst++ = channel_value(p, r);
+			*dst++ = channel_value(p, g);
+			*dst++ = channel_value(p, b);
+		}
+}
+
+static ksr_image *convert(XImage *img)
+{
+	ksr_image *out = ksr_image_new(img->width, img->height);
+	channel r = channel_of(img->red_mask);
+	channel g = channel_of(img->green_mask);
+	channel b = channel_of(img->blue_mask);
+	if (!convert_fast(img, out, r, g, b))
+		convert_any(img, out, r, g, b);
+	return out;
+}
+
+/* The area to grab: the screen, or a window's client area clipped to it. */
+static int capture_rect(ksr_x11 *x, unsigned long window, int rect[4], ksr_err *err)
+{
+	rect[0] = rect[1] = 0;
+	rect[2] = x->sw;
+	rect[3] = x->sh;
+	if (!window)
+		return 0;
+	int wx, wy, ww, wh;
+	if (!ksr_x11_window_rect(x, window, &wx, &wy, &ww, &wh)) {
+		if (ksr_x11_lost(x, err) < 0)
+			return -1;
+		return ksr_err_set(err, "window 0x%lx is gone or not mapped", window);
+	}
+	int x0 = wx < 0 ? 0 : wx, y0 = wy < 0 ? 0 : wy;
+	int x1 = wx + ww > x->sw ? x->sw : wx + ww, y1 = wy + wh > x->sh ? x->sh : wy + wh;
+	if (x1 <= x0 || y1 <= y0)
+		return ksr_err_set(err, "window 0x%lx is off the screen", window);
+	rect[0] = x0;
+	rect[1] = y0;
+	rect[2] = x1 - x0;
+	rect[3] = y1 - y0;
+	return 0;
+}
+
+ksr_image *ksr_x11_capture(ksr_x11 *x, unsigned long window, ksr_err *err)
+{
+	int rect[4];
+	if (ksr_x11_lost(x, err) < 0 || capture_rect(x, window, rect, err) < 0)
+		return NULL;
+	XImage *img = grab(x, rect[0], rect[1], rect[2], rect[3]);
+	if (!img) {
+		if (ksr_x11_lost(x, err) < 0)
+			return NULL;
+		ksr_err_set(err, "cannot read the screen image of %s", x->name);
+		return NULL;
+	}
+	ksr_image *out = convert(img);
+	XDestroyImage(img);
+	return out;
+}

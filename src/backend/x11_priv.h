@@ -1,0 +1,49 @@
+/* State shared by x11.c (connection, windows, waits) and x11_capture.c. */
+#ifndef KSR_BACKEND_X11_PRIV_H
+#define KSR_BACKEND_X11_PRIV_H
+
+#include <X11/Xlib.h>
+#include <X11/extensions/XShm.h>
+#include <stdbool.h>
+
+#include "ksr/error.h"
+
+enum {
+	KSR_NET_CLIENT_LIST,
+	KSR_NET_ACTIVE_WINDOW,
+	KSR_NET_WM_NAME,
+	KSR_UTF8_STRING,
+	KSR_WM_STATE,
+	KSR_NET_WM_PID,
+	KSR_NET_WM_WINDOW_TYPE,
+	KSR_NET_WM_WINDOW_TYPE_DIALOG,
+	KSR_GTK_FRAME_EXTENTS,
+	KSR_NET_SUPPORTING_WM_CHECK,
+	KSR_ATOM_COUNT
+};
+
+struct ksr_x11 {
+	Display *dpy;
+	char *name;
+	int screen;
+	Window root;
+	int sw, sh;
+	bool dead; /* set by the IO error exit handler */
+	Atom atoms[KSR_ATOM_COUNT];
+	/* XShm: one segment sized for the whole screen, attached once. */
+	XShmSegmentInfo shm;
+	size_t shm_size;
+	bool shm_tried, shm_ok;
+};
+
+/* -1 with "the X display connection was lost" when x is NULL or dead. */
+int ksr_x11_lost(ksr_x11 *x, ksr_err *err);
+/* How many X protocol errors the process-wide handler has seen (to tell whether
+ * a request sent before an XSync failed). */
+unsigned long ksr_x11_error_count(void);
+/* A mapped window's client area in root coordinates (_GTK_FRAME_EXTENTS removed);
+ * false when it is gone or unmapped. */
+bool ksr_x11_window_rect(ksr_x11 *x, Window w, int *rx, int *ry, int *rw, int *rh);
+void ksr_x11_capture_release(ksr_x11 *x);
+
+#endif
