@@ -1,0 +1,667 @@
+"""Shared helpers for the kasm-session-runtime integration tests.
+
+Every test drives the real runtime binary (KSR_BIN) against a real X server:
+the runtime's own --xvfb session, or an Xvfb + openbox the test starts itself.
+Nothing here mocks X11.
+
+Cleanup: every process a test starts gets KSR_IT_TAG=<unique> in its
+environment; children (the runtime's Xvfb, openbox, D-Bus, the launched app)
+inherit it, so tearDown can find and kill exactly the processes this test
+caused, by PID, and tests can assert that the runtime stopped what it started.
+"""
+
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+import uuid
+
+BIN = os.environ.get("KSR_BIN", "")
+TESTAPP = os.environ.get("KSR_TESTAPP", "")
+SOURCE_DIR = os.environ.get("KSR_SOURCE_DIR",
+                            os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+SCENARIOS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scenarios")
+SCHEMA_PATH = os.path.join(SOURCE_DIR, "docs", "report.schema.json")
+
+VERDICTS = ("pass", "pass-with-concerns", "app-failed", "test-error")
+VERDICT_EXIT = {"pass": 0, "pass-with-concerns": 0, "app-failed": 1, "test-error": 2}
+OUTCOMES = ("completed", "never-appeared", "crashed", "crash-loop", "error-dialog",
+            "not-rendered", "window-lost", "step-failed", "check-failed", "deadline",
+            "interrupted", "blocked", "invalid-scenario", "no-display",
+            "backend-unavailable", "output-unwritable")
+STAGES = ("boot-wait", "launch", "app-wait", "settle", "accessibility-probe", "first-look",
+          "browser-attach", "steps", "plan", "goal-loop", "final-checks")
+# Diagnosis (DESIGN §3) runs instead of the rest after a failure; the runtime
+# records it as a stage after the others.
+STAGE_ORDER = STAGES + ("diagnosis",)
+STAGE_STATUSES = ("ok", "failed", "skipped", "interrupted", "timeout")
+
+# `file:line:col: message`, one per error, on validate's stderr.
+ERROR_LINE_RE = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): (?P<msg>.+)$")
+
+TAG_VAR = "KSR_IT_TAG"
+
+
+# --------------------------------------------------------------------------
+# environment
+
+def clean_env(tag=None, **extra):
+    """The test's environment without anything that would steer the runtime
+    (DISPLAY, KASM_RUNTIME_*), plus the cleanup tag and `extra`.
+    A value of None in `extra` removes the variable."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("KASM_RUNTIME_") and k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    if tag:
+        env[TAG_VAR] = tag
+    for k, v in extra.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = str(v)
+    return env
+
+
+def require_binaries(tc, testapp=True):
+    if not BIN or not os.access(BIN, os.X_OK):
+        tc.fail("KSR_BIN is not an executable runtime binary: %r" % BIN)
+    if testapp and (not TESTAPP or not os.access(TESTAPP, os.X_OK)):
+        tc.fail("KSR_TESTAPP is not an executable test app: %r" % TESTAPP)
+
+
+def project_version():
+    with open(os.path.join(SOURCE_DIR, "CMakeLists.txt"), encoding="utf-8") as f:
+        m = re.search(r"project\(\s*kasm-session-runtime\s+VERSION\s+([0-9.]+)", f.read())
+    return m.group(1) if m else None
+
+
+# --------------------------------------------------------------------------
+# running the runtime
+
+def _with_out(args, out):
+    args = list(args)
+    if out is not None and args and args[0] == "run":
+        args = ["run", "--out", out] + args[1:]
+    return args
+
+
+def kill_group(proc, sig=signal.SIGKILL):
+    """Kill the process group led by proc (started with start_new_session)."""
+    if proc is None:
+        return
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_runtime(args, env=None, out=None, timeout=120, prefix=None, stdin=subprocess.DEVNULL):
+    """Run the runtime to completion. `out` adds `--out OUT` to a `run`.
+    `prefix` (e.g. setpriv ...) goes in front of the binary.
+    Returns (rc, stdout, stderr, elapsed_seconds). On timeout the process group
+    is killed and AssertionError is raised (a hang is a failure)."""
+    cmd = list(prefix or []) + [BIN] + _with_out(args, out)
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, env=env if env is not None else clean_env(),
+                            stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        so, se = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        so, se = proc.communicate(timeout=10)
+        raise AssertionError("runtime did not exit within %ss: %s\nstderr:\n%s"
+                             % (timeout, " ".join(cmd), se.decode("utf-8", "replace")[-4000:]))
+    elapsed = time.monotonic() - t0
+    return (proc.returncode, so.decode("utf-8", "replace"), se.decode("utf-8", "replace"),
+            elapsed)
+
+
+class Runtime:
+    """A runtime started in the background (own process group), stdout and
+    stderr going to files so a chatty run can never block on a pipe."""
+
+    def __init__(self, proc, stdout_path, stderr_path, cmd):
+        self.proc = proc
+        self.pid = proc.pid
+        self.stdout_path = stdout_path
+        self.stderr_path = stderr_path
+        self.cmd = cmd
+        self.started = time.monotonic()
+
+    def _read(self, path):
+        try:
+            with open(path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    @property
+    def stdout(self):
+        return self._read(self.stdout_path)
+
+    @property
+    def stderr(self):
+        return self._read(self.stderr_path)
+
+    def poll(self):
+        return self.proc.poll()
+
+    def signal(self, sig):
+        """Send sig to the runtime itself (like `kill PID`)."""
+        os.kill(self.proc.pid, sig)
+
+    def wait(self, timeout):
+        """Wait for exit; on timeout kill the group and fail."""
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(self.proc)
+            self.proc.wait(timeout=10)
+            raise AssertionError("runtime (pid %d) did not exit within %ss\nstderr:\n%s"
+                                 % (self.pid, timeout, self.stderr[-4000:]))
+
+    def kill(self):
+        if self.proc.poll() is None:
+            kill_group(self.proc)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def start_runtime(args, env=None, out=None, logdir=None, prefix=None):
+    """Start the runtime in a new process group; returns a Runtime."""
+    logdir = logdir or tempfile.mkdtemp(prefix="ksr-it-log-")
+    n = 0
+    while os.path.exists(os.path.join(logdir, "rt%d.stdout" % n)):
+        n += 1
+    so_path = os.path.join(logdir, "rt%d.stdout" % n)
+    se_path = os.path.join(logdir, "rt%d.stderr" % n)
+    cmd = list(prefix or []) + [BIN] + _with_out(args, out)
+    with open(so_path, "wb") as so, open(se_path, "wb") as se:
+        proc = subprocess.Popen(cmd, env=env if env is not None else clean_env(),
+                                stdin=subprocess.DEVNULL, stdout=so, stderr=se,
+                                start_new_session=True)
+    return Runtime(proc, so_path, se_path, cmd)
+
+
+# --------------------------------------------------------------------------
+# evidence
+
+def read_trace(out):
+    """The complete lines of trace.jsonl, parsed ([] if absent). A partial
+    last line (being written) is ignored; a complete line that is not JSON
+    is an error."""
+    path = os.path.join(out, "trace.jsonl")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return []
+    events = []
+    lines = data.split(b"\n")
+    for i, line in enumerate(lines[:-1]):  # the last element is "" or a partial line
+        if not line.strip():
+            continue
+        try:
+            events.append(json.loads(line))
+        except ValueError as e:
+            raise AssertionError("trace.jsonl line %d is not JSON (%s): %r" % (i + 1, e, line[:200]))
+    return events
+
+
+def wait_for_trace_event(out, predicate, timeout, proc=None):
+    """Poll trace.jsonl every 50 ms until an event satisfies predicate; return it.
+    Fails on timeout, or at once if `proc` (a Runtime) exits first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for ev in read_trace(out):
+            if predicate(ev):
+                return ev
+        if proc is not None and proc.poll() is not None:
+            # one last look: the event may have been written just before exit
+            for ev in read_trace(out):
+                if predicate(ev):
+                    return ev
+            raise AssertionError("runtime exited (rc %s) before the awaited trace event;\n"
+                                 "stderr:\n%s" % (proc.poll(), proc.stderr[-4000:]))
+        if time.monotonic() >= deadline:
+            raise AssertionError("no matching trace event within %ss; trace events: %s"
+                                 % (timeout, [e.get("event") for e in read_trace(out)][-30:]))
+        time.sleep(0.05)
+
+
+def in_stage(name):
+    """Predicate: any event recorded in stage `name`."""
+    return lambda ev: ev.get("stage") == name
+
+
+_schema_cache = {}
+
+
+def load_schema():
+    if "schema" not in _schema_cache:
+        if not os.path.exists(SCHEMA_PATH):
+            raise AssertionError("report schema missing: %s" % SCHEMA_PATH)
+        with open(SCHEMA_PATH, encoding="utf-8") as f:
+            schema = json.load(f)
+        import jsonschema
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        _schema_cache["schema"] = schema
+        _schema_cache["validator"] = cls(schema)
+    return _schema_cache["schema"], _schema_cache["validator"]
+
+
+def validate_report(report):
+    """Fail with every schema error when report is not valid."""
+    _, validator = load_schema()
+    errors = sorted(validator.iter_errors(report), key=lambda e: list(e.absolute_path))
+    if errors:
+        raise AssertionError("report.json is not valid against %s:\n%s" % (
+            SCHEMA_PATH, "\n".join("  at /%s: %s" % ("/".join(map(str, e.absolute_path)),
+                                                      e.message[:300]) for e in errors[:20])))
+
+
+def load_report(out):
+    """report.json from OUT, validated against docs/report.schema.json."""
+    path = os.path.join(out, "report.json")
+    if not os.path.exists(path):
+        raise AssertionError("report.json missing in %s (files: %s)" % (out, list_files(out)))
+    with open(path, encoding="utf-8") as f:
+        report = json.load(f)
+    validate_report(report)
+    return report
+
+
+def list_files(out):
+    """Every regular file under OUT, as paths relative to OUT."""
+    found = []
+    for root, _dirs, files in os.walk(out):
+        for name in files:
+            p = os.path.join(root, name)
+            if os.path.isfile(p) and not os.path.islink(p):
+                found.append(os.path.relpath(p, out))
+    return sorted(found)
+
+
+def report_run_id(report):
+    """The run id a report carries, wherever the schema puts it (None if absent)."""
+    if isinstance(report.get("run_id"), str):
+        return report["run_id"]
+    for key in ("run", "runtime"):
+        sub = report.get(key)
+        if isinstance(sub, dict):
+            for k in ("run_id", "id"):
+                if isinstance(sub.get(k), str):
+                    return sub[k]
+    return None
+
+
+def stage(report, name):
+    """The stage row named `name`, or None."""
+    for st in report.get("stages", []):
+        if st.get("name") == name:
+            return st
+    return None
+
+
+def names_line(text, line):
+    """True when text names scenario line `line` ("line 12", "file:12:3", ":12")."""
+    return re.search(r"(\bline\s+%d\b|:%d(:\d+)?\b)" % (line, line), text) is not None
+
+
+def png_size(path):
+    """(width, height) of a PNG; fails if the file is not a PNG."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+    if head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        raise AssertionError("%s is not a PNG" % path)
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def assert_evidence(out, verdict, outcome, exit_code=None, pid=None):
+    """The evidence contract for any finished run. Returns the report.
+
+    - DONE exists, holds "<verdict>\\n", and is the newest file in OUT;
+    - report.json is valid against the schema and says verdict/outcome/exit_code;
+    - report.md starts with `# <verdict>: <name>`;
+    - trace.jsonl: every line an object with t_ms, event, stage, step; the
+      first is run.start with pid (== `pid` when given) and run_id;
+    - stages use known names and statuses, in the documented order."""
+    if exit_code is None:
+        exit_code = VERDICT_EXIT[verdict]
+    files = list_files(out)
+    done = os.path.join(out, "DONE")
+    if not os.path.exists(done):
+        raise AssertionError("DONE missing in %s (files: %s)" % (out, files))
+    with open(done, "rb") as f:
+        done_text = f.read().decode("utf-8", "replace")
+    report = load_report(out)
+    if done_text != report.get("verdict", "") + "\n":
+        raise AssertionError("DONE holds %r but report.json's verdict is %r"
+                             % (done_text, report.get("verdict")))
+    done_mtime = os.stat(done).st_mtime_ns
+    for rel in files:
+        if rel == "DONE":
+            continue
+        m = os.stat(os.path.join(out, rel)).st_mtime_ns
+        if m > done_mtime:
+            raise AssertionError("%s (mtime %d) is newer than DONE (mtime %d): DONE was not last"
+                                 % (rel, m, done_mtime))
+    got = (report.get("verdict"), report.get("outcome"), report.get("exit_code"))
+    if got != (verdict, outcome, exit_code):
+        raise AssertionError("expected verdict/outcome/exit_code %r, got %r; reason: %r"
+                             % ((verdict, outcome, exit_code), got, report.get("reason")))
+    if not isinstance(report.get("reason"), str) or not report["reason"].strip():
+        raise AssertionError("report.reason is empty: %r" % report.get("reason"))
+    # report.md
+    md_path = os.path.join(out, "report.md")
+    if not os.path.exists(md_path):
+        raise AssertionError("report.md missing in %s" % out)
+    with open(md_path, encoding="utf-8") as f:
+        # Markdown may escape punctuation in the name (`\_`): compare unescaped
+        first = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", f.readline().rstrip("\n"))
+    name = (report.get("scenario") or {}).get("name") if isinstance(report.get("scenario"), dict) else None
+    expected_md = "# %s: %s" % (verdict, name) if name else "# %s: " % verdict
+    if not (first == expected_md if name else first.startswith(expected_md)):
+        raise AssertionError("report.md first line %r, expected %r" % (first, expected_md))
+    # trace.jsonl
+    events = read_trace(out)
+    if not events:
+        raise AssertionError("trace.jsonl missing or empty in %s" % out)
+    for i, ev in enumerate(events):
+        if not isinstance(ev, dict):
+            raise AssertionError("trace line %d is not an object" % (i + 1))
+        missing = [k for k in ("t_ms", "event", "stage", "step") if k not in ev]
+        if missing:
+            raise AssertionError("trace line %d lacks %s: %r" % (i + 1, missing, ev))
+    start = events[0]
+    if start.get("event") != "run.start":
+        raise AssertionError("trace's first event is %r, not run.start" % start.get("event"))
+    if not isinstance(start.get("pid"), int) or not start.get("run_id"):
+        raise AssertionError("run.start lacks pid/run_id: %r" % start)
+    if pid is not None and start["pid"] != pid:
+        raise AssertionError("run.start pid %r is not the runtime's pid %r" % (start["pid"], pid))
+    if sum(1 for e in events if e.get("event") == "run.start") != 1:
+        raise AssertionError("trace.jsonl holds more than one run.start")
+    rpid = (report.get("runtime") or {}).get("pid")
+    if rpid is not None and rpid != start["pid"]:
+        raise AssertionError("report runtime.pid %r differs from run.start pid %r"
+                             % (rpid, start["pid"]))
+    # every artifact the report lists is in OUT
+    for art in report.get("artifacts", []):
+        name = art.get("name") if isinstance(art, dict) else art
+        if not name or not os.path.isfile(os.path.join(out, name)):
+            raise AssertionError("artifact %r listed in report.json is not in OUT (files: %s)"
+                                 % (name, files))
+    rid = report_run_id(report)
+    if rid is not None and rid != start["run_id"]:
+        raise AssertionError("report run id %r differs from trace's run.start %r"
+                             % (rid, start["run_id"]))
+    # stages
+    seen = []
+    for st in report.get("stages", []):
+        if st.get("name") not in STAGE_ORDER:
+            raise AssertionError("unknown stage name %r" % st.get("name"))
+        if st.get("status") not in STAGE_STATUSES:
+            raise AssertionError("stage %s has unknown status %r" % (st.get("name"), st.get("status")))
+        seen.append(st["name"])
+    if len(set(seen)) != len(seen):
+        raise AssertionError("a stage appears twice: %r" % seen)
+    if seen != [s for s in STAGE_ORDER if s in seen]:
+        raise AssertionError("stages out of order: %r" % seen)
+    return report
+
+
+def assert_full_stages(report):
+    """A run that completed records every stage; the ones not run are
+    skipped with a reason."""
+    names = [st.get("name") for st in report.get("stages", []) if st.get("name") != "diagnosis"]
+    if names != list(STAGES):
+        raise AssertionError("a completed run should record all stages in order, got %r" % names)
+    for st in report["stages"]:
+        if st["status"] == "skipped":
+            extra = {k: v for k, v in st.items() if k not in ("name", "status")}
+            if not any(isinstance(v, str) and v.strip() for v in extra.values()):
+                raise AssertionError("skipped stage %s carries no reason: %r" % (st["name"], st))
+
+
+# --------------------------------------------------------------------------
+# processes
+
+def _proc_environ_has(pid, needle):
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            return needle in f.read()
+    except OSError:
+        return False
+
+
+def proc_name(pid):
+    """The program's base name (argv[0], else comm)."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            argv0 = f.read().split(b"\0")[0].decode("utf-8", "replace")
+        if argv0:
+            return os.path.basename(argv0)
+    except OSError:
+        pass
+    try:
+        with open("/proc/%d/comm" % pid, encoding="utf-8") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def proc_state(pid):
+    try:
+        with open("/proc/%d/stat" % pid, encoding="utf-8", errors="replace") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def tagged_pids(tag):
+    """[(pid, name)] of live (non-zombie) processes carrying KSR_IT_TAG=tag."""
+    needle = ("%s=%s\0" % (TAG_VAR, tag)).encode()
+    me = os.getpid()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        if pid == me:
+            continue
+        if _proc_environ_has(pid, needle) and proc_state(pid) not in (None, "Z", "X"):
+            found.append((pid, proc_name(pid)))
+    return found
+
+
+def wait_tagged_gone(tag, names=None, timeout=5.0):
+    """Wait until no tagged process (whose name is in `names`, if given) is
+    left; return what is left after timeout ([] = all gone)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = [(p, n) for p, n in tagged_pids(tag) if names is None or n in names]
+        if not left or time.monotonic() >= deadline:
+            return left
+        time.sleep(0.1)
+
+
+def kill_tagged(tag):
+    for _ in range(3):
+        left = tagged_pids(tag)
+        if not left:
+            return
+        for pid, _name in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.2)
+
+
+def unused_display():
+    """A display number with no X server (no socket, no lock file)."""
+    import random
+    for _ in range(200):
+        n = random.randint(3000, 5999)
+        if not (os.path.exists("/tmp/.X11-unix/X%d" % n) or os.path.exists("/tmp/.X%d-lock" % n)):
+            return ":%d" % n
+    raise AssertionError("no unused display number found")
+
+
+def start_xvfb(env, size="1280x720", wm=True, timeout=15):
+    """A real Xvfb (-displayfd) and openbox started by the test.
+    Returns (display, [Popen...]); the caller kills them (kill_group)."""
+    r, w = os.pipe()
+    procs = []
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", size + "x24",
+                             "-nolisten", "tcp"], env=env, pass_fds=(w,),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    os.close(w)
+    procs.append(xvfb)
+    buf = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while not buf.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or xvfb.poll() is not None:
+                raise AssertionError("Xvfb did not report its display")
+            ready, _, _ = select.select([r], [], [], left)
+            if ready:
+                chunk = os.read(r, 64)
+                if not chunk:
+                    raise AssertionError("Xvfb closed -displayfd without a display")
+                buf += chunk
+    except BaseException:
+        for p in procs:
+            kill_group(p)
+        raise
+    finally:
+        os.close(r)
+    display = ":" + buf.decode().strip()
+    if wm:
+        wenv = dict(env, DISPLAY=display)
+        ob = subprocess.Popen(["openbox"], env=wenv, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+        procs.append(ob)
+        while True:
+            res = subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=wenv,
+                                 capture_output=True, timeout=10)
+            if b"window id" in res.stdout:
+                break
+            if time.monotonic() >= deadline or ob.poll() is not None:
+                for p in procs:
+                    kill_group(p)
+                raise AssertionError("openbox did not come up on %s" % display)
+            time.sleep(0.1)
+    return display, procs
+
+
+# --------------------------------------------------------------------------
+# scenarios and test base
+
+def write_scenario(tmpdir, text, name="scenario.yaml"):
+    """Write scenario text (dedented by the caller) to tmpdir/name; return the path."""
+    path = os.path.join(tmpdir, name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+def scenario_path(name):
+    return os.path.join(SCENARIOS, name)
+
+
+def line_of(path, needle):
+    """1-based line number of the first line of `path` containing needle."""
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f, 1):
+            if needle in line:
+                return i
+    raise AssertionError("%r not in %s" % (needle, path))
+
+
+class KsrTestCase(unittest.TestCase):
+    """Fresh temp folder and cleanup tag per test; tearDown kills every process
+    the test caused (by PID) and removes the folder (kept when KSR_IT_KEEP=1)."""
+
+    maxDiff = None
+
+    def setUp(self):
+        require_binaries(self, testapp=getattr(self, "needs_testapp", True))
+        self.tmp = tempfile.mkdtemp(prefix="ksr-it-%s-" % self._testMethodName[:24])
+        self.tag = uuid.uuid4().hex
+        self.runtimes = []
+        self.procs = []
+
+    def tearDown(self):
+        for rt in self.runtimes:
+            rt.kill()
+        for p in self.procs:
+            kill_group(p)
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        kill_tagged(self.tag)
+        if os.environ.get("KSR_IT_KEEP") == "1":
+            print("kept", self.tmp)
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    # conveniences
+    def env(self, **extra):
+        return clean_env(self.tag, **extra)
+
+    def out(self, name="out"):
+        return os.path.join(self.tmp, name)
+
+    def scenario(self, text, name="scenario.yaml"):
+        return write_scenario(self.tmp, text, name)
+
+    def run_rt(self, args, env=None, out=None, timeout=120, prefix=None):
+        return run_runtime(args, env=env if env is not None else self.env(), out=out,
+                           timeout=timeout, prefix=prefix)
+
+    def start_rt(self, args, env=None, out=None, prefix=None):
+        rt = start_runtime(args, env=env if env is not None else self.env(), out=out,
+                           logdir=self.tmp, prefix=prefix)
+        self.runtimes.append(rt)
+        return rt
+
+    def start_xvfb(self, size="1280x720"):
+        display, procs = start_xvfb(self.env(), size=size)
+        self.procs.extend(procs)
+        return display
+
+    def assertEvidence(self, out, verdict, outcome, exit_code=None, pid=None, rc=None,
+                       stderr=""):
+        """assert_evidence plus rc, with stderr in the message on failure."""
+        try:
+            report = assert_evidence(out, verdict, outcome, exit_code, pid)
+        except AssertionError as e:
+            self.fail("%s\n--- runtime stderr (tail) ---\n%s" % (e, stderr[-3000:]))
+        if rc is not None:
+            self.assertEqual(rc, VERDICT_EXIT[verdict] if exit_code is None else exit_code,
+                             "exit code; stderr tail:\n%s" % stderr[-3000:])
+        return report
+
+    def assertNoSanitizerReport(self, stderr):
+        for marker in ("AddressSanitizer", "LeakSanitizer", "runtime error:",
+                       "UndefinedBehaviorSanitizer"):
+            self.assertNotIn(marker, stderr, "sanitizer report on stderr:\n%s" % stderr[-4000:])
+
+    def assertAppGone(self, names, timeout=5.0):
+        left = wait_tagged_gone(self.tag, names=names, timeout=timeout)
+        self.assertEqual(left, [], "processes still running after the run: %r" % left)
