@@ -56,7 +56,7 @@ typedef struct ksr_step {
 
 	/* The action's value, by the row's argument shape. */
 	char *text;                /* chords, text, description, URL, selector, JS, command, kill name */
-	ksr_point point;           /* click, double_click, right_click */
+	ksr_point point;           /* click, double_click, right_click; scroll: where (center) */
 	int scroll_dy;             /* scroll: negative up, positive down (clicks of the wheel) */
 	ksr_name_match name;       /* click_element */
 	ksr_pattern *re;           /* wait_window */
@@ -151,5 +151,9 @@ const char *ksr_scenario_cdp_selector(const ksr_scenario *s, const char *name_or
 const char *const *ksr_scenario_top_level_keys(void);
 /* The step modifiers the loader accepts, NULL-terminated. */
 const char *const *ksr_scenario_modifier_keys(void);
+/* The keys of a sub-mapping, NULL-terminated, or NULL for an unknown which:
+ * "targets" (a declared target's {at, window}), "cdp", "goal_budget", "spawn",
+ * "selector_text" (cdp_type/cdp_fill), "state", "page", "target". */
+const char *const *ksr_scenario_mapping_keys(const char *which);
 
 #endif
