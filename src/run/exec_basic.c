@@ -42,7 +42,7 @@ void ksr_exec_shell(ksr_run *run, const ksr_step *step, ksr_step_result *res)
 	if (w == KSR_WAIT_ERROR) {
 		res->status = KSR_STEP_ERROR;
 		res->outcome = "step-failed";
-		snprintf(res->reason, sizeof res->reason, "the shell command could not be run: %s",
+		snprintf(res->reason, sizeof res->reason, "the shell command could not be run: %.400s",
 			 err.msg);
 	} else if (w == KSR_WAIT_TIMEOUT) {
 		res->status = KSR_STEP_FAILED;
