@@ -293,17 +293,40 @@ static void describe_exit(int status, char *buf, size_t len)
 		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
 }
 
+/* Reap the launch command if it has ended, waiting briefly: when the app was a
+ * child of the launch shell, the shell ends right after it. Not cancellable:
+ * this is how the failure is described, and it is bounded. */
+static bool reap_launch(ksr_run *run, int wait_ms)
+{
+	for (int waited = 0; run->launched_pid > 0 && !run->launch_reaped; waited += 20) {
+		if (ksr_proc_reap(run->launched_pid, &run->launch_status) == 1)
+			run->launch_reaped = true;
+		else if (waited >= wait_ms)
+			break;
+		else
+			usleep(20 * 1000);
+	}
+	return run->launch_reaped;
+}
+
 /* The app is gone: record a crash with whatever we know of how it ended. */
 static void record_crash(ksr_run *run, const char *when)
 {
-	char how[96] = "exited";
-	if (run->app_pid == run->launched_pid && run->launched_pid > 0) {
-		if (!run->launch_reaped &&
-		    ksr_proc_reap(run->launched_pid, &run->launch_status) == 1)
-			run->launch_reaped = true;
-		if (run->launch_reaped)
-			describe_exit(run->launch_status, how, sizeof how);
+	char how[128] = "exited";
+	if (run->launched_pid > 0 && reap_launch(run, 300)) {
+		int st = run->launch_status;
+		if (run->app_pid == run->launched_pid)
+			describe_exit(st, how, sizeof how);
+		else if (WIFEXITED(st) && WEXITSTATUS(st) > 128)
+			/* sh reports a child killed by signal N as exit 128+N. */
+			snprintf(how, sizeof how, "ended (the launch shell reported signal %d, %s)",
+				 WEXITSTATUS(st) - 128,
+				 sigabbrev_np(WEXITSTATUS(st) - 128) ? sigabbrev_np(WEXITSTATUS(st) - 128) : "?");
 	}
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddNumberToObject(f, "pid", run->app_pid);
+	cJSON_AddStringToObject(f, "how", how);
+	ksr_run_emit(run, "app.exit", f);
 	ksr_run_fail(run, KSR_OUTCOME_CRASHED, 0, "the app (pid %d) %s %s", run->app_pid, how,
 		     when);
 }
@@ -312,10 +335,11 @@ static bool app_alive(ksr_run *run)
 {
 	if (run->app_pid <= 0)
 		return true; /* nothing known to watch: the window decides */
-	if (run->app_pid == run->launched_pid && !run->launch_reaped &&
-	    ksr_proc_reap(run->launched_pid, &run->launch_status) == 1)
-		run->launch_reaped = true;
-	return !run->launch_reaped && ksr_proc_alive(run->app_pid);
+	if (run->app_pid == run->launched_pid) {
+		reap_launch(run, 0);
+		return !run->launch_reaped && ksr_proc_alive(run->app_pid);
+	}
+	return ksr_proc_alive(run->app_pid);
 }
 
 static stage_status stage_settle(ksr_run *run, char *note, size_t len)
