@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 typedef struct ksr_events ksr_events;
 
@@ -13,7 +14,10 @@ ksr_events *ksr_events_create(void);
 void ksr_events_free(ksr_events *ev); /* NULL-safe; does not close the trace fd */
 
 /* Write every later event to fd as one JSON line (write(2) per event, so a
- * watcher sees it at once). -1 detaches. */
+ * watcher sees it at once). -1 detaches. After the first failed write (a full
+ * disk) the trace is cut back to its last whole line and no more lines are
+ * written to it, so trace.jsonl stays a valid prefix; events are still recorded
+ * in memory. Not thread-safe: one thread emits. */
 void ksr_events_attach_trace(ksr_events *ev, int fd);
 /* errno of the first failed trace write, or 0. */
 int ksr_events_trace_errno(const ksr_events *ev);
@@ -24,10 +28,12 @@ void ksr_events_set_step(ksr_events *ev, int step);
 
 /* Record an event. fields (may be NULL) is consumed. The recorded object gets
  * "t_ms" (ms since the first event), "event", "stage", "step" first, then fields.
- * Returns the recorded object (owned by ev). */
+ * A field named like one of those four replaces the context value in place (a
+ * "grounding" event's own "step"). Returns the recorded object (owned by ev). */
 const cJSON *ksr_events_emit(ksr_events *ev, const char *event, cJSON *fields);
 
-/* Convenience: emit with printf-style string fields: ksr_events_emitf(ev, "x", "k", "v", ..., NULL). */
+/* Convenience: emit with string fields: ksr_events_emit_kv(ev, "x", "k", "v", ..., NULL).
+ * A NULL value is recorded as JSON null. */
 const cJSON *ksr_events_emit_kv(ksr_events *ev, const char *event, ...) __attribute__((sentinel));
 
 const cJSON *ksr_events_all(const ksr_events *ev); /* the array of recorded events */

@@ -20,22 +20,37 @@ const char *ksr_evidence_dir(const ksr_evidence *ev);
 int ksr_evidence_trace_fd(const ksr_evidence *ev);
 
 /* name must be a plain file name; anything else is sanitised (no '/', no leading
- * '.', printable ASCII). Returns a newly allocated full path. */
+ * '.', printable ASCII). Returns a newly allocated full path.
+ * ksr_evidence_sanitize_name keeps [A-Za-z0-9._-], turns every other byte (one
+ * per UTF-8 character) into '_', turns leading dots into '_', keeps at most 100
+ * bytes (a short extension such as ".png" survives the cut) and never returns ""
+ * (NULL or "" give "_"). */
 char *ksr_evidence_path(const ksr_evidence *ev, const char *name);
 char *ksr_evidence_sanitize_name(const char *name);
 
 /* Write a whole file (tmp + fsync + rename). Failures are remembered for
- * ksr_evidence_failures(). */
+ * ksr_evidence_failures(), and the partial temporary file is removed. "DONE" and
+ * "trace.jsonl" are refused: only ksr_evidence_finish writes DONE. */
 int ksr_evidence_write(ksr_evidence *ev, const char *name, const void *data, size_t len,
-		       ksr_err *err);
+                       ksr_err *err);
 
 /* Everything written so far is synced, the folder too, then DONE ("verdict\n")
- * is written the same way and the folder synced again. */
+ * is written the same way and the folder synced again. -1 when DONE could not be
+ * written. Decide the verdict word after checking ksr_evidence_ok(): a failed
+ * write means output-unwritable (test-error). */
 int ksr_evidence_finish(ksr_evidence *ev, const char *verdict_word, ksr_err *err);
 
-/* A NUL-separated list of what could not be written ("" when none). */
+/* Remove a file written earlier (e.g. BLOCKED once a blocker is cleared); a
+ * missing file is not an error. */
+int ksr_evidence_remove(ksr_evidence *ev, const char *name, ksr_err *err);
+
+/* A NUL-separated list of what could not be written ("" when none): entries
+ * "NAME: strerror text", each ended by a NUL, the list by an empty entry:
+ *   for (const char *p = ksr_evidence_failures(ev); *p; p += strlen(p) + 1) ... */
 const char *ksr_evidence_failures(const ksr_evidence *ev);
-bool ksr_evidence_ok(const ksr_evidence *ev);
+/* Add a failure found elsewhere (e.g. ksr_events_trace_errno for trace.jsonl). */
+void ksr_evidence_note_failure(ksr_evidence *ev, const char *name, int errnum);
+bool ksr_evidence_ok(const ksr_evidence *ev); /* no failures so far */
 
 void ksr_evidence_close(ksr_evidence *ev); /* releases the lock; NULL-safe */
 

@@ -46,6 +46,7 @@ typedef enum ksr_concern {
 } ksr_concern;
 
 const char *ksr_verdict_name(ksr_verdict v); /* "pass", "pass-with-concerns", ... */
+int ksr_verdict_from_name(const char *name); /* -1 if unknown */
 int ksr_verdict_exit_code(ksr_verdict v);    /* 0, 0, 1, 2 */
 const char *ksr_outcome_name(ksr_outcome o);
 int ksr_outcome_from_name(const char *name); /* -1 if unknown */
@@ -62,11 +63,11 @@ typedef enum ksr_signal_kind {
 
 typedef struct ksr_signal {
 	ksr_signal_kind kind;
-	ksr_outcome outcome;  /* FAILURE */
-	bool setup_fault;     /* FAILURE: the setup, not the app (e.g. a shell step's 127) */
-	ksr_concern concern;  /* CONCERN */
-	const char *reason;   /* borrowed */
-	int line;             /* scenario line, 0 = none */
+	ksr_outcome outcome; /* FAILURE */
+	bool setup_fault;    /* FAILURE: the setup, not the app (e.g. a shell step's 127) */
+	ksr_concern concern; /* CONCERN */
+	const char *reason;  /* borrowed */
+	int line;            /* scenario line, 0 = none */
 } ksr_signal;
 
 typedef struct ksr_decision {
@@ -78,13 +79,25 @@ typedef struct ksr_decision {
 	size_t n_concerns;
 } ksr_decision;
 
+/* A one-sentence default reason for an outcome ("The app never appeared.").
+ * ksr_concern/outcome/verdict names return "unknown" when out of range. */
+const char *ksr_outcome_default_reason(ksr_outcome o);
+
 /* Rules: output-unwritable anywhere wins; otherwise the first failure decides
  * (its outcome's verdict, or test-error when setup_fault); otherwise any concern
- * gives pass-with-concerns; otherwise pass. */
+ * gives pass-with-concerns; otherwise pass. n_concerns is counted in every case.
+ * A failure whose outcome implies no failure (completed, or out of range) is
+ * decided test-error: a failure never becomes a pass. An empty reason gets the
+ * outcome's default reason. The pass-with-concerns reason ("It worked, with 2
+ * concerns; the first: ...") is built text that stays valid for the life of the
+ * process (kept in a small table of distinct reasons). */
 ksr_decision ksr_verdict_decide(const ksr_signal *signals, size_t n);
 
 /* The same over recorded events: "failure" events {outcome, reason, line, setup_fault}
- * and "concern" events {code, message, line}. */
+ * and "concern" events {code, message, line}; an "output_error" event {what, error}
+ * counts as an output-unwritable failure. A failure with an unknown outcome word
+ * is a runtime bug and is decided test-error. Strings borrow from events (or the
+ * process-lifetime table), so keep events alive while the decision is used. */
 ksr_decision ksr_verdict_from_events(const cJSON *events);
 
 #endif

@@ -1,0 +1,374 @@
+/* The evidence folder (DESIGN §9): created if missing, locked against a second
+ * run, cleared of an old DONE/BLOCKED, every file written whole (temporary name,
+ * fsync, rename) and DONE last, after the files and the folder are synced. */
+#include "ksr/evidence.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NAME_MAX_LEN 100
+#define EXT_MAX_LEN  16
+
+struct ksr_evidence {
+	char *dir;
+	int dir_fd;
+	int lock_fd;
+	int trace_fd;
+	char *failures; /* entries, each NUL-ended, then one more NUL */
+	size_t failures_len;
+};
+
+/* Names */
+
+static bool name_char_ok(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '.' || c == '_' || c == '-';
+}
+
+/* Cut to NAME_MAX_LEN, keeping a short extension. */
+static void cut_name(char *s)
+{
+	size_t len = strlen(s);
+	if (len <= NAME_MAX_LEN)
+		return;
+	const char *dot = strrchr(s, '.');
+	size_t ext = dot && dot != s && (size_t)(s + len - dot) <= EXT_MAX_LEN
+	                     ? (size_t)(s + len - dot)
+	                     : 0;
+	memmove(s + NAME_MAX_LEN - ext, s + len - ext, ext);
+	s[NAME_MAX_LEN] = '\0';
+}
+
+char *ksr_evidence_sanitize_name(const char *name)
+{
+	const unsigned char *in = (const unsigned char *)(name ? name : "");
+	char *out = ksr_xmalloc(strlen((const char *)in) + 2);
+	size_t n = 0;
+	for (size_t i = 0; in[i]; i++) {
+		bool continuation = in[i] >= 0x80 && in[i] < 0xc0 && i > 0 && in[i - 1] >= 0x80;
+		if (continuation)
+			continue; /* one '_' per UTF-8 character */
+		out[n++] = name_char_ok(in[i]) ? (char)in[i] : '_';
+	}
+	if (n == 0)
+		out[n++] = '_';
+	out[n] = '\0';
+	for (size_t i = 0; out[i] == '.'; i++)
+		out[i] = '_';
+	cut_name(out);
+	return out;
+}
+
+static bool reserved_name(const char *name)
+{
+	return !strcmp(name, "DONE") || !strcmp(name, "trace.jsonl");
+}
+
+/* Failures */
+
+void ksr_evidence_note_failure(ksr_evidence *ev, const char *name, int errnum)
+{
+	if (!ev)
+		return;
+	char *entry = ksr_xasprintf("%s: %s", name ? name : "?", strerror(errnum));
+	size_t n = strlen(entry) + 1;
+	ev->failures = ksr_xrealloc(ev->failures, ev->failures_len + n + 1);
+	memcpy(ev->failures + ev->failures_len, entry, n);
+	ev->failures_len += n;
+	ev->failures[ev->failures_len] = '\0';
+	free(entry);
+}
+
+const char *ksr_evidence_failures(const ksr_evidence *ev)
+{
+	return ev && ev->failures ? ev->failures : "";
+}
+
+bool ksr_evidence_ok(const ksr_evidence *ev)
+{
+	return ev && ev->failures_len == 0;
+}
+
+/* Opening */
+
+/* mkdir -p, one component at a time, saying which component is in the way. */
+static int make_dirs(const char *dir, ksr_err *err)
+{
+	char *p = ksr_xstrdup(dir);
+	int rc = 0;
+	for (char *c = p + 1;; c++) {
+		if (*c != '/' && *c != '\0')
+			continue;
+		char saved = *c;
+		*c = '\0';
+		struct stat st;
+		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+			rc = ksr_err_set(err, "cannot create the evidence folder %s: %s: %s", dir,
+			                 p, strerror(errno));
+		} else if (stat(p, &st) != 0) {
+			rc = ksr_err_set(err, "cannot create the evidence folder %s: %s: %s", dir,
+			                 p, strerror(errno));
+		} else if (!S_ISDIR(st.st_mode)) {
+			rc = ksr_err_set(
+			        err,
+			        "cannot create the evidence folder %s: %s exists and is not a "
+			        "directory",
+			        dir, p);
+		}
+		*c = saved;
+		if (rc || saved == '\0')
+			break;
+	}
+	free(p);
+	return rc;
+}
+
+static long read_holder_pid(int fd)
+{
+	char buf[32] = {0};
+	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+	if (n <= 0)
+		return 0;
+	char *end;
+	long pid = strtol(buf, &end, 10);
+	return end != buf && pid > 0 ? pid : 0;
+}
+
+static int take_lock(ksr_evidence *ev, ksr_err *err)
+{
+	ev->lock_fd = openat(ev->dir_fd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (ev->lock_fd < 0)
+		return ksr_err_set(err, "cannot lock the evidence folder %s: %s/.lock: %s", ev->dir,
+		                   ev->dir, strerror(errno));
+	if (flock(ev->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno != EWOULDBLOCK)
+			return ksr_err_set(err, "cannot lock the evidence folder %s: %s", ev->dir,
+			                   strerror(errno));
+		long pid = read_holder_pid(ev->lock_fd);
+		if (pid)
+			return ksr_err_set(
+			        err, "the evidence folder %s is in use by another run (PID %ld)",
+			        ev->dir, pid);
+		return ksr_err_set(err,
+		                   "the evidence folder %s is in use by another run (PID unknown)",
+		                   ev->dir);
+	}
+	/* Who holds the lock, for the next run to name; informational only. */
+	char pid[32];
+	int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+	if (ftruncate(ev->lock_fd, 0) == 0)
+		(void)!pwrite(ev->lock_fd, pid, (size_t)n, 0);
+	return 0;
+}
+
+static bool is_stale_tmp(const char *name)
+{
+	size_t len = strlen(name);
+	return name[0] == '.' && len > 5 && !strcmp(name + len - 4, ".tmp");
+}
+
+/* Temporary files a killed run left behind. */
+static void remove_stale_tmps(ksr_evidence *ev)
+{
+	int fd = dup(ev->dir_fd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL)
+		if (is_stale_tmp(de->d_name))
+			unlinkat(ev->dir_fd, de->d_name, 0);
+	closedir(d);
+}
+
+static int sync_dir(ksr_evidence *ev)
+{
+	if (fsync(ev->dir_fd) == 0 || errno == EINVAL)
+		return 0;
+	ksr_evidence_note_failure(ev, "folder (fsync)", errno);
+	return -1;
+}
+
+static int clear_old(ksr_evidence *ev, ksr_err *err)
+{
+	static const char *const old[] = {"DONE", "BLOCKED"};
+	for (size_t i = 0; i < 2; i++)
+		if (unlinkat(ev->dir_fd, old[i], 0) != 0 && errno != ENOENT)
+			return ksr_err_set(err, "cannot remove the old %s/%s: %s", ev->dir, old[i],
+			                   strerror(errno));
+	remove_stale_tmps(ev);
+	sync_dir(ev);
+	return 0;
+}
+
+static int open_trace(ksr_evidence *ev, ksr_err *err)
+{
+	ev->trace_fd =
+	        openat(ev->dir_fd, "trace.jsonl",
+	               O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (ev->trace_fd < 0)
+		return ksr_err_set(err, "cannot start %s/trace.jsonl: %s", ev->dir,
+		                   strerror(errno));
+	return 0;
+}
+
+ksr_evidence *ksr_evidence_open(const char *dir, ksr_err *err)
+{
+	if (!dir || !*dir) {
+		ksr_err_set(err, "no evidence folder given");
+		return NULL;
+	}
+	if (make_dirs(dir, err))
+		return NULL;
+	ksr_evidence *ev = ksr_xcalloc(1, sizeof *ev);
+	ev->dir = ksr_xstrdup(dir);
+	ev->lock_fd = ev->trace_fd = -1;
+	ev->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ev->dir_fd < 0) {
+		ksr_err_set(err, "cannot open the evidence folder %s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	if (take_lock(ev, err) || clear_old(ev, err) || open_trace(ev, err))
+		goto fail;
+	return ev;
+fail:
+	ksr_evidence_close(ev);
+	return NULL;
+}
+
+const char *ksr_evidence_dir(const ksr_evidence *ev)
+{
+	return ev ? ev->dir : NULL;
+}
+
+int ksr_evidence_trace_fd(const ksr_evidence *ev)
+{
+	return ev ? ev->trace_fd : -1;
+}
+
+char *ksr_evidence_path(const ksr_evidence *ev, const char *name)
+{
+	char *clean = ksr_evidence_sanitize_name(name);
+	char *path = ksr_xasprintf("%s/%s", ev ? ev->dir : ".", clean);
+	free(clean);
+	return path;
+}
+
+/* Writing */
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* tmp, write, fsync, close, rename; on any failure the tmp is removed and the
+ * failure remembered. name is already clean. */
+static int write_whole(ksr_evidence *ev, const char *name, const void *data, size_t len,
+                       ksr_err *err)
+{
+	char *tmp = ksr_xasprintf(".%s.tmp", name);
+	int fd = openat(ev->dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	                0644);
+	if (fd < 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0)
+		goto fail;
+	int rc = close(fd);
+	fd = -1;
+	if (rc != 0 || renameat(ev->dir_fd, tmp, ev->dir_fd, name) != 0)
+		goto fail;
+	free(tmp);
+	return 0;
+fail:;
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	unlinkat(ev->dir_fd, tmp, 0);
+	free(tmp);
+	ksr_evidence_note_failure(ev, name, e);
+	return ksr_err_set(err, "could not write %s/%s: %s", ev->dir, name, strerror(e));
+}
+
+int ksr_evidence_write(ksr_evidence *ev, const char *name, const void *data, size_t len,
+                       ksr_err *err)
+{
+	if (!ev)
+		return ksr_err_set(err, "no evidence folder is open");
+	char *clean = ksr_evidence_sanitize_name(name);
+	int rc;
+	if (reserved_name(clean)) {
+		ksr_evidence_note_failure(ev, clean, EPERM);
+		rc = ksr_err_set(err, "%s is written only by the runtime itself", clean);
+	} else {
+		rc = write_whole(ev, clean, data, len, err);
+	}
+	free(clean);
+	return rc;
+}
+
+int ksr_evidence_remove(ksr_evidence *ev, const char *name, ksr_err *err)
+{
+	if (!ev)
+		return ksr_err_set(err, "no evidence folder is open");
+	char *clean = ksr_evidence_sanitize_name(name);
+	int rc = 0;
+	if (unlinkat(ev->dir_fd, clean, 0) != 0 && errno != ENOENT)
+		rc = ksr_err_set(err, "could not remove %s/%s: %s", ev->dir, clean,
+		                 strerror(errno));
+	free(clean);
+	return rc;
+}
+
+int ksr_evidence_finish(ksr_evidence *ev, const char *verdict_word, ksr_err *err)
+{
+	if (!ev)
+		return ksr_err_set(err, "no evidence folder is open");
+	if (ev->trace_fd >= 0 && fsync(ev->trace_fd) != 0 && errno != EINVAL)
+		ksr_evidence_note_failure(ev, "trace.jsonl", errno);
+	sync_dir(ev);
+	char *done =
+	        ksr_xasprintf("%s\n", verdict_word && *verdict_word ? verdict_word : "test-error");
+	int rc = write_whole(ev, "DONE", done, strlen(done), err);
+	free(done);
+	if (rc != 0)
+		return -1;
+	sync_dir(ev);
+	return 0;
+}
+
+void ksr_evidence_close(ksr_evidence *ev)
+{
+	if (!ev)
+		return;
+	if (ev->trace_fd >= 0)
+		close(ev->trace_fd);
+	if (ev->dir_fd >= 0)
+		close(ev->dir_fd);
+	if (ev->lock_fd >= 0)
+		close(ev->lock_fd); /* releases the flock */
+	free(ev->failures);
+	free(ev->dir);
+	free(ev);
+}

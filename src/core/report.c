@@ -1,0 +1,484 @@
+/* report.json: the recorded events folded into one document (DESIGN §9,
+ * docs/report.md). Nothing here is assembled from anywhere but the events. */
+#include "ksr/report.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "ksr/error.h"
+
+#ifndef KSR_VERSION
+#define KSR_VERSION "unknown"
+#endif
+
+/* The report under construction and what folding needs to remember. */
+typedef struct fold {
+	cJSON *stages, *steps, *grounding, *concerns, *final_checks, *log_tails, *artifacts;
+	cJSON *output_errors, *failures;
+	const cJSON *run_start, *app, *launch;
+	int model_calls, model_failures;
+	double model_ms;
+	double last_t;
+} fold;
+
+static const char *jstr(const cJSON *obj, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+static const cJSON *jget(const cJSON *obj, const char *key)
+{
+	return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+static double jnum(const cJSON *obj, const char *key, double dflt)
+{
+	const cJSON *it = jget(obj, key);
+	return cJSON_IsNumber(it) ? it->valuedouble : dflt;
+}
+
+static void add_str(cJSON *dst, const char *key, const char *s)
+{
+	if (s)
+		cJSON_AddStringToObject(dst, key, s);
+	else
+		cJSON_AddNullToObject(dst, key);
+}
+
+/* A positive integer field (scenario lines, indexes, pids), or null. */
+static void add_pos_int(cJSON *dst, const char *key, const cJSON *src, const char *skey)
+{
+	const cJSON *it = jget(src, skey);
+	if (cJSON_IsNumber(it) && it->valuedouble >= 1)
+		cJSON_AddNumberToObject(dst, key, it->valuedouble);
+	else
+		cJSON_AddNullToObject(dst, key);
+}
+
+static void add_ms(cJSON *dst, const char *key, double ms)
+{
+	cJSON_AddNumberToObject(dst, key, ms < 0 ? 0 : (double)(int64_t)ms);
+}
+
+/* A copy of src[skey] when it is of the wanted type, else null. */
+static void add_copy(cJSON *dst, const char *key, const cJSON *src, const char *skey,
+                     cJSON_bool (*is)(const cJSON *))
+{
+	const cJSON *it = jget(src, skey);
+	if (it && is(it))
+		cJSON_AddItemToObject(dst, key, cJSON_Duplicate(it, 1));
+	else
+		cJSON_AddNullToObject(dst, key);
+}
+
+static void add_bool(cJSON *dst, const char *key, const cJSON *src, const char *skey)
+{
+	cJSON_AddBoolToObject(dst, key, cJSON_IsTrue(jget(src, skey)));
+}
+
+/* {x, y[, w, h]} with integer members, or null when any is missing. */
+static cJSON *geometry(const cJSON *src, bool size)
+{
+	static const char *const keys[] = {"x", "y", "w", "h"};
+	if (!cJSON_IsObject(src))
+		return cJSON_CreateNull();
+	cJSON *g = cJSON_CreateObject();
+	for (size_t i = 0; i < (size ? 4u : 2u); i++) {
+		const cJSON *it = jget(src, keys[i]);
+		if (!cJSON_IsNumber(it)) {
+			cJSON_Delete(g);
+			return cJSON_CreateNull();
+		}
+		cJSON_AddNumberToObject(g, keys[i], (double)(int64_t)it->valuedouble);
+	}
+	return g;
+}
+
+/* stage.start / stage.end */
+
+static cJSON *find_running(cJSON *rows, const char *key, const cJSON *want)
+{
+	cJSON *row = NULL, *found = NULL;
+	cJSON_ArrayForEach(row, rows)
+	{
+		if (strcmp(jstr(row, "status") ? jstr(row, "status") : "", "running"))
+			continue;
+		const cJSON *have = jget(row, key);
+		if (cJSON_Compare(have, want, 1))
+			found = row;
+	}
+	return found;
+}
+
+static void on_stage_start(fold *f, const cJSON *e, double t)
+{
+	cJSON *row = cJSON_CreateObject();
+	add_str(row, "name", jstr(e, "name"));
+	cJSON_AddStringToObject(row, "status", "running");
+	cJSON_AddNullToObject(row, "reason");
+	add_ms(row, "duration_ms", 0);
+	cJSON_AddNumberToObject(row, "_t0", t);
+	cJSON_AddItemToArray(f->stages, row);
+}
+
+static void on_stage_end(fold *f, const cJSON *e, double t)
+{
+	const cJSON *name = jget(e, "name");
+	cJSON *row = name ? find_running(f->stages, "name", name) : NULL;
+	if (!row) {
+		on_stage_start(f, e, t);
+		row = cJSON_GetArrayItem(f->stages, cJSON_GetArraySize(f->stages) - 1);
+	}
+	double t0 = jnum(row, "_t0", t);
+	cJSON_ReplaceItemInObjectCaseSensitive(
+	        row, "status",
+	        cJSON_CreateString(jstr(e, "status") ? jstr(e, "status") : "failed"));
+	const char *reason = jstr(e, "reason");
+	cJSON_ReplaceItemInObjectCaseSensitive(
+	        row, "reason", reason ? cJSON_CreateString(reason) : cJSON_CreateNull());
+	double ms = jnum(e, "duration_ms", t - t0);
+	cJSON_ReplaceItemInObjectCaseSensitive(
+	        row, "duration_ms", cJSON_CreateNumber(ms < 0 ? 0 : (double)(int64_t)ms));
+}
+
+/* step.start / step.end */
+
+static cJSON *check_rows(const cJSON *checks)
+{
+	cJSON *out = cJSON_CreateArray();
+	const cJSON *c, *list = cJSON_IsArray(checks) ? checks : NULL;
+	cJSON_ArrayForEach(c, list)
+	{
+		cJSON *row = cJSON_CreateObject();
+		add_str(row, "kind", jstr(c, "kind"));
+		add_pos_int(row, "line", c, "line");
+		add_str(row, "status", jstr(c, "status") ? jstr(c, "status") : "error");
+		add_str(row, "detail", jstr(c, "detail"));
+		cJSON_AddItemToArray(out, row);
+	}
+	return out;
+}
+
+static cJSON *step_row(const cJSON *e, const char *status, double ms)
+{
+	cJSON *row = cJSON_CreateObject();
+	add_pos_int(row, "index", e, "index");
+	add_pos_int(row, "line", e, "line");
+	add_str(row, "kind", jstr(e, "kind"));
+	add_str(row, "backend", jstr(e, "backend"));
+	add_str(row, "rung", jstr(e, "rung"));
+	cJSON_AddItemToObject(row, "window", geometry(jget(e, "window"), true));
+	cJSON_AddItemToObject(row, "pixel", geometry(jget(e, "pixel"), false));
+	cJSON_AddItemToObject(row, "checks", check_rows(jget(e, "checks")));
+	cJSON_AddStringToObject(row, "status", status);
+	add_str(row, "screenshot", jstr(e, "screenshot"));
+	add_str(row, "annotated", jstr(e, "annotated"));
+	add_str(row, "reason", jstr(e, "reason"));
+	add_ms(row, "duration_ms", ms);
+	return row;
+}
+
+static void on_step_start(fold *f, const cJSON *e, double t)
+{
+	cJSON *row = step_row(e, "running", 0);
+	cJSON_AddNumberToObject(row, "_t0", t);
+	cJSON_AddItemToArray(f->steps, row);
+}
+
+static void on_step_end(fold *f, const cJSON *e, double t)
+{
+	const cJSON *index = jget(e, "index");
+	cJSON *old = index ? find_running(f->steps, "index", index) : NULL;
+	double t0 = old ? jnum(old, "_t0", t) : t;
+	const char *status = jstr(e, "status") ? jstr(e, "status") : "error";
+	cJSON *row = step_row(e, status, jnum(e, "duration_ms", t - t0));
+	if (old)
+		cJSON_ReplaceItemViaPointer(f->steps, old, row);
+	else
+		cJSON_AddItemToArray(f->steps, row);
+}
+
+/* The other row kinds. */
+
+static void on_grounding(fold *f, const cJSON *e)
+{
+	cJSON *row = cJSON_CreateObject();
+	add_pos_int(row, "step", e, "step");
+	add_str(row, "asked", jstr(e, "asked"));
+	cJSON_AddItemToObject(row, "where", geometry(jget(e, "where"), false));
+	add_bool(row, "verified", e, "verified");
+	cJSON_AddItemToArray(f->grounding, row);
+}
+
+static void on_concern(fold *f, const cJSON *e)
+{
+	cJSON *row = cJSON_CreateObject();
+	add_str(row, "code", jstr(e, "code"));
+	add_str(row, "message", jstr(e, "message") ? jstr(e, "message") : "");
+	add_pos_int(row, "line", e, "line");
+	cJSON_AddItemToArray(f->concerns, row);
+}
+
+static void on_failure(fold *f, const cJSON *e)
+{
+	cJSON *row = cJSON_CreateObject();
+	add_str(row, "outcome", jstr(e, "outcome"));
+	add_str(row, "reason", jstr(e, "reason") ? jstr(e, "reason") : "");
+	add_pos_int(row, "line", e, "line");
+	add_bool(row, "setup_fault", e, "setup_fault");
+	cJSON_AddItemToArray(f->failures, row);
+}
+
+static void on_final_check(fold *f, const cJSON *e)
+{
+	cJSON *row = cJSON_CreateObject();
+	add_str(row, "name", jstr(e, "name") ? jstr(e, "name") : "");
+	add_bool(row, "ok", e, "ok");
+	add_str(row, "detail", jstr(e, "detail"));
+	cJSON_AddItemToArray(f->final_checks, row);
+}
+
+static void on_pair(cJSON *rows, const cJSON *e, const char *k1, const char *k2)
+{
+	cJSON *row = cJSON_CreateObject();
+	add_str(row, k1, jstr(e, k1) ? jstr(e, k1) : "");
+	add_str(row, k2, jstr(e, k2) ? jstr(e, k2) : "");
+	cJSON_AddItemToArray(rows, row);
+}
+
+static void on_artifact(fold *f, const cJSON *e)
+{
+	cJSON *row = cJSON_CreateObject();
+	add_str(row, "name", jstr(e, "name") ? jstr(e, "name") : "");
+	add_str(row, "kind", jstr(e, "kind") ? jstr(e, "kind") : "other");
+	add_str(row, "description", jstr(e, "description"));
+	cJSON_AddItemToArray(f->artifacts, row);
+}
+
+static void on_model_call(fold *f, const cJSON *e)
+{
+	f->model_calls++;
+	if (!cJSON_IsTrue(jget(e, "ok")))
+		f->model_failures++;
+	double ms = jnum(e, "ms", 0);
+	f->model_ms += ms > 0 ? ms : 0;
+}
+
+static void fold_event(fold *f, const cJSON *e)
+{
+	const char *kind = jstr(e, "event");
+	double t = jnum(e, "t_ms", f->last_t);
+	f->last_t = t > f->last_t ? t : f->last_t;
+	if (!kind)
+		return;
+	if (!strcmp(kind, "run.start") && !f->run_start)
+		f->run_start = e;
+	else if (!strcmp(kind, "stage.start"))
+		on_stage_start(f, e, t);
+	else if (!strcmp(kind, "stage.end"))
+		on_stage_end(f, e, t);
+	else if (!strcmp(kind, "step.start"))
+		on_step_start(f, e, t);
+	else if (!strcmp(kind, "step.end"))
+		on_step_end(f, e, t);
+	else if (!strcmp(kind, "launch"))
+		f->launch = e;
+	else if (!strcmp(kind, "app"))
+		f->app = e;
+	else if (!strcmp(kind, "grounding"))
+		on_grounding(f, e);
+	else if (!strcmp(kind, "concern"))
+		on_concern(f, e);
+	else if (!strcmp(kind, "failure"))
+		on_failure(f, e);
+	else if (!strcmp(kind, "artifact"))
+		on_artifact(f, e);
+	else if (!strcmp(kind, "final_check"))
+		on_final_check(f, e);
+	else if (!strcmp(kind, "log_tail"))
+		on_pair(f->log_tails, e, "path", "text");
+	else if (!strcmp(kind, "output_error"))
+		on_pair(f->output_errors, e, "what", "error");
+	else if (!strcmp(kind, "model_call"))
+		on_model_call(f, e);
+}
+
+/* Rows still running when the report is rendered: their time so far; the
+ * private start time removed. */
+static void close_running(cJSON *rows, double last_t)
+{
+	cJSON *row;
+	cJSON_ArrayForEach(row, rows)
+	{
+		double t0 = jnum(row, "_t0", last_t);
+		if (!strcmp(jstr(row, "status") ? jstr(row, "status") : "", "running"))
+			cJSON_ReplaceItemInObjectCaseSensitive(
+			        row, "duration_ms",
+			        cJSON_CreateNumber((double)(int64_t)(last_t - t0)));
+		cJSON_DeleteItemFromObjectCaseSensitive(row, "_t0");
+	}
+}
+
+static cJSON *scenario_obj(const cJSON *rs)
+{
+	const cJSON *sc = jget(rs, "scenario");
+	cJSON *o = cJSON_CreateObject();
+	add_str(o, "path", jstr(sc, "path"));
+	add_str(o, "name", jstr(sc, "name"));
+	add_str(o, "sha256", jstr(sc, "sha256"));
+	return o;
+}
+
+static cJSON *runtime_obj(const cJSON *rs)
+{
+	const char *v = jstr(jget(rs, "runtime"), "version");
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "version", v ? v : KSR_VERSION);
+	add_pos_int(o, "pid", rs, "pid");
+	return o;
+}
+
+static cJSON *timings_obj(const fold *f)
+{
+	cJSON *o = cJSON_CreateObject();
+	add_str(o, "started_at", jstr(f->run_start, "started_at"));
+	add_ms(o, "duration_ms", f->last_t);
+	const cJSON *dl = jget(f->run_start, "deadline_s");
+	if (cJSON_IsNumber(dl) && dl->valuedouble >= 0)
+		cJSON_AddNumberToObject(o, "deadline_s", dl->valuedouble);
+	else
+		cJSON_AddNullToObject(o, "deadline_s");
+	cJSON *per = cJSON_AddObjectToObject(o, "stages");
+	const cJSON *row;
+	cJSON_ArrayForEach(row, f->stages)
+	{
+		const char *name = jstr(row, "name");
+		if (!name)
+			continue;
+		double ms = jnum(row, "duration_ms", 0);
+		cJSON *have = cJSON_GetObjectItemCaseSensitive(per, name);
+		if (have)
+			cJSON_SetNumberValue(have, have->valuedouble + ms);
+		else
+			cJSON_AddNumberToObject(per, name, ms);
+	}
+	return o;
+}
+
+/* An X window id: a number, or a string such as "0x1a00003". */
+static cJSON_bool is_id(const cJSON *it)
+{
+	return cJSON_IsNumber(it) || cJSON_IsString(it);
+}
+
+static cJSON *app_obj(const cJSON *e)
+{
+	if (!e)
+		return cJSON_CreateNull();
+	cJSON *o = cJSON_CreateObject();
+	add_pos_int(o, "pid", e, "pid");
+	add_str(o, "name", jstr(e, "name"));
+	add_str(o, "cmdline", jstr(e, "cmdline"));
+	add_bool(o, "launched", e, "launched");
+	const cJSON *w = jget(e, "window");
+	if (cJSON_IsObject(w)) {
+		cJSON *win = cJSON_AddObjectToObject(o, "window");
+		add_copy(win, "id", w, "id", is_id);
+		add_str(win, "title", jstr(w, "title"));
+		add_str(win, "class", jstr(w, "class"));
+		static const char *const keys[] = {"x", "y", "w", "h"};
+		for (size_t i = 0; i < 4; i++)
+			add_copy(win, keys[i], w, keys[i], cJSON_IsNumber);
+	} else {
+		cJSON_AddNullToObject(o, "window");
+	}
+	return o;
+}
+
+static cJSON *launch_obj(const cJSON *e)
+{
+	if (!e)
+		return cJSON_CreateNull();
+	cJSON *o = cJSON_CreateObject();
+	add_str(o, "command", jstr(e, "command"));
+	add_pos_int(o, "pid", e, "pid");
+	add_str(o, "log", jstr(e, "log"));
+	return o;
+}
+
+static cJSON *model_obj(const fold *f)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "calls", f->model_calls);
+	cJSON_AddNumberToObject(o, "failures", f->model_failures);
+	add_ms(o, "total_ms", f->model_ms);
+	return o;
+}
+
+static void add_decision(cJSON *r, const ksr_decision *d)
+{
+	cJSON_AddStringToObject(r, "verdict", ksr_verdict_name(d->verdict));
+	cJSON_AddNumberToObject(r, "exit_code", d->exit_code);
+	cJSON_AddStringToObject(r, "outcome", ksr_outcome_name(d->outcome));
+	cJSON_AddStringToObject(r, "reason",
+	                        d->reason && *d->reason ? d->reason
+	                                                : ksr_outcome_default_reason(d->outcome));
+	if (d->line > 0)
+		cJSON_AddNumberToObject(r, "line", d->line);
+	else
+		cJSON_AddNullToObject(r, "line");
+}
+
+static void fold_init(fold *f)
+{
+	*f = (fold){0};
+	f->stages = cJSON_CreateArray();
+	f->steps = cJSON_CreateArray();
+	f->grounding = cJSON_CreateArray();
+	f->concerns = cJSON_CreateArray();
+	f->final_checks = cJSON_CreateArray();
+	f->log_tails = cJSON_CreateArray();
+	f->artifacts = cJSON_CreateArray();
+	f->output_errors = cJSON_CreateArray();
+	f->failures = cJSON_CreateArray();
+}
+
+cJSON *ksr_report_json(const cJSON *events, const ksr_decision *d)
+{
+	ksr_decision own;
+	if (!d) {
+		own = ksr_verdict_from_events(events);
+		d = &own;
+	}
+	fold f;
+	fold_init(&f);
+	const cJSON *e, *list = cJSON_IsArray(events) ? events : NULL;
+	cJSON_ArrayForEach(e, list)
+	{
+		fold_event(&f, e);
+	}
+	close_running(f.stages, f.last_t);
+	close_running(f.steps, f.last_t);
+
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddNumberToObject(r, "schema_version", KSR_REPORT_SCHEMA_VERSION);
+	add_str(r, "run_id", jstr(f.run_start, "run_id"));
+	add_decision(r, d);
+	cJSON_AddItemToObject(r, "scenario", scenario_obj(f.run_start));
+	cJSON_AddItemToObject(r, "runtime", runtime_obj(f.run_start));
+	cJSON_AddItemToObject(r, "timings", timings_obj(&f));
+	cJSON_AddItemToObject(r, "stages", f.stages);
+	cJSON_AddItemToObject(r, "steps", f.steps);
+	cJSON_AddItemToObject(r, "grounding", f.grounding);
+	cJSON_AddItemToObject(r, "concerns", f.concerns);
+	cJSON_AddItemToObject(r, "failures", f.failures);
+	cJSON_AddItemToObject(r, "final_checks", f.final_checks);
+	cJSON_AddItemToObject(r, "launch", launch_obj(f.launch));
+	cJSON_AddItemToObject(r, "app", app_obj(f.app));
+	cJSON_AddItemToObject(r, "model_usage", model_obj(&f));
+	cJSON_AddItemToObject(r, "log_tails", f.log_tails);
+	cJSON_AddItemToObject(r, "artifacts", f.artifacts);
+	cJSON_AddItemToObject(r, "output_errors", f.output_errors);
+	return r;
+}
