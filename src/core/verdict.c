@@ -239,6 +239,16 @@ static int int_field(const cJSON *obj, const char *key)
 	                                                                          : 0;
 }
 
+static char *unwritable_reason(const char *what, const char *err)
+{
+	if (what && err)
+		return ksr_xasprintf("Could not write %s to the evidence folder: %s.", what, err);
+	return ksr_xasprintf("Could not write to the evidence folder: %s.",
+	                     what  ? what
+	                     : err ? err
+	                           : "unknown error");
+}
+
 /* One event as a signal; false when it is not one. */
 static bool event_signal(const cJSON *e, ksr_signal *s)
 {
@@ -263,8 +273,7 @@ static bool event_signal(const cJSON *e, ksr_signal *s)
 	}
 	if (!strcmp(kind, "output_error")) {
 		const char *what = str_field(e, "what"), *err = str_field(e, "error");
-		char *text = ksr_xasprintf("Could not write %s to the evidence folder: %s.",
-		                           what ? what : "evidence", err ? err : "unknown error");
+		char *text = unwritable_reason(what, err);
 		s->kind = KSR_SIGNAL_FAILURE;
 		s->outcome = KSR_OUTCOME_OUTPUT_UNWRITABLE;
 		s->reason = intern(text);

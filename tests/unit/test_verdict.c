@@ -229,6 +229,13 @@ static void test_from_events(void)
 	   "events: output_error reason: %s", d.reason);
 	cJSON_Delete(ev);
 
+	ev = cJSON_Parse(
+	        "[{\"event\":\"output_error\",\"what\":\"report.md: Permission denied\"}]");
+	d = ksr_verdict_from_events(ev);
+	is_str(d.reason, "Could not write to the evidence folder: report.md: Permission denied.",
+	       "events: output_error with only what");
+	cJSON_Delete(ev);
+
 	ev = cJSON_Parse("[{\"event\":\"concern\",\"code\":\"updater\",\"message\":\"m\"}]");
 	d = ksr_verdict_from_events(ev);
 	is_str(ksr_verdict_name(d.verdict), "pass-with-concerns", "events: concern only");
