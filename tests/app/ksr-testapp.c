@@ -1,0 +1,267 @@
+/* ksr-testapp: a small GTK3 app with deterministic controls and failures on
+ * demand, for the runtime's integration tests.
+ *
+ * Window "KSR Test App" (--title), WM_CLASS "ksr-testapp", "Ksr-testapp".
+ * Controls (accessible names fixed): button "Press me" (sets the label below it,
+ * whose accessible name is its text, from "Pressed 0" to "Pressed N"; records
+ * "pressed"), check box "Enable feature" (records
+ * "checked:1"/"checked:0"), entry "Text field" (records "text:<value>" on each
+ * change). Timers given in milliseconds start once the main window is mapped
+ * (with --no-window: at start). */
+#include <gtk/gtk.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct {
+	gchar *title;
+	gint slow_start_ms;
+	gint crash_after_ms;
+	gint exit_after_ms;
+	gchar *error_dialog;
+	gint dialog_after_ms;
+	gint hang_after_ms;
+	gboolean no_window;
+	gchar *record;
+	gboolean print_pid;
+} opt = {
+        .slow_start_ms = -1,
+        .crash_after_ms = -1,
+        .exit_after_ms = -1,
+        .dialog_after_ms = 0,
+        .hang_after_ms = -1,
+};
+
+static GOptionEntry entries[] = {
+        {"title", 0, 0, G_OPTION_ARG_STRING, &opt.title, "Window title (default: KSR Test App)",
+         "T"},
+        {"slow-start", 0, 0, G_OPTION_ARG_INT, &opt.slow_start_ms,
+         "Sleep this long before showing the window", "MS"},
+        {"crash-after", 0, 0, G_OPTION_ARG_INT, &opt.crash_after_ms,
+         "Die of SIGSEGV this long after the window is shown", "MS"},
+        {"exit-after", 0, 0, G_OPTION_ARG_INT, &opt.exit_after_ms,
+         "Exit cleanly (status 0) this long after the window is shown", "MS"},
+        {"error-dialog", 0, 0, G_OPTION_ARG_STRING, &opt.error_dialog,
+         "Show an error message dialog with this title", "TITLE"},
+        {"dialog-after", 0, 0, G_OPTION_ARG_INT, &opt.dialog_after_ms,
+         "Delay of the error dialog after the window is shown (default 0)", "MS"},
+        {"hang-after", 0, 0, G_OPTION_ARG_INT, &opt.hang_after_ms,
+         "Stop responding (main thread blocked forever) this long after the window is shown", "MS"},
+        {"no-window", 0, 0, G_OPTION_ARG_NONE, &opt.no_window, "Run without any window", NULL},
+        {"record", 0, 0, G_OPTION_ARG_FILENAME, &opt.record,
+         "Append control events to this file, one a line", "FILE"},
+        {"print-pid", 0, 0, G_OPTION_ARG_NONE, &opt.print_pid, "Print the PID on stdout", NULL},
+        {NULL},
+};
+
+/* A test fixture, not the runtime: GTK, fontconfig and GLib keep allocations
+ * until exit, and a leak report would turn a clean exit into a failure. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "detect_leaks=0";
+}
+
+static GMainLoop *loop;
+static GtkWidget *main_window;
+static GtkWidget *pressed_label;
+static int press_count;
+
+static void record(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+
+static void record(const char *fmt, ...)
+{
+	if (!opt.record)
+		return;
+	FILE *f = fopen(opt.record, "ae");
+	if (!f) {
+		g_printerr("ksr-testapp: %s: %s\n", opt.record, g_strerror(errno));
+		return;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+}
+
+static void on_press(GtkButton *button, gpointer data)
+{
+	(void)button;
+	(void)data;
+	char text[64];
+	snprintf(text, sizeof text, "Pressed %d", ++press_count);
+	gtk_label_set_text(GTK_LABEL(pressed_label), text);
+	record("pressed\n");
+}
+
+static void on_toggle(GtkToggleButton *check, gpointer data)
+{
+	(void)data;
+	record("checked:%d\n", gtk_toggle_button_get_active(check) ? 1 : 0);
+}
+
+static void on_text(GtkEditable *entry, gpointer data)
+{
+	(void)data;
+	record("text:%s\n", gtk_entry_get_text(GTK_ENTRY(entry)));
+}
+
+static gboolean crash_now(gpointer data)
+{
+	(void)data;
+	signal(SIGSEGV, SIG_DFL); /* a real crash, not a sanitizer report */
+	raise(SIGSEGV);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean exit_now(gpointer data)
+{
+	(void)data;
+	g_main_loop_quit(loop);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean hang_now(gpointer data)
+{
+	(void)data;
+	for (;;)
+		pause(); /* no X events, no AT-SPI answers; SIGTERM/SIGKILL still end it */
+	return G_SOURCE_REMOVE;
+}
+
+static void on_dialog_response(GtkDialog *dialog, gint response, gpointer data)
+{
+	(void)response;
+	(void)data;
+	gtk_widget_destroy(GTK_WIDGET(dialog));
+}
+
+static gboolean show_error_dialog(gpointer data)
+{
+	(void)data;
+	GtkWidget *d = gtk_message_dialog_new(main_window ? GTK_WINDOW(main_window) : NULL,
+	                                      GTK_DIALOG_DESTROY_WITH_PARENT, GTK_MESSAGE_ERROR,
+	                                      GTK_BUTTONS_CLOSE, "Something went wrong");
+	gtk_message_dialog_format_secondary_text(GTK_MESSAGE_DIALOG(d),
+	                                         "ksr-testapp was asked to show this error.");
+	gtk_window_set_title(GTK_WINDOW(d), opt.error_dialog);
+	atk_object_set_name(gtk_widget_get_accessible(d), opt.error_dialog);
+	g_signal_connect(d, "response", G_CALLBACK(on_dialog_response), NULL);
+	gtk_widget_show_all(d);
+	return G_SOURCE_REMOVE;
+}
+
+static void after(gint ms, GSourceFunc fn)
+{
+	if (ms >= 0)
+		g_timeout_add((guint)ms, fn, NULL);
+}
+
+/* Once the main window is on screen (or at start without one). */
+static gboolean have_gtk;
+
+static void start_timers(void)
+{
+	after(opt.crash_after_ms, crash_now);
+	after(opt.exit_after_ms, exit_now);
+	after(opt.hang_after_ms, hang_now);
+	if (opt.error_dialog && have_gtk)
+		after(opt.dialog_after_ms < 0 ? 0 : opt.dialog_after_ms, show_error_dialog);
+}
+
+static gboolean on_map(GtkWidget *w, GdkEvent *event, gpointer data)
+{
+	(void)event;
+	(void)data;
+	g_signal_handlers_disconnect_by_func(w, G_CALLBACK(on_map), NULL);
+	start_timers();
+	return FALSE;
+}
+
+static void on_destroy(GtkWidget *w, gpointer data)
+{
+	(void)w;
+	(void)data;
+	main_window = NULL;
+	g_main_loop_quit(loop);
+}
+
+static void name_widget(GtkWidget *w, const char *name)
+{
+	gtk_widget_set_name(w, name);
+	atk_object_set_name(gtk_widget_get_accessible(w), name);
+}
+
+static GtkWidget *build_window(void)
+{
+	GtkWidget *win = gtk_window_new(GTK_WINDOW_TOPLEVEL);
+	gtk_window_set_title(GTK_WINDOW(win), opt.title ? opt.title : "KSR Test App");
+	gtk_window_set_default_size(GTK_WINDOW(win), 480, 320);
+	GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 12);
+	gtk_container_set_border_width(GTK_CONTAINER(box), 24);
+
+	GtkWidget *button = gtk_button_new_with_label("Press me");
+	name_widget(button, "Press me");
+	g_signal_connect(button, "clicked", G_CALLBACK(on_press), NULL);
+	pressed_label = gtk_label_new("Pressed 0");
+	gtk_widget_set_name(pressed_label, "press-count"); /* accessible name: its text */
+	GtkWidget *check = gtk_check_button_new_with_label("Enable feature");
+	name_widget(check, "Enable feature");
+	g_signal_connect(check, "toggled", G_CALLBACK(on_toggle), NULL);
+	GtkWidget *entry = gtk_entry_new();
+	name_widget(entry, "Text field");
+	gtk_entry_set_placeholder_text(GTK_ENTRY(entry), "Type here");
+	g_signal_connect(entry, "changed", G_CALLBACK(on_text), NULL);
+
+	gtk_box_pack_start(GTK_BOX(box), button, FALSE, FALSE, 0);
+	gtk_box_pack_start(GTK_BOX(box), pressed_label, FALSE, FALSE, 0);
+	gtk_box_pack_start(GTK_BOX(box), check, FALSE, FALSE, 0);
+	gtk_box_pack_start(GTK_BOX(box), entry, FALSE, FALSE, 0);
+	gtk_container_add(GTK_CONTAINER(win), box);
+	g_signal_connect(win, "destroy", G_CALLBACK(on_destroy), NULL);
+	g_signal_connect(win, "map-event", G_CALLBACK(on_map), NULL);
+	return win;
+}
+
+int main(int argc, char **argv)
+{
+	g_set_prgname("ksr-testapp");
+	GOptionContext *ctx = g_option_context_new("- deterministic GTK3 app for ksr tests");
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	g_option_context_add_group(ctx, gtk_get_option_group(FALSE));
+	GError *error = NULL;
+	if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+		g_printerr("ksr-testapp: %s\n", error->message);
+		g_error_free(error);
+		g_option_context_free(ctx);
+		return 2;
+	}
+	g_option_context_free(ctx);
+	if (opt.print_pid) {
+		printf("%d\n", (int)getpid());
+		fflush(stdout);
+	}
+	have_gtk = gtk_init_check(&argc, &argv);
+	if (!have_gtk && !opt.no_window) {
+		g_printerr("ksr-testapp: cannot open display\n");
+		return 1;
+	}
+	loop = g_main_loop_new(NULL, FALSE);
+	if (opt.slow_start_ms > 0)
+		g_usleep((gulong)opt.slow_start_ms * 1000);
+	if (opt.no_window) {
+		start_timers(); /* an error dialog, if asked, comes without a parent */
+	} else {
+		main_window = build_window();
+		gtk_widget_show_all(main_window);
+	}
+	g_main_loop_run(loop);
+	if (main_window)
+		gtk_widget_destroy(main_window);
+	return 0;
+}

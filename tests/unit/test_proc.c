@@ -1,0 +1,412 @@
+/* Process backend against real processes: detached launch, /proc search by
+ * long program names, liveness and pidfd, stopping stubborn groups, and
+ * bounded commands with timeout and cancellation (cancellation last: it is
+ * permanent for the process). */
+#include "ksr/proc.h"
+#include "tap.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char tmpdir[] = "/tmp/ksr-test-proc-XXXXXX";
+
+static void msleep(int ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[8192];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* Poll a file until it has exactly want (up to ms). */
+static bool file_becomes(const char *path, const char *want, int ms)
+{
+	for (int t = 0; t < ms; t += 10) {
+		if (strcmp(slurp(path), want) == 0)
+			return true;
+		msleep(10);
+	}
+	return false;
+}
+
+/* A live (non-zombie) process in group pgid? Orphans PID 1 has not reaped yet
+ * still answer kill(-pgid, 0), so look at /proc. */
+static bool group_has_live(int pgid)
+{
+	if (kill(-pgid, 0) < 0 && errno == ESRCH)
+		return false;
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+	bool live = false;
+	while (dir && !live && (de = readdir(dir))) {
+		char path[300], *buf, *p;
+		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+		buf = slurp(path);
+		p = strrchr(buf, ')');
+		char st;
+		int ppid, grp;
+		if (p && sscanf(p + 1, " %c %d %d", &st, &ppid, &grp) == 3 && grp == pgid &&
+		    st != 'Z' && st != 'X')
+			live = true;
+	}
+	if (dir)
+		closedir(dir);
+	return live;
+}
+
+static bool group_gone(int pgid)
+{
+	for (int t = 0; t < 2000; t += 10) {
+		if (!group_has_live(pgid))
+			return true;
+		msleep(10);
+	}
+	return false;
+}
+
+static unsigned long long status_mask(int pid, const char *key)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/status", pid);
+	FILE *f = fopen(path, "re");
+	unsigned long long v = ~0ULL;
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, key, strlen(key)) == 0)
+			v = strtoull(line + strlen(key), NULL, 16);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static int count_fds(int pid)
+{
+	char cmd[96];
+	snprintf(cmd, sizeof cmd, "exit $(ls /proc/%d/fd | wc -l)", pid);
+	int st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_launch(void)
+{
+	char log[256];
+	snprintf(log, sizeof log, "%s/launch.log", tmpdir);
+	FILE *f = fopen(log, "w");
+	fputs("pre\n", f);
+	fclose(f);
+	int leak = open("/dev/null", O_RDONLY); /* not CLOEXEC: must not reach the child */
+	ksr_err err = {0};
+	int pid = 0;
+	int rc = ksr_proc_launch("echo hi; echo err >&2; exec sleep 30", log, &pid, &err);
+	close(leak);
+	is_int(rc, 0, "launch returns 0");
+	ok(pid > 0, "launch gives a pid (%s)", err.msg);
+	is_int(getpgid(pid), pid, "launched process leads its own process group");
+	is_int(getsid(pid), pid, "launched process leads its own session");
+	ok(file_becomes(log, "pre\nhi\nerr\n", 3000), "log appended with stdout and stderr: %s",
+	   slurp(log));
+	is_int((long long)status_mask(pid, "SigIgn:"), 0,
+	       "child ignores no signal (SIGPIPE reset)");
+	is_int((long long)status_mask(pid, "SigBlk:"), 0, "child blocks no signal");
+	is_int(count_fds(pid), 3, "child has only fds 0, 1, 2");
+	ok(ksr_proc_alive(pid), "launched process alive");
+	int64_t t0 = ksr_now_ms();
+	is_int(ksr_proc_stop_group(pid, 5000), 0, "stop_group stops a polite group");
+	ok(ksr_now_ms() - t0 < 1000, "polite group gone quickly (%lld ms)",
+	   (long long)(ksr_now_ms() - t0));
+	ok(!ksr_proc_alive(pid), "stopped process not alive");
+	is_int(ksr_proc_reap(pid, NULL), -1, "stop_group reaped our child");
+
+	rc = ksr_proc_launch("true", "/nonexistent-dir/x.log", &pid, &err);
+	is_int(rc, -1, "launch with an unwritable log fails");
+	ok(strstr(err.msg, "/nonexistent-dir/x.log") != NULL, "error names the log: %s", err.msg);
+}
+
+static ksr_pattern *re(const char *s)
+{
+	ksr_err err = {0};
+	ksr_pattern *p = ksr_pattern_compile(s, &err);
+	if (!p)
+		fprintf(stderr, "# bad pattern %s: %s\n", s, err.msg);
+	return p;
+}
+
+static bool find_one(const char *name_re, const char *cmd_re, int want_pid, ksr_proc *got)
+{
+	ksr_pattern *n = name_re ? re(name_re) : NULL, *c = cmd_re ? re(cmd_re) : NULL;
+	bool found = false;
+	for (int t = 0; t < 3000 && !found; t += 20) {
+		ksr_proc_list l;
+		ksr_err err = {0};
+		if (ksr_proc_find(n, c, &l, &err) == 0) {
+			for (size_t i = 0; i < l.len; i++) {
+				if (l.items[i].pid != want_pid)
+					continue;
+				found = true;
+				if (got) {
+					got->pid = want_pid;
+					got->name = strdup(l.items[i].name);
+					got->argv0 = strdup(l.items[i].argv0);
+					got->cmdline = strdup(l.items[i].cmdline);
+				}
+			}
+			ksr_proc_list_clear(&l);
+		}
+		if (!found && want_pid > 0)
+			msleep(20);
+		if (want_pid <= 0)
+			break;
+	}
+	ksr_pattern_free(n);
+	ksr_pattern_free(c);
+	return found;
+}
+
+static void free_proc(ksr_proc *p)
+{
+	free(p->name);
+	free(p->argv0);
+	free(p->cmdline);
+}
+
+static int find_count(const char *name_re, const char *cmd_re, int pid)
+{
+	ksr_pattern *n = name_re ? re(name_re) : NULL, *c = cmd_re ? re(cmd_re) : NULL;
+	ksr_proc_list l;
+	ksr_err err = {0};
+	int count = 0;
+	if (ksr_proc_find(n, c, &l, &err) == 0)
+		for (size_t i = 0; i < l.len; i++)
+			count += l.items[i].pid == pid;
+	ksr_proc_list_clear(&l);
+	ksr_pattern_free(n);
+	ksr_pattern_free(c);
+	return count;
+}
+
+static void test_find(void)
+{
+	char prog[256], cmd[600], want_cmdline[300];
+	snprintf(prog, sizeof prog, "%s/ksr-very-long-program-name", tmpdir);
+	snprintf(cmd, sizeof cmd, "cp /bin/sleep '%s' && chmod 755 '%s'", prog, prog);
+	ok(system(cmd) == 0, "copied sleep to %s", prog);
+	snprintf(cmd, sizeof cmd, "exec '%s' 31", prog);
+	snprintf(want_cmdline, sizeof want_cmdline, "%s 31", prog);
+	int pid = 0;
+	ksr_err err = {0};
+	is_int(ksr_proc_launch(cmd, NULL, &pid, &err), 0, "launch long-named program");
+
+	ksr_proc p = {0};
+	ok(find_one("^ksr-very-long-program-name$", NULL, pid, &p), "found by full name");
+	is_str(p.name, "ksr-very-long-program-name", "name is the executable's base name");
+	is_str(p.argv0, "ksr-very-long-program-name", "argv0 base name");
+	is_str(p.cmdline, want_cmdline, "cmdline joined with spaces");
+	free_proc(&p);
+	is_int(find_count("^ksr-very-long-p$", NULL, pid), 0, "comm's 15-char cut never matches");
+	ok(find_one(NULL, "ksr-very-long-program-name 31$", pid, NULL), "found by cmdline");
+	ok(find_one("(?i)^KSR-VERY", "program-name 31", pid, NULL), "name and cmdline together");
+	is_int(find_count("^ksr-very-long-program-name$", "no-such-arg", pid), 0,
+	       "cmdline pattern must match too");
+	is_int(find_count(NULL, NULL, getpid()), 0, "never lists itself");
+	is_int(find_count(NULL, NULL, 2), 0, "kernel threads (kthreadd) never match");
+	is_int(ksr_proc_stop_group(pid, 2000), 0, "stopped");
+
+	/* argv[0] differs from the executable: either one matches. */
+	int pid2 = 0;
+	ksr_proc_launch("exec perl -e 'exec {\"/bin/sleep\"} \"ksr-alias-zz\", \"33\"'", NULL,
+	                &pid2, &err);
+	ok(find_one("^ksr-alias-zz$", NULL, pid2, &p), "found by argv[0]");
+	is_str(p.name, "sleep", "name from the executable");
+	is_str(p.argv0, "ksr-alias-zz", "argv0 as given");
+	free_proc(&p);
+	ok(find_one("^sleep$", "^ksr-alias-zz 33$", pid2, NULL), "found by executable name");
+	ksr_proc_stop_group(pid2, 2000);
+}
+
+static void test_alive_pidfd(void)
+{
+	int pid = 0;
+	ksr_err err = {0};
+	ksr_proc_launch("exec sleep 30", NULL, &pid, &err);
+	int fd = ksr_proc_pidfd(pid);
+	ok(fd >= 0, "pidfd available");
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	is_int(poll(&pfd, 1, 0), 0, "pidfd not readable while running");
+	int st = 0;
+	is_int(ksr_proc_reap(pid, &st), 0, "reap: still running");
+	kill(pid, SIGKILL);
+	is_int(poll(&pfd, 1, 2000), 1, "pidfd readable after exit");
+	ok(!ksr_proc_alive(pid), "unreaped zombie is not alive");
+	is_int(ksr_proc_reap(pid, &st), 1, "reaped");
+	ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status says SIGKILL");
+	is_int(ksr_proc_reap(pid, &st), -1, "reap again: not our child");
+	is_int(ksr_proc_reap(1, &st), -1, "reap init: not our child");
+	ok(ksr_proc_alive(getpid()), "we are alive");
+	ok(!ksr_proc_alive(0) && !ksr_proc_alive(-1), "0 and -1 are not processes");
+	close(fd);
+	is_int(ksr_proc_stop_group(1, 100), -1, "stop_group refuses pgid 1");
+	is_int(ksr_proc_stop_group(0, 100), -1, "stop_group refuses pgid 0");
+}
+
+/* A group where everyone ignores SIGTERM; returns the leader once the trap is set. */
+static int launch_stubborn(void)
+{
+	char log[256];
+	snprintf(log, sizeof log, "%s/stubborn-%lld.log", tmpdir, (long long)ksr_now_ms());
+	int pid = 0;
+	ksr_err err = {0};
+	ksr_proc_launch("trap '' TERM; sleep 60 & sleep 60 & echo ready; wait", log, &pid, &err);
+	ok(file_becomes(log, "ready\n", 3000), "stubborn group ready");
+	return pid;
+}
+
+static void test_stop_group(void)
+{
+	int pid = launch_stubborn();
+	int64_t t0 = ksr_now_ms();
+	is_int(ksr_proc_stop_group(pid, 500), 0, "stop_group kills a group ignoring SIGTERM");
+	int64_t took = ksr_now_ms() - t0;
+	ok(took >= 490 && took < 2000, "after the grace, bounded (%lld ms)", (long long)took);
+	ok(group_gone(pid), "no member of the group left");
+	is_int(ksr_proc_reap(pid, NULL), -1, "leader reaped");
+}
+
+static void test_run(void)
+{
+	ksr_err err = {0};
+	int code = -5;
+	char *out = NULL;
+	ksr_deadline d = ksr_deadline_in_ms(10000);
+	is_int(ksr_proc_run("exit 0", d, &code, NULL, 0, &err), KSR_WAIT_READY, "run exit 0");
+	is_int(code, 0, "exit code 0");
+	is_int(ksr_proc_run("exit 3", d, &code, NULL, 0, &err), KSR_WAIT_READY, "run exit 3");
+	is_int(code, 3, "exit code 3");
+	ksr_proc_run("ksr-no-such-command-xyz", d, &code, &out, 4096, &err);
+	is_int(code, 127, "not found: 127");
+	ok(out && strstr(out, "not found"), "shell says not found: %s", out);
+	free(out);
+	ksr_proc_run("kill -9 $$", d, &code, NULL, 0, &err);
+	is_int(code, 128 + 9, "killed by a signal: 128+N");
+
+	is_int(ksr_proc_run("echo out; echo err >&2", d, &code, &out, 4096, &err), KSR_WAIT_READY,
+	       "run with output");
+	is_str(out, "out\nerr\n", "stdout and stderr captured");
+	free(out);
+
+	int64_t t0 = ksr_now_ms();
+	ksr_proc_run("head -c 1000000 /dev/zero | tr '\\0' x; exit 4", d, &code, &out, 1000, &err);
+	is_int(code, 4, "big output: the child was drained and finished");
+	ok(out && strlen(out) == 1000, "capture capped at out_max (%zu)", out ? strlen(out) : 0);
+	free(out);
+	ksr_proc_run("head -c 1000000 /dev/zero", d, &code, NULL, 0, &err);
+	is_int(code, 0, "big output without capture");
+	ok(ksr_now_ms() - t0 < 5000, "big outputs quick");
+
+	/* The shell exits while a background child keeps the pipe: do not wait for it. */
+	t0 = ksr_now_ms();
+	ksr_proc_run("sleep 5 & echo $!", d, &code, &out, 64, &err);
+	ok(ksr_now_ms() - t0 < 1500, "returns when the shell exits (%lld ms)",
+	   (long long)(ksr_now_ms() - t0));
+	int bg = out ? atoi(out) : 0;
+	if (bg > 1)
+		kill(bg, SIGKILL);
+	free(out);
+
+	/* ...even when it writes without pause (it dies of SIGPIPE once we close). */
+	t0 = ksr_now_ms();
+	ksr_proc_run("yes & exit 5", d, &code, &out, 100, &err);
+	is_int(code, 5, "exit code despite a background writer");
+	ok(ksr_now_ms() - t0 < 1500, "not held by a background writer (%lld ms)",
+	   (long long)(ksr_now_ms() - t0));
+	free(out);
+
+	t0 = ksr_now_ms();
+	ksr_wait w = ksr_proc_run("sleep 30 & echo $!; wait", ksr_deadline_in_ms(300), &code, &out,
+	                          64, &err);
+	int64_t took = ksr_now_ms() - t0;
+	is_int(w, KSR_WAIT_TIMEOUT, "timeout");
+	ok(took >= 290 && took < 1500, "timeout prompt (%lld ms)", (long long)took);
+	is_int(code, 128 + 9, "timed-out shell killed");
+	bg = out ? atoi(out) : 0;
+	ok(bg > 1 && !ksr_proc_alive(bg), "background child in the group killed too (%d)", bg);
+	free(out);
+
+	w = ksr_proc_run("exit 0", ksr_deadline_in_ms(0), &code, NULL, 0, &err);
+	is_int(w, KSR_WAIT_TIMEOUT, "deadline already passed: not run");
+}
+
+static void *cancel_later(void *arg)
+{
+	(void)arg;
+	msleep(300);
+	ksr_cancel_request();
+	return NULL;
+}
+
+static void test_cancel(void)
+{
+	pthread_t th;
+	pthread_create(&th, NULL, cancel_later, NULL);
+	ksr_err err = {0};
+	int code = -5;
+	char *out = NULL;
+	int64_t t0 = ksr_now_ms();
+	ksr_wait w =
+	        ksr_proc_run("sleep 30 & echo $!; wait", KSR_DEADLINE_NEVER, &code, &out, 64, &err);
+	int64_t took = ksr_now_ms() - t0;
+	pthread_join(th, NULL);
+	is_int(w, KSR_WAIT_CANCELLED, "cancel ends a run");
+	ok(took >= 250 && took < 1500, "cancel prompt (%lld ms)", (long long)took);
+	is_int(code, 128 + 9, "cancelled shell killed");
+	int bg = out ? atoi(out) : 0;
+	ok(bg > 1 && !ksr_proc_alive(bg), "its group killed too");
+	free(out);
+	is_int(ksr_proc_run("exit 0", KSR_DEADLINE_NEVER, &code, NULL, 0, &err), KSR_WAIT_CANCELLED,
+	       "after cancel, runs are refused");
+
+	/* Cleanup after SIGTERM still gets its whole grace period. */
+	int pid = launch_stubborn();
+	t0 = ksr_now_ms();
+	is_int(ksr_proc_stop_group(pid, 400), 0, "stop_group works after cancel");
+	took = ksr_now_ms() - t0;
+	ok(took >= 390 && took < 2000, "grace not cut short by cancel (%lld ms)", (long long)took);
+	ok(group_gone(pid), "group gone");
+}
+
+int main(void)
+{
+	if (ksr_cancel_install() < 0 || !mkdtemp(tmpdir)) {
+		perror("setup");
+		return 1;
+	}
+	test_launch();
+	test_find();
+	test_alive_pidfd();
+	test_stop_group();
+	test_run();
+	test_cancel();
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "# could not remove %s\n", tmpdir);
+	return tap_done();
+}
