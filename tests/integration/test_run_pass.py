@@ -28,6 +28,13 @@ class RunPassTest(ksr.KsrTestCase):
         for name in ("browser-attach", "plan", "goal-loop"):
             self.assertEqual(ksr.stage(report, name)["status"], "skipped", "stage %s" % name)
         self.assertEqual(report["concerns"], [])
+        # report.json is rendered from the same events as trace.jsonl: every stage
+        # that ran left events there, and a progress line on stderr
+        traced = {ev.get("stage") for ev in ksr.read_trace(out)}
+        for st in report["stages"]:
+            if st["status"] == "ok":
+                self.assertIn(st["name"], traced, "stage %s left no trace event" % st["name"])
+            self.assertIn(st["name"], se, "no progress line for stage %s" % st["name"])
         self.assertNotIn("diagnosis", [s["name"] for s in report["stages"]],
                          "no diagnosis on a pass")
         self.assertTrue(report["app"]["launched"])
