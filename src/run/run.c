@@ -255,6 +255,7 @@ static void teardown(ksr_run *run)
 	run->x = NULL;
 	ksr_session_stop(run->session);
 	run->session = NULL;
+	ksr_run_window_release(&run->window);
 }
 
 int ksr_run_scenario(const ksr_run_opts *opts)
