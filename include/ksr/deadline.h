@@ -32,7 +32,7 @@ bool ksr_deadline_passed(ksr_deadline d);
  * drained, so once cancelled every later wait returns KSR_WAIT_CANCELLED at once.
  * Returns 0, or -1 with errno. Safe to call more than once. */
 int ksr_cancel_install(void);
-int ksr_cancel_fd(void);       /* readable once cancelled; -1 before install */
+int ksr_cancel_fd(void); /* readable once cancelled; -1 before install */
 bool ksr_cancelled(void);
 int ksr_cancel_signal(void);   /* the signal that cancelled, or 0 */
 void ksr_cancel_request(void); /* cancel from code (tests, MCP cancellation) */

@@ -38,23 +38,23 @@ const char *ksr_backend_name(ksr_backend b);
 
 /* How an action's value is read at load time. */
 typedef enum ksr_shape {
-	KSR_SHAPE_CHORDS,       /* key: "ctrl+s alt+F4" */
-	KSR_SHAPE_TEXT,         /* any non-empty string */
-	KSR_SHAPE_POINT,        /* center | target name | "FX FY" | [fx, fy] */
-	KSR_SHAPE_SCROLL,       /* up N | down N */
-	KSR_SHAPE_NAME,         /* exact or /regex/ */
-	KSR_SHAPE_DESCRIPTION,  /* text for a model */
-	KSR_SHAPE_PATTERN,      /* PCRE2 */
+	KSR_SHAPE_CHORDS,      /* key: "ctrl+s alt+F4" */
+	KSR_SHAPE_TEXT,        /* any non-empty string */
+	KSR_SHAPE_POINT,       /* center | target name | "FX FY" | [fx, fy] */
+	KSR_SHAPE_SCROLL,      /* up N | down N */
+	KSR_SHAPE_NAME,        /* exact or /regex/ */
+	KSR_SHAPE_DESCRIPTION, /* text for a model */
+	KSR_SHAPE_PATTERN,     /* PCRE2 */
 	KSR_SHAPE_URL,
-	KSR_SHAPE_SELECTOR,     /* cdp_targets name or CSS selector */
-	KSR_SHAPE_SELECTOR_TEXT,/* {selector, text} */
+	KSR_SHAPE_SELECTOR,      /* cdp_targets name or CSS selector */
+	KSR_SHAPE_SELECTOR_TEXT, /* {selector, text} */
 	KSR_SHAPE_JS,
 	KSR_SHAPE_COMMAND,
-	KSR_SHAPE_SECONDS,      /* number >= 0 */
-	KSR_SHAPE_SPAWN,        /* {command, window, process?, as?} */
-	KSR_SHAPE_IDENT,        /* kill: an `as` name */
-	KSR_SHAPE_STATE,        /* "NAME STATE" or {name, role, state} */
-	KSR_SHAPE_PAGE,         /* {selector, text?, url?, title?} */
+	KSR_SHAPE_SECONDS, /* number >= 0 */
+	KSR_SHAPE_SPAWN,   /* {command, window, process?, as?} */
+	KSR_SHAPE_IDENT,   /* kill: an `as` name */
+	KSR_SHAPE_STATE,   /* "NAME STATE" or {name, role, state} */
+	KSR_SHAPE_PAGE,    /* {selector, text?, url?, title?} */
 } ksr_shape;
 
 /* Which modifiers a step kind accepts (bits). */
@@ -84,7 +84,7 @@ typedef struct ksr_step_result {
 	bool has_window;
 	int win_x, win_y, win_w, win_h; /* geometry used, root coordinates */
 	bool has_pixel;
-	int px, py;  /* the pixel the action resolved to */
+	int px, py;   /* the pixel the action resolved to */
 	cJSON *extra; /* more fields for the step row (owned; may stay NULL) */
 } ksr_step_result;
 

@@ -31,7 +31,7 @@ int ksr_proc_launch(const char *command, const char *log_path, int *pid, ksr_err
 /* Processes (other than zombies and this one) whose name or argv[0] matches
  * name_re (NULL: any) and whose command line matches cmdline_re (NULL: any). */
 int ksr_proc_find(const ksr_pattern *name_re, const ksr_pattern *cmdline_re, ksr_proc_list *out,
-		  ksr_err *err);
+                  ksr_err *err);
 void ksr_proc_list_clear(ksr_proc_list *l);
 bool ksr_proc_alive(int pid); /* exists and is not a zombie */
 
@@ -51,6 +51,6 @@ int ksr_proc_stop_group(int pgid, int grace_ms);
  * the wait result says which. Output (at most out_max bytes, stdout+stderr) into
  * *output when output != NULL. */
 ksr_wait ksr_proc_run(const char *command, ksr_deadline d, int *exit_code, char **output,
-		      size_t out_max, ksr_err *err);
+                      size_t out_max, ksr_err *err);
 
 #endif

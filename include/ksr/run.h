@@ -9,10 +9,10 @@
 
 typedef struct ksr_run_opts {
 	const char *scenario_path;
-	const char *out_dir;    /* KASM_RUNTIME_OUT, default ./ksr-out */
-	bool xvfb;              /* private Xvfb + window manager for the run */
-	const char *xvfb_size;  /* "WxH", default 1280x720 */
-	int deadline_s;         /* default 600 */
+	const char *out_dir;   /* KASM_RUNTIME_OUT, default ./ksr-out */
+	bool xvfb;             /* private Xvfb + window manager for the run */
+	const char *xvfb_size; /* "WxH", default 1280x720 */
+	int deadline_s;        /* default 600 */
 	bool update_baseline;
 	/* Each recorded event, for the front end's progress display. May be NULL. */
 	void (*on_event)(void *ud, const cJSON *event);

@@ -31,8 +31,8 @@ typedef enum ksr_point_kind {
 
 typedef struct ksr_point {
 	ksr_point_kind kind;
-	double fx, fy;                 /* resolved fractions (0.5 0.5 for center) */
-	const ksr_target *declared;    /* KSR_POINT_DECLARED */
+	double fx, fy;              /* resolved fractions (0.5 0.5 for center) */
+	const ksr_target *declared; /* KSR_POINT_DECLARED */
 } ksr_point;
 
 typedef struct ksr_check {
@@ -55,13 +55,13 @@ typedef struct ksr_step {
 	int index;                 /* 1-based within its list */
 
 	/* The action's value, by the row's argument shape. */
-	char *text;                /* chords, text, description, URL, selector, JS, command, kill name */
-	ksr_point point;           /* click, double_click, right_click; scroll: where (center) */
-	int scroll_dy;             /* scroll: negative up, positive down (clicks of the wheel) */
-	ksr_name_match name;       /* click_element */
-	ksr_pattern *re;           /* wait_window */
-	double seconds;            /* sleep */
-	char *fill_text;           /* cdp_type / cdp_fill {selector, text}: text; selector in `text` */
+	char *text;          /* chords, text, description, URL, selector, JS, command, kill name */
+	ksr_point point;     /* click, double_click, right_click; scroll: where (center) */
+	int scroll_dy;       /* scroll: negative up, positive down (clicks of the wheel) */
+	ksr_name_match name; /* click_element */
+	ksr_pattern *re;     /* wait_window */
+	double seconds;      /* sleep */
+	char *fill_text;     /* cdp_type / cdp_fill {selector, text}: text; selector in `text` */
 	struct {
 		char *command, *as;
 		ksr_pattern *window, *process;
@@ -74,9 +74,9 @@ typedef struct ksr_step {
 	char *expect;               /* expect: (also present as a screen check in checks) */
 	ksr_check *checks;          /* checks:, plus expect: and expect_state: as checks */
 	size_t n_checks;
-	ksr_check *post;            /* plan steps: post: */
+	ksr_check *post; /* plan steps: post: */
 	size_t n_post;
-	double timeout_s;           /* 0 = the action's default */
+	double timeout_s; /* 0 = the action's default */
 } ksr_step;
 
 typedef struct ksr_step_list {
@@ -95,9 +95,9 @@ typedef struct ksr_cdp_target {
 } ksr_cdp_target;
 
 typedef struct ksr_scenario {
-	char *path;       /* as given */
-	char *dir;        /* its folder, for relative paths */
-	char *sha256;     /* of the file's bytes, hex */
+	char *path;   /* as given */
+	char *dir;    /* its folder, for relative paths */
+	char *sha256; /* of the file's bytes, hex */
 	char *name;
 
 	char *launch;
@@ -141,7 +141,7 @@ typedef struct ksr_scenario {
  * are the file's; the caller formats them as `file:line:col: message`. */
 ksr_scenario *ksr_scenario_load(const char *path, ksr_errlist *errs);
 ksr_scenario *ksr_scenario_load_string(const char *text, const char *path_for_messages,
-				       ksr_errlist *errs);
+                                       ksr_errlist *errs);
 void ksr_scenario_free(ksr_scenario *s); /* NULL-safe */
 
 const ksr_target *ksr_scenario_find_target(const ksr_scenario *s, const char *name);

@@ -17,6 +17,6 @@ extern const cli_command cli_cmd_version;
 /* True when argv holds -h/--help (before a `--`). */
 int cli_wants_help(int argc, char **argv);
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -10,19 +10,19 @@
 #include "progress.h"
 
 static const char run_usage[] =
-	"usage: kasm-session-runtime run [OPTIONS] SCENARIO.yaml\n\n"
-	"Waits for the display and the app, runs the scenario's stages and steps,\n"
-	"decides a verdict and writes the evidence folder (DONE last).\n\n"
-	"Options:\n"
-	"  --xvfb             run on a private Xvfb + window manager (KASM_RUNTIME_XVFB=1)\n"
-	"  --out DIR          evidence folder (KASM_RUNTIME_OUT, default ./ksr-out)\n"
-	"  --deadline S       hard bound on the whole run (KASM_RUNTIME_DEADLINE_S, 600)\n"
-	"  --json             print report.json on stdout at the end\n"
-	"  --update-baseline  write the first-look screenshot to the scenario's baseline\n"
-	"  -h, --help         this text\n\n"
-	"Environment: DISPLAY, KASM_RUNTIME_XVFB, KASM_RUNTIME_XVFB_SIZE (1280x720),\n"
-	"KASM_RUNTIME_OUT, KASM_RUNTIME_DEADLINE_S (see docs/cli.md).\n\n"
-	"Exit: 0 pass or pass-with-concerns, 1 app-failed, 2 test-error.\n";
+        "usage: kasm-session-runtime run [OPTIONS] SCENARIO.yaml\n\n"
+        "Waits for the display and the app, runs the scenario's stages and steps,\n"
+        "decides a verdict and writes the evidence folder (DONE last).\n\n"
+        "Options:\n"
+        "  --xvfb             run on a private Xvfb + window manager (KASM_RUNTIME_XVFB=1)\n"
+        "  --out DIR          evidence folder (KASM_RUNTIME_OUT, default ./ksr-out)\n"
+        "  --deadline S       hard bound on the whole run (KASM_RUNTIME_DEADLINE_S, 600)\n"
+        "  --json             print report.json on stdout at the end\n"
+        "  --update-baseline  write the first-look screenshot to the scenario's baseline\n"
+        "  -h, --help         this text\n\n"
+        "Environment: DISPLAY, KASM_RUNTIME_XVFB, KASM_RUNTIME_XVFB_SIZE (1280x720),\n"
+        "KASM_RUNTIME_OUT, KASM_RUNTIME_DEADLINE_S (see docs/cli.md).\n\n"
+        "Exit: 0 pass or pass-with-concerns, 1 app-failed, 2 test-error.\n";
 
 static int parse_seconds(const char *text, int *out)
 {
@@ -58,17 +58,20 @@ static int defaults_from_env(ksr_run_opts *o)
 	o->deadline_s = 600;
 	const char *d = getenv("KASM_RUNTIME_DEADLINE_S");
 	if (d && parse_seconds(d, &o->deadline_s) < 0)
-		return cli_usage_error(&cli_cmd_run,
-				       "KASM_RUNTIME_DEADLINE_S='%s' is not a number of seconds", d);
+		return cli_usage_error(
+		        &cli_cmd_run, "KASM_RUNTIME_DEADLINE_S='%s' is not a number of seconds", d);
 	return 0;
 }
 
 static int run_exec(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"xvfb", no_argument, NULL, 'x'},	 {"out", required_argument, NULL, 'o'},
-		{"deadline", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
-		{"update-baseline", no_argument, NULL, 'u'}, {NULL, 0, NULL, 0},
+	        {"xvfb", no_argument, NULL, 'x'},
+	        {"out", required_argument, NULL, 'o'},
+	        {"deadline", required_argument, NULL, 'd'},
+	        {"json", no_argument, NULL, 'j'},
+	        {"update-baseline", no_argument, NULL, 'u'},
+	        {NULL, 0, NULL, 0},
 	};
 	ksr_run_opts o = {0};
 	bool json = false;
@@ -79,16 +82,27 @@ static int run_exec(int argc, char **argv)
 	int c;
 	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'x': o.xvfb = true; break;
-		case 'o': o.out_dir = optarg; break;
-		case 'j': json = true; break;
-		case 'u': o.update_baseline = true; break;
+		case 'x':
+			o.xvfb = true;
+			break;
+		case 'o':
+			o.out_dir = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'u':
+			o.update_baseline = true;
+			break;
 		case 'd':
 			if (parse_seconds(optarg, &o.deadline_s) < 0)
-				return cli_usage_error(&cli_cmd_run, "--deadline '%s' is not a number of seconds", optarg);
+				return cli_usage_error(&cli_cmd_run,
+				                       "--deadline '%s' is not a number of seconds",
+				                       optarg);
 			break;
 		default:
-			return cli_usage_error(&cli_cmd_run, "unknown or incomplete option '%s'", argv[optind - 1]);
+			return cli_usage_error(&cli_cmd_run, "unknown or incomplete option '%s'",
+			                       argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1)
@@ -106,8 +120,8 @@ static int run_exec(int argc, char **argv)
 }
 
 const cli_command cli_cmd_run = {
-	.name = "run",
-	.summary = "run a scenario: stages, steps, verdict, evidence",
-	.usage = run_usage,
-	.exec = run_exec,
+        .name = "run",
+        .summary = "run a scenario: stages, steps, verdict, evidence",
+        .usage = run_usage,
+        .exec = run_exec,
 };

@@ -41,7 +41,8 @@ static int validate_exec(int argc, char **argv)
 			first++;
 			break;
 		} else
-			return cli_usage_error(&cli_cmd_validate, "unknown option '%s'", argv[first]);
+			return cli_usage_error(&cli_cmd_validate, "unknown option '%s'",
+			                       argv[first]);
 	}
 	if (first >= argc)
 		return cli_usage_error(&cli_cmd_validate, "needs at least one SCENARIO.yaml");
@@ -59,11 +60,11 @@ static int validate_exec(int argc, char **argv)
 }
 
 const cli_command cli_cmd_validate = {
-	.name = "validate",
-	.summary = "check scenarios without running them",
-	.usage = "usage: kasm-session-runtime validate [--json] SCENARIO.yaml...\n\n"
-		 "Loads each scenario and reports every load-time error as\n"
-		 "FILE:LINE:COL: MESSAGE on stderr. --json also prints the errors as a JSON\n"
-		 "array on stdout. Exit 0 when every file is valid, 2 otherwise.\n",
-	.exec = validate_exec,
+        .name = "validate",
+        .summary = "check scenarios without running them",
+        .usage = "usage: kasm-session-runtime validate [--json] SCENARIO.yaml...\n\n"
+                 "Loads each scenario and reports every load-time error as\n"
+                 "FILE:LINE:COL: MESSAGE on stderr. --json also prints the errors as a JSON\n"
+                 "array on stdout. Exit 0 when every file is valid, 2 otherwise.\n",
+        .exec = validate_exec,
 };

@@ -12,8 +12,8 @@ static int version_exec(int argc, char **argv)
 }
 
 const cli_command cli_cmd_version = {
-	.name = "version",
-	.summary = "print the version",
-	.usage = "usage: kasm-session-runtime version\n\nPrints the runtime's version.\n",
-	.exec = version_exec,
+        .name = "version",
+        .summary = "print the version",
+        .usage = "usage: kasm-session-runtime version\n\nPrints the runtime's version.\n",
+        .exec = version_exec,
 };

@@ -7,9 +7,9 @@
 #include "cli.h"
 
 static const cli_command *const commands[] = {
-	&cli_cmd_run,
-	&cli_cmd_validate,
-	&cli_cmd_version,
+        &cli_cmd_run,
+        &cli_cmd_validate,
+        &cli_cmd_version,
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -38,13 +38,13 @@ int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
 static void print_help(FILE *to)
 {
 	fprintf(to, "usage: kasm-session-runtime COMMAND [ARGS...]\n\n"
-		    "Tests a desktop app inside a remote-desktop (X11) session from a YAML\n"
-		    "scenario and writes evidence an orchestrator can trust.\n\nCommands:\n");
+	            "Tests a desktop app inside a remote-desktop (X11) session from a YAML\n"
+	            "scenario and writes evidence an orchestrator can trust.\n\nCommands:\n");
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(to, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
 	fprintf(to, "\nEvery command takes --help. Exit codes: 0 pass or pass-with-concerns,\n"
-		    "1 app-failed, 2 test-error (or a usage error).\n"
-		    "Environment: see kasm-session-runtime run --help and docs/cli.md.\n");
+	            "1 app-failed, 2 test-error (or a usage error).\n"
+	            "Environment: see kasm-session-runtime run --help and docs/cli.md.\n");
 }
 
 int main(int argc, char **argv)

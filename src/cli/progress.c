@@ -27,7 +27,7 @@ static void clear_live(progress *p)
 }
 
 static void line(progress *p, double t_ms, const char *fmt, const char *a, const char *b,
-		 const char *c)
+                 const char *c)
 {
 	clear_live(p);
 	fprintf(stderr, "ksr [%6.1fs] ", t_ms / 1000.0);

@@ -46,7 +46,7 @@ int ksr_check_process(ksr_run *run, const ksr_check *c, char *why, size_t len)
 	int held = procs.len > 0;
 	if (held)
 		snprintf(why, len, "process %s (pid %d) runs", procs.items[0].name,
-			 procs.items[0].pid);
+		         procs.items[0].pid);
 	else
 		snprintf(why, len, "no process matching %s runs", ksr_pattern_source(c->re));
 	ksr_proc_list_clear(&procs);
@@ -73,7 +73,8 @@ int ksr_check_shell(ksr_run *run, const ksr_check *c, char *why, size_t len)
 {
 	int code = -1;
 	ksr_err err = {0};
-	ksr_deadline d = ksr_deadline_min(run->work, ksr_deadline_in_ms((int64_t)(c->timeout_s * 1000)));
+	ksr_deadline d =
+	        ksr_deadline_min(run->work, ksr_deadline_in_ms((int64_t)(c->timeout_s * 1000)));
 	ksr_wait w = ksr_proc_run(c->text, d, &code, NULL, 0, &err);
 	if (w == KSR_WAIT_ERROR) {
 		snprintf(why, len, "the command could not be run: %s", err.msg);
@@ -100,11 +101,11 @@ ksr_check_status ksr_run_check(ksr_run *run, const ksr_check *c, char *detail, s
 {
 	if (!c->info->eval) {
 		snprintf(detail, len, "needs the %s backend, which this build does not have yet",
-			 ksr_backend_name(c->info->backend));
+		         ksr_backend_name(c->info->backend));
 		return KSR_CHECK_ERROR;
 	}
 	ksr_deadline until =
-		ksr_deadline_min(run->work, ksr_deadline_in_ms((int64_t)(c->timeout_s * 1000)));
+	        ksr_deadline_min(run->work, ksr_deadline_in_ms((int64_t)(c->timeout_s * 1000)));
 	for (;;) {
 		int r = c->info->eval(run, c, detail, len);
 		if (r > 0)
@@ -113,8 +114,9 @@ ksr_check_status ksr_run_check(ksr_run *run, const ksr_check *c, char *detail, s
 			return KSR_CHECK_ERROR;
 		ksr_deadline tick = ksr_deadline_min(until, ksr_deadline_in_ms(CHECK_TICK_MS));
 		ksr_wait w = watches_windows(c) && run->x ? ksr_x11_wait_change(run->x, tick)
-							  : ksr_sleep_until(tick);
-		if (w == KSR_WAIT_CANCELLED || (w == KSR_WAIT_TIMEOUT && ksr_deadline_passed(run->work))) {
+		                                          : ksr_sleep_until(tick);
+		if (w == KSR_WAIT_CANCELLED ||
+		    (w == KSR_WAIT_TIMEOUT && ksr_deadline_passed(run->work))) {
 			ksr_run_wait_ended_run(run, w, c->pos.line, "a check");
 			return KSR_CHECK_ENDED;
 		}

@@ -15,29 +15,29 @@ int ksr_check_process(ksr_run *run, const ksr_check *c, char *why, size_t why_le
 int ksr_check_file(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
 int ksr_check_shell(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
 
-#define KSR_EXEC_SHELL ksr_exec_shell
-#define KSR_EXEC_SLEEP ksr_exec_sleep
+#define KSR_EXEC_SHELL       ksr_exec_shell
+#define KSR_EXEC_SLEEP       ksr_exec_sleep
 #define KSR_EXEC_WAIT_WINDOW ksr_exec_wait_window
 /* Owned by later issues: X11 input (#4), accessibility (#5), CDP (#6), models (#7). */
-#define KSR_EXEC_KEY NULL
-#define KSR_EXEC_TYPE NULL
-#define KSR_EXEC_CLICK NULL
-#define KSR_EXEC_SCROLL NULL
-#define KSR_EXEC_CLICK_ELEMENT NULL
+#define KSR_EXEC_KEY            NULL
+#define KSR_EXEC_TYPE           NULL
+#define KSR_EXEC_CLICK          NULL
+#define KSR_EXEC_SCROLL         NULL
+#define KSR_EXEC_CLICK_ELEMENT  NULL
 #define KSR_EXEC_CLICK_GROUNDED NULL
-#define KSR_EXEC_OBSERVE NULL
-#define KSR_EXEC_CDP NULL
-#define KSR_EXEC_SPAWN NULL
-#define KSR_EXEC_KILL NULL
+#define KSR_EXEC_OBSERVE        NULL
+#define KSR_EXEC_CDP            NULL
+#define KSR_EXEC_SPAWN          NULL
+#define KSR_EXEC_KILL           NULL
 
-#define KSR_CHECK_WINDOW ksr_check_window
+#define KSR_CHECK_WINDOW    ksr_check_window
 #define KSR_CHECK_NO_WINDOW ksr_check_no_window
-#define KSR_CHECK_PROCESS ksr_check_process
-#define KSR_CHECK_FILE ksr_check_file
-#define KSR_CHECK_SHELL ksr_check_shell
-#define KSR_CHECK_STATE NULL
-#define KSR_CHECK_ELEMENT NULL
-#define KSR_CHECK_PAGE NULL
-#define KSR_CHECK_SCREEN NULL
+#define KSR_CHECK_PROCESS   ksr_check_process
+#define KSR_CHECK_FILE      ksr_check_file
+#define KSR_CHECK_SHELL     ksr_check_shell
+#define KSR_CHECK_STATE     NULL
+#define KSR_CHECK_ELEMENT   NULL
+#define KSR_CHECK_PAGE      NULL
+#define KSR_CHECK_SCREEN    NULL
 
 #endif

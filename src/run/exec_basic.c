@@ -8,9 +8,9 @@
 #include "ksr/proc.h"
 #include "run/exec.h"
 
-#define SHELL_DEFAULT_S 30
+#define SHELL_DEFAULT_S       30
 #define WAIT_WINDOW_DEFAULT_S 10
-#define OUTPUT_MAX 4096
+#define OUTPUT_MAX            4096
 
 static ksr_deadline step_deadline(const ksr_run *run, const ksr_step *step, double dflt)
 {
@@ -42,21 +42,21 @@ void ksr_exec_shell(ksr_run *run, const ksr_step *step, ksr_step_result *res)
 	if (w == KSR_WAIT_ERROR) {
 		res->status = KSR_STEP_ERROR;
 		res->outcome = "step-failed";
-		snprintf(res->reason, sizeof res->reason, "the shell command could not be run: %.400s",
-			 err.msg);
+		snprintf(res->reason, sizeof res->reason,
+		         "the shell command could not be run: %.400s", err.msg);
 	} else if (w == KSR_WAIT_TIMEOUT) {
 		res->status = KSR_STEP_FAILED;
 		res->outcome = "step-failed";
 		snprintf(res->reason, sizeof res->reason,
-			 "the shell command did not finish within its %g s timeout",
-			 step->timeout_s > 0 ? step->timeout_s : SHELL_DEFAULT_S);
+		         "the shell command did not finish within its %g s timeout",
+		         step->timeout_s > 0 ? step->timeout_s : SHELL_DEFAULT_S);
 	} else if (code == 126 || code == 127) {
 		/* The scenario's setup is wrong (command missing), not the app. */
 		res->status = KSR_STEP_ERROR;
 		res->outcome = "step-failed";
 		snprintf(res->reason, sizeof res->reason,
-			 "the shell command could not be executed (exit %d: %s)", code,
-			 code == 127 ? "command not found" : "not executable");
+		         "the shell command could not be executed (exit %d: %s)", code,
+		         code == 127 ? "command not found" : "not executable");
 	} else if (code != 0) {
 		res->status = KSR_STEP_FAILED;
 		res->outcome = "step-failed";
@@ -97,9 +97,9 @@ void ksr_exec_wait_window(ksr_run *run, const ksr_step *step, ksr_step_result *r
 			res->status = KSR_STEP_FAILED;
 			res->outcome = "check-failed";
 			snprintf(res->reason, sizeof res->reason,
-				 "no window matching %s appeared within %g s",
-				 ksr_pattern_source(step->re),
-				 step->timeout_s > 0 ? step->timeout_s : WAIT_WINDOW_DEFAULT_S);
+			         "no window matching %s appeared within %g s",
+			         ksr_pattern_source(step->re),
+			         step->timeout_s > 0 ? step->timeout_s : WAIT_WINDOW_DEFAULT_S);
 			return;
 		}
 	}

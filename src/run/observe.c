@@ -27,7 +27,7 @@ static void record_artifact(ksr_run *run, const char *name, const char *kind, co
 }
 
 int ksr_run_screenshot_keep(ksr_run *run, const char *name, const char *description,
-			    unsigned char **png_out, size_t *len_out)
+                            unsigned char **png_out, size_t *len_out)
 {
 	ksr_err err = {0};
 	unsigned char *png = NULL;
@@ -52,7 +52,7 @@ int ksr_run_screenshot(ksr_run *run, const char *name, const char *description)
 }
 
 bool ksr_run_find_window(ksr_run *run, const ksr_pattern *title, const ksr_pattern *klass,
-			 ksr_window *found)
+                         ksr_window *found)
 {
 	ksr_window_list wins = {0};
 	ksr_err err = {0};

@@ -23,7 +23,7 @@ const cJSON *ksr_run_emit(ksr_run *run, const char *event, cJSON *fields)
 }
 
 static void message(const ksr_run_opts *opts, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 static void message(const ksr_run_opts *opts, const char *fmt, ...)
 {
 	if (!opts->on_message)
@@ -37,7 +37,7 @@ static void message(const ksr_run_opts *opts, const char *fmt, ...)
 }
 
 static void record_failure(ksr_run *run, ksr_outcome o, bool setup, int line, const char *fmt,
-			   va_list ap)
+                           va_list ap)
 {
 	char reason[768];
 	int n = line > 0 ? snprintf(reason, sizeof reason, "line %d: ", line) : 0;
@@ -92,15 +92,17 @@ bool ksr_run_wait_ended_run(ksr_run *run, ksr_wait w, int line, const char *what
 	if (w == KSR_WAIT_CANCELLED || ksr_cancelled()) {
 		int sig = ksr_cancel_signal();
 		ksr_run_fail(run, KSR_OUTCOME_INTERRUPTED, line, "interrupted by %s during %s",
-			     sig == SIGINT ? "SIGINT" : sig > 0 ? "SIGTERM" : "a cancel request",
-			     what);
+		             sig == SIGINT ? "SIGINT"
+		             : sig > 0     ? "SIGTERM"
+		                           : "a cancel request",
+		             what);
 		return true;
 	}
 	if (w == KSR_WAIT_TIMEOUT && ksr_deadline_passed(run->work)) {
 		ksr_run_fail(run, KSR_OUTCOME_DEADLINE, line,
-			     "the run deadline (%d s, less the reserve for the report) passed "
-			     "during %s",
-			     run->opts->deadline_s, what);
+		             "the run deadline (%d s, less the reserve for the report) passed "
+		             "during %s",
+		             run->opts->deadline_s, what);
 		return true;
 	}
 	return false;
@@ -110,8 +112,8 @@ static void make_run_id(char *buf, size_t len)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(buf, len, "%08lx-%05x-%04lx", (unsigned long)ts.tv_sec, (unsigned)getpid() & 0xfffff,
-		 (unsigned long)(ts.tv_nsec / 1000) & 0xffff);
+	snprintf(buf, len, "%08lx-%05x-%04lx", (unsigned long)ts.tv_sec,
+	         (unsigned)getpid() & 0xfffff, (unsigned long)(ts.tv_nsec / 1000) & 0xffff);
 }
 
 static void iso_now(char *buf, size_t len)
@@ -151,7 +153,7 @@ static char *format_load_errors(const char *path, const ksr_errlist *errs)
 	out[0] = '\0';
 	for (size_t i = 0; i < errs->len; i++)
 		n += (size_t)snprintf(out + n, cap - n, "%s%s:%d:%d: %s", i ? "\n" : "", path,
-				      errs->items[i].line, errs->items[i].col, errs->items[i].msg);
+		                      errs->items[i].line, errs->items[i].col, errs->items[i].msg);
 	return out;
 }
 
@@ -165,12 +167,12 @@ static void record_invalid_scenario(ksr_run *run, const ksr_errlist *errs)
 		if (errs->len > 1)
 			snprintf(more, sizeof more, " (and %zu more)", errs->len - 1);
 		ksr_run_fail_setup(run, KSR_OUTCOME_INVALID_SCENARIO, 0,
-				   "the scenario is invalid: %s:%d:%d: %s%s",
-				   run->opts->scenario_path, first->line, first->col, first->msg,
-				   more);
+		                   "the scenario is invalid: %s:%d:%d: %s%s",
+		                   run->opts->scenario_path, first->line, first->col, first->msg,
+		                   more);
 	} else {
 		ksr_run_fail_setup(run, KSR_OUTCOME_INVALID_SCENARIO, 0,
-				   "the scenario %s could not be loaded", run->opts->scenario_path);
+		                   "the scenario %s could not be loaded", run->opts->scenario_path);
 	}
 	free(all);
 }
@@ -180,7 +182,7 @@ static void write_text(ksr_run *run, const char *name, const char *text)
 	ksr_err err = {0};
 	if (ksr_evidence_write(run->out, name, text, strlen(text), &err) < 0)
 		message(run->opts, "could not write %s/%s: %s", ksr_evidence_dir(run->out), name,
-			err.msg);
+		        err.msg);
 }
 
 static void note_output_errors(ksr_run *run)
@@ -192,8 +194,8 @@ static void note_output_errors(ksr_run *run)
 	}
 	if (!ksr_evidence_ok(run->out) || ksr_events_trace_errno(run->ev)) {
 		ksr_run_fail_setup(run, KSR_OUTCOME_OUTPUT_UNWRITABLE, 0,
-				   "evidence could not be written completely to %s",
-				   ksr_evidence_dir(run->out));
+		                   "evidence could not be written completely to %s",
+		                   ksr_evidence_dir(run->out));
 	}
 }
 
@@ -233,7 +235,7 @@ static int finish_report(ksr_run *run)
 	ksr_err err = {0};
 	if (ksr_evidence_finish(run->out, word, &err) < 0) {
 		message(run->opts, "could not write DONE in %s: %s", ksr_evidence_dir(run->out),
-			err.msg);
+		        err.msg);
 		code = 2;
 	}
 	return code;
@@ -273,7 +275,7 @@ int ksr_run_scenario(const ksr_run_opts *opts)
 	run.out = ksr_evidence_open(opts->out_dir, &err);
 	if (!run.out) {
 		message(opts, "output-unwritable: cannot use the evidence folder %s: %s",
-			opts->out_dir, err.msg);
+		        opts->out_dir, err.msg);
 		if (!run.sc) {
 			char *all = format_load_errors(opts->scenario_path, &errs);
 			message(opts, "%s", all);
@@ -286,7 +288,7 @@ int ksr_run_scenario(const ksr_run_opts *opts)
 	run.ev = ksr_events_create();
 	ksr_events_attach_trace(run.ev, ksr_evidence_trace_fd(run.out));
 	emit_run_start(&run, run.sc ? run.sc->name : opts->scenario_path,
-		       run.sc ? run.sc->sha256 : NULL);
+	               run.sc ? run.sc->sha256 : NULL);
 	if (!run.sc)
 		record_invalid_scenario(&run, &errs);
 	else

@@ -48,11 +48,11 @@ const cJSON *ksr_run_emit(ksr_run *run, const char *event, cJSON *fields);
  * line 0 = no scenario line. The reason is one sentence; "line N: " is put in
  * front when a line is given. */
 void ksr_run_fail(ksr_run *run, ksr_outcome outcome, int line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+        __attribute__((format(printf, 4, 5)));
 void ksr_run_fail_setup(ksr_run *run, ksr_outcome outcome, int line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+        __attribute__((format(printf, 4, 5)));
 void ksr_run_concern(ksr_run *run, ksr_concern code, int line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+        __attribute__((format(printf, 4, 5)));
 
 /* What a wait that did not get its event means: cancelled -> interrupted, the
  * run's working deadline passed -> deadline; otherwise false (the stage's own
@@ -63,11 +63,11 @@ bool ksr_run_wait_ended_run(ksr_run *run, ksr_wait w, int line, const char *what
 int ksr_run_screenshot(ksr_run *run, const char *name, const char *description);
 /* The same, handing the PNG bytes to the caller (free them). */
 int ksr_run_screenshot_keep(ksr_run *run, const char *name, const char *description,
-			    unsigned char **png, size_t *len);
+                            unsigned char **png, size_t *len);
 
 /* Windows matching pattern (NULL: any) on title, and class (NULL: any). */
 bool ksr_run_find_window(ksr_run *run, const ksr_pattern *title, const ksr_pattern *klass,
-			 ksr_window *found);
+                         ksr_window *found);
 
 /* Free the strings of a window copied by ksr_run_find_window (not the struct). */
 void ksr_run_window_release(ksr_window *w);

@@ -12,8 +12,8 @@ static void unavailable(const ksr_step *step, ksr_step_result *res)
 	res->status = KSR_STEP_ERROR;
 	res->outcome = "backend-unavailable";
 	snprintf(res->reason, sizeof res->reason,
-		 "the %s step needs the %s backend, which this build does not have yet",
-		 step->info->name, ksr_backend_name(step->info->backend));
+	         "the %s step needs the %s backend, which this build does not have yet",
+	         step->info->name, ksr_backend_name(step->info->backend));
 }
 
 static const char *check_word(ksr_check_status st)
@@ -46,7 +46,7 @@ static void run_checks(ksr_run *run, const ksr_step *step, ksr_step_result *res,
 		res->status = st == KSR_CHECK_NOT_HELD ? KSR_STEP_FAILED : KSR_STEP_ERROR;
 		res->outcome = st == KSR_CHECK_NOT_HELD ? "check-failed" : "backend-unavailable";
 		snprintf(res->reason, sizeof res->reason, "check %s (line %d) %s", c->info->name,
-			 c->pos.line, detail);
+		         c->pos.line, detail);
 	}
 }
 
@@ -61,11 +61,13 @@ static void add_rect(cJSON *o, const char *key, int x, int y, int w, int h)
 
 static const char *status_word(const ksr_step_result *res)
 {
-	return res->status == KSR_STEP_OK ? "ok" : res->status == KSR_STEP_FAILED ? "failed" : "error";
+	return res->status == KSR_STEP_OK       ? "ok"
+	       : res->status == KSR_STEP_FAILED ? "failed"
+	                                        : "error";
 }
 
-static void emit_step_end(ksr_run *run, const ksr_step *step, ksr_step_result *res,
-			  cJSON *checks, int64_t started)
+static void emit_step_end(ksr_run *run, const ksr_step *step, ksr_step_result *res, cJSON *checks,
+                          int64_t started)
 {
 	cJSON *f = cJSON_CreateObject();
 	cJSON_AddNumberToObject(f, "index", step->index);
