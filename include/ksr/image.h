@@ -3,6 +3,7 @@
 #ifndef KSR_IMAGE_H
 #define KSR_IMAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,5 +22,29 @@ void ksr_image_free(ksr_image *img);    /* NULL-safe */
 int ksr_image_encode_png(const ksr_image *img, unsigned char **buf, size_t *len, ksr_err *err);
 ksr_image *ksr_image_decode_png(const void *data, size_t len, ksr_err *err);
 ksr_image *ksr_image_read_png(const char *path, ksr_err *err);
+
+/* Baseline comparison (issue #3). A pixel differs when any channel differs by
+ * more than channel_threshold (anti-aliasing noise is not drift); pixels in a
+ * mask rectangle (fractions fx, fy, fw, fh of the image) are not compared. */
+typedef struct ksr_diff_opts {
+	int channel_threshold; /* 0..255; 0 = exact */
+	const double (*mask)[4];
+	size_t n_mask;
+	bool want_diff; /* produce a diff image (differing pixels red over a dimmed copy) */
+} ksr_diff_opts;
+
+typedef struct ksr_diff_result {
+	bool size_mismatch;   /* a and b differ in size: nothing compared */
+	long long compared;   /* pixels outside the masks */
+	long long differing;  /* of those, pixels that differ */
+	double fraction;      /* differing / compared (1.0 on a size mismatch) */
+	ksr_image *diff;      /* when want_diff and sizes match; caller frees */
+} ksr_diff_result;
+
+int ksr_image_diff(const ksr_image *a, const ksr_image *b, const ksr_diff_opts *o,
+		   ksr_diff_result *r, ksr_err *err);
+
+/* Draw a visible marker (a ring and cross-hair) centred on (x, y), clipped. */
+void ksr_image_mark(ksr_image *img, int x, int y);
 
 #endif
