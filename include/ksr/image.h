@@ -30,7 +30,7 @@ typedef struct ksr_diff_opts {
 	int channel_threshold; /* 0..255; 0 = exact */
 	const double (*mask)[4];
 	size_t n_mask;
-	bool want_diff; /* produce a diff image (differing pixels red over a dimmed copy) */
+	bool want_diff; /* produce a diff image: differing pixels red over a faded copy of b */
 } ksr_diff_opts;
 
 typedef struct ksr_diff_result {

@@ -1,0 +1,216 @@
+/* Baseline comparison: one pass over both images, row by row, comparing only
+ * the spans of each row that no mask covers. Screens are mostly identical
+ * from one run to the next, so a span is walked eight pixels (24 bytes) at a
+ * time with memcmp, and only a block that differs is looked at pixel by pixel.
+ * No allocation depends on the pixel count except the optional diff image. */
+#include "ksr/image.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A mask rectangle in pixels, half-open: [x0, x1) x [y0, y1). */
+typedef struct px_rect {
+	int x0, x1, y0, y1;
+} px_rect;
+
+typedef struct span {
+	int x0, x1;
+} span;
+
+/* Fractions to pixels, rounding outwards: a pixel the mask only partly covers
+ * is ignored too, since the author meant "this region", not "these pixels". */
+static int frac_floor(double f, int n)
+{
+	if (!(f > 0.0))
+		return 0; /* also NaN */
+	if (f >= 1.0)
+		return n;
+	return (int)floor(f * n);
+}
+
+static int frac_ceil(double f, int n)
+{
+	if (!(f > 0.0))
+		return 0;
+	if (f >= 1.0)
+		return n;
+	int v = (int)ceil(f * n);
+	return v > n ? n : v;
+}
+
+static size_t masks_to_px(const ksr_diff_opts *o, int w, int h, px_rect *out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < o->n_mask; i++) {
+		const double *m = o->mask[i];
+		px_rect r = {frac_floor(m[0], w), frac_ceil(m[0] + m[2], w), frac_floor(m[1], h),
+		             frac_ceil(m[1] + m[3], h)};
+		if (r.x0 < r.x1 && r.y0 < r.y1)
+			out[n++] = r;
+	}
+	return n;
+}
+
+/* The spans of row y that no mask covers, left to right. `tmp` holds the
+ * masked intervals of the row (at most n_rects); `out` at most n_rects + 1. */
+static size_t row_spans(const px_rect *rects, size_t n_rects, int y, int w, span *tmp, span *out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < n_rects; i++) {
+		if (y < rects[i].y0 || y >= rects[i].y1)
+			continue;
+		span s = {rects[i].x0, rects[i].x1};
+		size_t j = n++;
+		while (j > 0 && tmp[j - 1].x0 > s.x0) { /* insertion sort: a handful of masks */
+			tmp[j] = tmp[j - 1];
+			j--;
+		}
+		tmp[j] = s;
+	}
+	size_t k = 0;
+	int x = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (tmp[i].x0 > x)
+			out[k++] = (span){x, tmp[i].x0};
+		if (tmp[i].x1 > x)
+			x = tmp[i].x1;
+	}
+	if (x < w)
+		out[k++] = (span){x, w};
+	return k;
+}
+
+/* |d| > t without a branch: d + t lands outside [0, 2t] exactly when |d| > t. */
+static inline int chan_differs(int d, unsigned t)
+{
+	return (unsigned)(d + (int)t) > 2 * t;
+}
+
+static inline int px_differs(const uint8_t *a, const uint8_t *b, unsigned t)
+{
+	return chan_differs(a[0] - b[0], t) | chan_differs(a[1] - b[1], t) |
+	       chan_differs(a[2] - b[2], t);
+}
+
+static inline void paint_red(uint8_t *p)
+{
+	p[0] = 255;
+	p[1] = 0;
+	p[2] = 0;
+}
+
+/* Count (and paint, when out is set) the differing pixels of n pixels. */
+static long long diff_run(const uint8_t *a, const uint8_t *b, int n, unsigned t, uint8_t *out)
+{
+	long long count = 0;
+	int i = 0;
+	while (i < n) {
+		int blk = n - i < 8 ? n - i : 8;
+		size_t off = (size_t)i * 3;
+		if (blk == 8 && memcmp(a + off, b + off, 24) == 0) {
+			i += 8;
+			continue;
+		}
+		for (int k = 0; k < blk; k++, off += 3) {
+			int d = px_differs(a + off, b + off, t);
+			count += d;
+			if (d && out)
+				paint_red(out + off);
+		}
+		i += blk;
+	}
+	return count;
+}
+
+/* The diff image's background: the new image (b) faded three quarters of the
+ * way to white, so red marks stand out and the screen stays recognisable. */
+static void fade_row(const uint8_t *src, uint8_t *dst, int w)
+{
+	for (size_t i = 0; i < (size_t)w * 3; i++)
+		dst[i] = (uint8_t)(191 + src[i] / 4);
+}
+
+/* Masked pixels are tinted grey-blue in the diff image: the reader sees what
+ * was not compared. */
+static void tint_masked(uint8_t *row, int x0, int x1)
+{
+	for (int x = x0; x < x1; x++) {
+		uint8_t *p = row + (size_t)x * 3;
+		p[0] = (uint8_t)(p[0] / 2 + 40);
+		p[1] = (uint8_t)(p[1] / 2 + 60);
+		p[2] = (uint8_t)(p[2] / 2 + 100);
+	}
+}
+
+static void tint_gaps(uint8_t *row, const span *s, size_t n, int w)
+{
+	int x = 0;
+	for (size_t i = 0; i < n; i++) {
+		tint_masked(row, x, s[i].x0);
+		x = s[i].x1;
+	}
+	tint_masked(row, x, w);
+}
+
+static void compare_rows(const ksr_image *a, const ksr_image *b, const px_rect *rects,
+                         size_t n_rects, unsigned t, ksr_diff_result *r)
+{
+	span *tmp = ksr_xcalloc(n_rects + 1, sizeof *tmp);
+	span *spans = ksr_xcalloc(n_rects + 1, sizeof *spans);
+	size_t stride = (size_t)a->w * 3;
+	for (int y = 0; y < a->h; y++) {
+		const uint8_t *ra = a->rgb + (size_t)y * stride;
+		const uint8_t *rb = b->rgb + (size_t)y * stride;
+		uint8_t *rd = r->diff ? r->diff->rgb + (size_t)y * stride : NULL;
+		size_t ns = row_spans(rects, n_rects, y, a->w, tmp, spans);
+		if (rd) {
+			fade_row(rb, rd, a->w);
+			tint_gaps(rd, spans, ns, a->w);
+		}
+		for (size_t i = 0; i < ns; i++) {
+			size_t off = (size_t)spans[i].x0 * 3;
+			int n = spans[i].x1 - spans[i].x0;
+			r->compared += n;
+			r->differing += diff_run(ra + off, rb + off, n, t, rd ? rd + off : NULL);
+		}
+	}
+	free(tmp);
+	free(spans);
+}
+
+static bool has_pixels(const ksr_image *img)
+{
+	return img && img->w >= 0 && img->h >= 0 && (img->rgb || img->w == 0 || img->h == 0);
+}
+
+int ksr_image_diff(const ksr_image *a, const ksr_image *b, const ksr_diff_opts *o,
+                   ksr_diff_result *r, ksr_err *err)
+{
+	static const ksr_diff_opts none = {0};
+	if (!r)
+		return ksr_err_set(err, "image diff: no result");
+	memset(r, 0, sizeof *r);
+	if (!has_pixels(a) || !has_pixels(b))
+		return ksr_err_set(err, "image diff: missing image");
+	if (!o)
+		o = &none;
+	if (o->n_mask && !o->mask)
+		return ksr_err_set(err, "image diff: %zu masks but no mask array", o->n_mask);
+	if (a->w != b->w || a->h != b->h) {
+		r->size_mismatch = true;
+		r->fraction = 1.0;
+		return 0;
+	}
+	unsigned t = (unsigned)(o->channel_threshold < 0     ? 0
+	                        : o->channel_threshold > 255 ? 255
+	                                                     : o->channel_threshold);
+	px_rect *rects = ksr_xcalloc(o->n_mask + 1, sizeof *rects);
+	size_t n_rects = masks_to_px(o, a->w, a->h, rects);
+	if (o->want_diff)
+		r->diff = ksr_image_new(a->w, a->h);
+	compare_rows(a, b, rects, n_rects, t, r);
+	free(rects);
+	r->fraction = r->compared ? (double)r->differing / (double)r->compared : 0.0;
+	return 0;
+}
