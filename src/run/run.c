@@ -14,11 +14,24 @@
 
 #define RESERVE_MS 30000
 
+static _Thread_local bool holding_lock;
+
+void ksr_run_hold_lock(bool held)
+{
+	holding_lock = held;
+}
+
+/* Events are recorded under run->lock: the watchdog thread may take over the
+ * record when the main thread is stuck. */
 const cJSON *ksr_run_emit(ksr_run *run, const char *event, cJSON *fields)
 {
+	if (!holding_lock)
+		pthread_mutex_lock(&run->lock);
 	const cJSON *rec = ksr_events_emit(run->ev, event, fields);
 	if (run->opts->on_event)
 		run->opts->on_event(run->opts->on_event_ud, rec);
+	if (!holding_lock)
+		pthread_mutex_unlock(&run->lock);
 	return rec;
 }
 
@@ -199,7 +212,7 @@ static void note_output_errors(ksr_run *run)
 	}
 }
 
-static int finish_report(ksr_run *run)
+int ksr_run_finish_report(ksr_run *run)
 {
 	note_output_errors(run);
 	ksr_decision d = ksr_verdict_from_events(ksr_events_all(run->ev));
@@ -287,6 +300,10 @@ int ksr_run_scenario(const ksr_run_opts *opts)
 	}
 	run.ev = ksr_events_create();
 	ksr_events_attach_trace(run.ev, ksr_evidence_trace_fd(run.out));
+	pthread_mutex_init(&run.lock, NULL);
+	if (ksr_watchdog_start(&run) < 0)
+		message(opts, "the watchdog thread could not be started; a blocked call could "
+			      "outlive the deadline");
 	emit_run_start(&run, run.sc ? run.sc->name : opts->scenario_path,
 	               run.sc ? run.sc->sha256 : NULL);
 	if (!run.sc)
@@ -296,8 +313,10 @@ int ksr_run_scenario(const ksr_run_opts *opts)
 	if (run.failed)
 		ksr_stages_diagnose(&run);
 	teardown(&run);
-	int code = finish_report(&run);
+	ksr_watchdog_stop(&run);
+	int code = ksr_run_finish_report(&run);
 	ksr_events_free(run.ev);
+	pthread_mutex_destroy(&run.lock);
 	ksr_evidence_close(run.out);
 	ksr_scenario_free(run.sc);
 	ksr_errlist_free(&errs);

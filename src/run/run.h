@@ -2,6 +2,7 @@
 #ifndef KSR_RUN_INTERNAL_H
 #define KSR_RUN_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 
@@ -39,6 +40,12 @@ struct ksr_run {
 	bool failed; /* a failure signal has been recorded */
 	ksr_outcome failure_outcome;
 	int next_shot; /* NN of the next NN-step.png */
+
+	/* The watchdog (watchdog.c) writes the report itself when the main thread
+	 * is stuck past the deadline (a hung X server, a call that ignores signals). */
+	struct ksr_watchdog *watchdog;
+	pthread_mutex_t lock;      /* held while an event is recorded */
+	const char *current_stage; /* for the watchdog's reason */
 };
 
 /* Record an event (and show it as progress). fields is consumed. */
@@ -85,6 +92,19 @@ ksr_check_status ksr_run_check(ksr_run *run, const ksr_check *c, char *detail, s
 void ksr_stages_run(ksr_run *run);
 void ksr_stages_diagnose(ksr_run *run);
 void ksr_stages_stop_app(ksr_run *run);
+
+/* The report: verdict, report.json, report.md, DONE (run.c). Returns the exit code. */
+int ksr_run_finish_report(ksr_run *run);
+
+/* The watchdog (watchdog.c): start after the evidence folder is open; stop
+ * before the report. If the main thread has not reached the report shortly
+ * before the run deadline (or some seconds after SIGTERM), the watchdog
+ * records the failure, writes the report and DONE, stops the app and the
+ * private display, and ends the process with exit code 2. */
+int ksr_watchdog_start(ksr_run *run);
+/* Mark this thread as holding run->lock (ksr_run_emit then does not take it). */
+void ksr_run_hold_lock(bool held);
+void ksr_watchdog_stop(ksr_run *run);
 
 /* Steps (steps.c): run a list; false when a step failed or the run ended. */
 bool ksr_steps_run(ksr_run *run, const ksr_step_list *steps);

@@ -38,6 +38,7 @@ static const char *failed_status(const ksr_run *run)
 static void run_stage(ksr_run *run, const ksr_stage_def *s)
 {
 	ksr_events_set_stage(run->ev, s->name);
+	run->current_stage = s->name;
 	cJSON *f = cJSON_CreateObject();
 	cJSON_AddStringToObject(f, "name", s->name);
 	ksr_run_emit(run, "stage.start", f);
