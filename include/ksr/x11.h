@@ -58,4 +58,29 @@ ksr_wait ksr_x11_wait_wm(ksr_x11 *x, ksr_deadline d);
 /* Capture the whole screen (window == 0) or a window's client area. */
 ksr_image *ksr_x11_capture(ksr_x11 *x, unsigned long window, ksr_err *err);
 
+/* ---- input (XTest, in process; coordinates are root-window pixels) ----
+ * Each action is flushed at once; call ksr_x11_sync at the end of a step so the
+ * server has processed it. All return 0, or -1 with err set. */
+
+/* Ask the window manager to activate window (EWMH _NET_ACTIVE_WINDOW, source 2)
+ * and raise it, then wait (X events) until it is _NET_ACTIVE_WINDOW or holds the
+ * input focus. Without a window manager, XSetInputFocus. -1 when focus could not
+ * be obtained by d (or the wait was cancelled: err says which). */
+int ksr_x11_activate(ksr_x11 *x, unsigned long window, ksr_deadline d, ksr_err *err);
+int ksr_x11_pointer_move(ksr_x11 *x, int px, int py, ksr_err *err);
+/* Move, then count press/release pairs (2 = double click). Button 1 left,
+ * 2 middle, 3 right. */
+int ksr_x11_click(ksr_x11 *x, int px, int py, int button, int count, ksr_err *err);
+int ksr_x11_drag(ksr_x11 *x, int x1, int y1, int x2, int y2, int button, ksr_err *err);
+/* dy < 0: |dy| clicks of button 4 (up); dy > 0: button 5 (down). */
+int ksr_x11_scroll(ksr_x11 *x, int px, int py, int dy, ksr_err *err);
+/* Space-separated chords (ksr/keys.h): "ctrl+s alt+F4 Return". Keys of a chord
+ * are pressed in order and released in reverse, also when something fails. */
+int ksr_x11_key_chords(ksr_x11 *x, const char *chords, ksr_err *err);
+/* Type any UTF-8 text ('\n' is Return, '\t' Tab), whatever the keyboard layout:
+ * keysyms missing from the keymap are bound to spare keycodes for the call. */
+int ksr_x11_type(ksr_x11 *x, const char *utf8, ksr_err *err);
+/* XSync: the server has processed our input. -1 when the connection is lost. */
+int ksr_x11_sync(ksr_x11 *x);
+
 #endif

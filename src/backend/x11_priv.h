@@ -6,6 +6,7 @@
 #include <X11/extensions/XShm.h>
 #include <stdbool.h>
 
+#include "ksr/deadline.h"
 #include "ksr/error.h"
 
 enum {
@@ -34,6 +35,16 @@ struct ksr_x11 {
 	XShmSegmentInfo shm;
 	size_t shm_size;
 	bool shm_tried, shm_ok;
+	/* Input (x11_input.c, x11_keys.c). */
+	struct ksr_x11_keymap {
+		bool loaded, stale; /* stale: a MappingNotify came since the load */
+		int min_kc, max_kc;
+		unsigned long sym[256][2]; /* the unshifted and Shift columns we type with */
+		bool spare[256];           /* no keysym in any column: free to bind */
+	} keymap;
+	int xtest; /* 0 not checked yet, 1 present, -1 absent */
+	Atom wm_protocols, net_wm_ping;
+	unsigned long ping_serial;
 };
 
 /* -1 with "the X display connection was lost" when x is NULL or dead. */
@@ -45,5 +56,17 @@ unsigned long ksr_x11_error_count(void);
  * false when it is gone or unmapped. */
 bool ksr_x11_window_rect(ksr_x11 *x, Window w, int *rx, int *ry, int *rw, int *rh);
 void ksr_x11_capture_release(ksr_x11 *x);
+
+/* Input helpers shared by x11_input.c and x11_keys.c. */
+/* -1 with a message when the connection is lost or the server has no XTEST. */
+int ksr_x11_input_begin(ksr_x11 *x, ksr_err *err);
+/* XFlush; -1 when the connection broke meanwhile. */
+int ksr_x11_input_end(ksr_x11 *x, ksr_err *err);
+/* Take queued events until match(ev, ctx) is true (READY) or the deadline; a
+ * MappingNotify on the way marks the keymap cache stale. */
+ksr_wait ksr_x11_input_wait(ksr_x11 *x, ksr_deadline d, bool (*match)(const XEvent *, void *),
+                            void *ctx);
+/* Take every event already readable, without blocking (MappingNotify as above). */
+void ksr_x11_input_pump(ksr_x11 *x);
 
 #endif

@@ -1,0 +1,442 @@
+/* Key chords and typing through XTest, whatever the keyboard layout. A keysym
+ * found in the keymap's unshifted or Shift column is typed with that keycode
+ * (and Shift); any other (AltGr levels, other scripts, absent keys) is bound to a
+ * spare keycode. All of a string's missing keysyms are bound in one mapping
+ * change, which we wait to see confirmed, then typed, then unbound: remapping
+ * per character races with the MappingNotify every client must process first. */
+#include "ksr/keys.h"
+#include "ksr/x11.h"
+#include "backend/x11_priv.h"
+
+#include <X11/Xutil.h>
+#include <X11/extensions/XTest.h>
+#include <X11/keysym.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bounds on the waits inside one call (none takes a deadline): the server
+ * confirms a mapping change at once; a client answers a ping when its queue of
+ * our keys is drained. */
+#define MAPPING_WAIT_MS 2000
+#define PING_WAIT_MS    1000
+/* A focused client without _NET_WM_PING (xterm): how long we let it read our
+ * keys before the spare keycodes are unbound. */
+#define NO_PING_SETTLE_MS 50
+
+typedef struct keystroke {
+	KeyCode kc;
+	bool shift;
+} keystroke;
+
+/* The keysyms bound to spare keycodes for one batch of chords. */
+typedef struct binding {
+	unsigned long ks[256];
+	KeyCode kc[256];
+	int n;
+	int nspare;
+	KeyCode spare[256];
+} binding;
+
+/* ---- keymap cache ---- */
+
+static int keymap_load(ksr_x11 *x, ksr_err *err)
+{
+	struct ksr_x11_keymap *m = &x->keymap;
+	int kpk = 0;
+	XDisplayKeycodes(x->dpy, &m->min_kc, &m->max_kc);
+	int count = m->max_kc - m->min_kc + 1;
+	KeySym *syms = XGetKeyboardMapping(x->dpy, (KeyCode)m->min_kc, count, &kpk);
+	if (!syms || kpk < 1) {
+		if (syms)
+			XFree(syms);
+		if (ksr_x11_lost(x, err) < 0)
+			return -1;
+		return ksr_err_set(err, "cannot read the keyboard mapping of %s", x->name);
+	}
+	memset(m->sym, 0, sizeof m->sym);
+	memset(m->spare, 0, sizeof m->spare);
+	for (int i = 0; i < count; i++) {
+		const KeySym *k = syms + (size_t)i * (size_t)kpk;
+		int kc = m->min_kc + i;
+		bool empty = true;
+		for (int j = 0; j < kpk; j++)
+			empty = empty && k[j] == NoSymbol;
+		m->spare[kc] = empty;
+		m->sym[kc][0] = k[0];
+		m->sym[kc][1] = kpk > 1 ? k[1] : NoSymbol;
+		if (m->sym[kc][1] == NoSymbol && k[0] != NoSymbol) {
+			/* Core rule: a lone lowercase letter implies its capital with Shift. */
+			KeySym lower, upper;
+			XConvertCase(k[0], &lower, &upper);
+			if (lower != upper && k[0] == lower)
+				m->sym[kc][1] = upper;
+		}
+	}
+	XFree(syms);
+	m->loaded = true;
+	m->stale = false;
+	return 0;
+}
+
+static int keymap_fresh(ksr_x11 *x, ksr_err *err)
+{
+	ksr_x11_input_pump(x);
+	if (x->keymap.loaded && !x->keymap.stale)
+		return 0;
+	return keymap_load(x, err);
+}
+
+/* The keycode typing ks: unshifted columns first, then Shift ones. */
+static bool keymap_find(const ksr_x11 *x, unsigned long ks, keystroke *out)
+{
+	const struct ksr_x11_keymap *m = &x->keymap;
+	for (int level = 0; level < 2; level++)
+		for (int kc = m->min_kc; kc <= m->max_kc; kc++)
+			if (m->sym[kc][level] == ks) {
+				out->kc = (KeyCode)kc;
+				out->shift = level == 1;
+				return true;
+			}
+	return false;
+}
+
+/* ---- binding spare keycodes ---- */
+
+static void binding_init(const ksr_x11 *x, binding *b)
+{
+	b->n = 0;
+	b->nspare = 0;
+	for (int kc = x->keymap.min_kc; kc <= x->keymap.max_kc; kc++)
+		if (x->keymap.spare[kc])
+			b->spare[b->nspare++] = (KeyCode)kc;
+}
+
+static bool binding_has(const binding *b, unsigned long ks, KeyCode *kc)
+{
+	for (int i = 0; i < b->n; i++)
+		if (b->ks[i] == ks) {
+			if (kc)
+				*kc = b->kc[i];
+			return true;
+		}
+	return false;
+}
+
+/* Add the chord's missing keysyms to b; false (b unchanged) when they do not
+ * all fit in the spare keycodes left. */
+static bool binding_add(const ksr_x11 *x, binding *b, const ksr_chord *c)
+{
+	int n = b->n;
+	for (int i = 0; i < c->n; i++) {
+		keystroke k;
+		unsigned long ks = c->keysyms[i];
+		bool dup = false;
+		for (int j = b->n; j < n; j++)
+			dup = dup || b->ks[j] == ks;
+		if (keymap_find(x, ks, &k) || dup || binding_has(b, ks, NULL))
+			continue;
+		if (n == b->nspare)
+			return false;
+		b->ks[n] = ks;
+		b->kc[n] = b->spare[n];
+		n++;
+	}
+	b->n = n;
+	return true;
+}
+
+typedef struct mapping_ctx {
+	int first, last; /* keycodes whose change we wait to see confirmed */
+} mapping_ctx;
+
+static bool mapping_event(const XEvent *ev, void *p)
+{
+	const mapping_ctx *c = p;
+	return ev->type == MappingNotify && ev->xmapping.request == MappingKeyboard &&
+	       ev->xmapping.first_keycode <= c->first &&
+	       ev->xmapping.first_keycode + ev->xmapping.count > c->last;
+}
+
+/* Change the keycodes [first, last] (spare ones, sorted) to syms (NULL: none). */
+static void change_run(ksr_x11 *x, const binding *b, int from, int to, bool bind)
+{
+	int first = b->kc[from], count = b->kc[to] - first + 1;
+	KeySym *syms = ksr_xcalloc((size_t)count * 2, sizeof *syms);
+	for (int i = from; i <= to; i++) {
+		int at = (b->kc[i] - first) * 2;
+		/* Both columns, so Shift or Caps Lock cannot change what arrives. */
+		syms[at] = syms[at + 1] = bind ? b->ks[i] : NoSymbol;
+	}
+	XChangeKeyboardMapping(x->dpy, first, 2, syms, count);
+	free(syms);
+}
+
+/* One XChangeKeyboardMapping per contiguous run of the spare keycodes used (a
+ * run spans only spare keycodes, so no other key is rewritten), then wait for
+ * the server's MappingNotify of each. */
+static int apply_binding(ksr_x11 *x, const binding *b, bool bind, ksr_err *err)
+{
+	ksr_deadline d = ksr_deadline_in_ms(MAPPING_WAIT_MS);
+	int from = 0;
+	while (from < b->n) {
+		int to = from;
+		while (to + 1 < b->n && b->kc[to + 1] == b->kc[to] + 1)
+			to++;
+		change_run(x, b, from, to, bind);
+		mapping_ctx ctx = {b->kc[from], b->kc[to]};
+		XFlush(x->dpy);
+		ksr_wait w = ksr_x11_input_wait(x, d, mapping_event, &ctx);
+		if (w != KSR_WAIT_READY && bind) {
+			if (ksr_x11_lost(x, err) < 0)
+				return -1;
+			return ksr_err_set(
+			        err, "the X server did not confirm binding keycodes %d-%d: %s",
+			        b->kc[from], b->kc[to], ksr_wait_name(w));
+		}
+		from = to + 1;
+	}
+	x->keymap.stale = true;
+	return ksr_x11_lost(x, err);
+}
+
+static void restore_binding(ksr_x11 *x, binding *b)
+{
+	if (b->n == 0 || x->dead)
+		return;
+	/* Cleanup: an unbound spare is harmless, so a failed wait here is not
+	 * worth an error; XSync makes sure the server applied the restore. */
+	apply_binding(x, b, false, NULL);
+	XSync(x->dpy, False);
+	b->n = 0;
+}
+
+/* ---- letting the focused client read our keys ---- */
+
+typedef struct ping_ctx {
+	ksr_x11 *x;
+	Window w;
+	long stamp;
+} ping_ctx;
+
+static bool pong_event(const XEvent *ev, void *p)
+{
+	const ping_ctx *c = p;
+	return ev->type == ClientMessage && ev->xclient.message_type == c->x->wm_protocols &&
+	       (Atom)ev->xclient.data.l[0] == c->x->net_wm_ping &&
+	       (Window)ev->xclient.data.l[2] == c->w && ev->xclient.data.l[1] == c->stamp;
+}
+
+static bool supports_ping(ksr_x11 *x, Window w)
+{
+	Atom *protos = NULL;
+	int n = 0;
+	bool yes = false;
+	if (XGetWMProtocols(x->dpy, w, &protos, &n)) {
+		for (int i = 0; i < n; i++)
+			yes = yes || protos[i] == x->net_wm_ping;
+		XFree(protos);
+	}
+	return yes;
+}
+
+/* The focus window or its nearest ancestor that answers _NET_WM_PING. */
+static Window ping_target(ksr_x11 *x)
+{
+	Window f = None;
+	int revert = 0;
+	XGetInputFocus(x->dpy, &f, &revert);
+	while (f != None && f != PointerRoot && f != x->root) {
+		if (supports_ping(x, f))
+			return f;
+		Window root_ret, parent = None, *kids = NULL;
+		unsigned int n = 0;
+		if (!XQueryTree(x->dpy, f, &root_ret, &parent, &kids, &n))
+			return None;
+		if (kids)
+			XFree(kids);
+		f = parent;
+	}
+	return None;
+}
+
+/* Before unbinding: the client translates a key event's keycode with the
+ * keymap it fetches when it reads the event, so it must have read all of ours
+ * while the binding holds. A client answers _NET_WM_PING in queue order, i.e.
+ * after our keys; one without it gets a short bounded pause. */
+static void let_client_read(ksr_x11 *x)
+{
+	if (!x->wm_protocols) {
+		x->wm_protocols = XInternAtom(x->dpy, "WM_PROTOCOLS", False);
+		x->net_wm_ping = XInternAtom(x->dpy, "_NET_WM_PING", False);
+	}
+	ping_ctx c = {x, ping_target(x), (long)++x->ping_serial};
+	if (c.w == None) {
+		ksr_sleep_ms(NO_PING_SETTLE_MS);
+		return;
+	}
+	XEvent ev = {0};
+	ev.xclient.type = ClientMessage;
+	ev.xclient.window = c.w;
+	ev.xclient.message_type = x->wm_protocols;
+	ev.xclient.format = 32;
+	ev.xclient.data.l[0] = (long)x->net_wm_ping;
+	ev.xclient.data.l[1] = c.stamp;
+	ev.xclient.data.l[2] = (long)c.w;
+	XSendEvent(x->dpy, c.w, False, NoEventMask, &ev);
+	XFlush(x->dpy);
+	ksr_x11_input_wait(x, ksr_deadline_in_ms(PING_WAIT_MS), pong_event, &c);
+}
+
+/* ---- pressing ---- */
+
+static int resolve(ksr_x11 *x, const binding *b, unsigned long ks, keystroke *k, ksr_err *err)
+{
+	k->shift = false;
+	if (binding_has(b, ks, &k->kc) || keymap_find(x, ks, k))
+		return 0;
+	const char *name = XKeysymToString(ks);
+	return ksr_err_set(err, "no keycode for key %s (0x%lx)", name ? name : "?", ks);
+}
+
+/* Keys resolved first, so nothing is pressed unless all can be; then pressed in
+ * order and released in reverse. */
+static int press_chord(ksr_x11 *x, const binding *b, const ksr_chord *c, KeyCode shift,
+                       ksr_err *err)
+{
+	keystroke k[KSR_CHORD_MAX];
+	for (int i = 0; i < c->n; i++)
+		if (resolve(x, b, c->keysyms[i], &k[i], err) < 0)
+			return -1;
+	KeyCode down[2 * KSR_CHORD_MAX];
+	int n = 0;
+	bool shifted = false;
+	for (int i = 0; i < c->n; i++) {
+		if (k[i].shift && !shifted) {
+			if (!shift)
+				return ksr_err_set(err, "no Shift key in the keymap");
+			XTestFakeKeyEvent(x->dpy, shift, True, CurrentTime);
+			down[n++] = shift;
+			shifted = true;
+		}
+		XTestFakeKeyEvent(x->dpy, k[i].kc, True, CurrentTime);
+		down[n++] = k[i].kc;
+	}
+	while (n > 0)
+		XTestFakeKeyEvent(x->dpy, down[--n], False, CurrentTime);
+	XFlush(x->dpy);
+	return ksr_x11_lost(x, err);
+}
+
+static KeyCode shift_keycode(ksr_x11 *x)
+{
+	keystroke k;
+	if (keymap_find(x, XK_Shift_L, &k) || keymap_find(x, XK_Shift_R, &k))
+		return k.kc;
+	return 0;
+}
+
+static int no_room(const ksr_chord *c, int nspare, ksr_err *err)
+{
+	const char *name = XKeysymToString(c->keysyms[c->n - 1]);
+	return ksr_err_set(err,
+	                   "not enough spare keycodes (%d) to bind the keys of %s (0x%lx) that the "
+	                   "keymap lacks",
+	                   nspare, name ? name : "?", c->keysyms[c->n - 1]);
+}
+
+/* Press chords [*i, end) that fit one binding; advance *i. */
+static int run_batch(ksr_x11 *x, const ksr_chord *c, size_t *i, size_t end, ksr_err *err)
+{
+	binding *b = ksr_xmalloc(sizeof *b);
+	binding_init(x, b);
+	size_t j = *i;
+	while (j < end && binding_add(x, b, &c[j]))
+		j++;
+	int rc = -1;
+	if (j == *i) {
+		no_room(&c[j], b->nspare, err);
+		goto cleanup;
+	}
+	if (b->n > 0 && apply_binding(x, b, true, err) < 0)
+		goto cleanup;
+	KeyCode shift = shift_keycode(x);
+	for (size_t k = *i; k < j; k++)
+		if (press_chord(x, b, &c[k], shift, err) < 0)
+			goto cleanup;
+	rc = 0;
+	*i = j;
+cleanup:
+	if (b->n > 0 && !x->dead) {
+		XSync(x->dpy, False);
+		let_client_read(x);
+	}
+	restore_binding(x, b);
+	free(b);
+	return rc;
+}
+
+static int run_chords(ksr_x11 *x, const ksr_chord *c, size_t n, ksr_err *err)
+{
+	if (ksr_x11_input_begin(x, err) < 0)
+		return -1;
+	for (size_t i = 0; i < n;) {
+		/* The keymap may have changed under us (our own restore, or another
+		 * client's change): re-read it when a MappingNotify said so. */
+		if (keymap_fresh(x, err) < 0 || run_batch(x, c, &i, n, err) < 0)
+			return -1;
+	}
+	return ksr_x11_input_end(x, err);
+}
+
+int ksr_x11_key_chords(ksr_x11 *x, const char *chords, ksr_err *err)
+{
+	ksr_chord *c = NULL;
+	size_t n = 0;
+	if (ksr_keys_parse(chords, &c, &n, err) < 0)
+		return -1;
+	int rc = run_chords(x, c, n, err);
+	ksr_keys_free(c);
+	return rc;
+}
+
+/* UTF-8 to one single-key chord per character ("\r\n" is one Return). */
+static int text_to_chords(const char *utf8, ksr_chord **out, size_t *n, ksr_err *err)
+{
+	size_t cap = strlen(utf8), len = 0;
+	ksr_chord *c = ksr_xcalloc(cap ? cap : 1, sizeof *c);
+	const char *p = utf8;
+	uint32_t cp = 0, prev = 0;
+	int r;
+	while ((r = ksr_keys_utf8_next(&p, &cp)) == 1) {
+		unsigned long ks = ksr_keys_from_codepoint(cp);
+		if (!ks) {
+			free(c);
+			return ksr_err_set(err, "cannot type U+%04X (a control character)",
+			                   (unsigned)cp);
+		}
+		if (!(cp == '\n' && prev == '\r'))
+			c[len++] = (ksr_chord){.keysyms = {ks}, .n = 1};
+		prev = cp;
+	}
+	if (r < 0) {
+		free(c);
+		return ksr_err_set(err, "cannot type: invalid UTF-8 at byte %zu",
+		                   (size_t)(p - utf8));
+	}
+	*out = c;
+	*n = len;
+	return 0;
+}
+
+int ksr_x11_type(ksr_x11 *x, const char *utf8, ksr_err *err)
+{
+	ksr_chord *c = NULL;
+	size_t n = 0;
+	if (!utf8)
+		return ksr_err_set(err, "no text to type");
+	if (text_to_chords(utf8, &c, &n, err) < 0)
+		return -1;
+	int rc = run_chords(x, c, n, err);
+	free(c);
+	return rc;
+}
