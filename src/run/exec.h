@@ -15,6 +15,10 @@ int ksr_check_process(ksr_run *run, const ksr_check *c, char *why, size_t why_le
 int ksr_check_file(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
 int ksr_check_shell(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
 
+/* CDP (exec_cdp.c): every cdp_* step, dispatched on the step's name; the page: check. */
+void ksr_exec_cdp(ksr_run *run, const ksr_step *step, ksr_step_result *res);
+int ksr_check_page(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
+
 #define KSR_EXEC_SHELL       ksr_exec_shell
 #define KSR_EXEC_SLEEP       ksr_exec_sleep
 #define KSR_EXEC_WAIT_WINDOW ksr_exec_wait_window
@@ -26,7 +30,7 @@ int ksr_check_shell(ksr_run *run, const ksr_check *c, char *why, size_t why_len)
 #define KSR_EXEC_CLICK_ELEMENT  NULL
 #define KSR_EXEC_CLICK_GROUNDED NULL
 #define KSR_EXEC_OBSERVE        NULL
-#define KSR_EXEC_CDP            NULL
+#define KSR_EXEC_CDP            ksr_exec_cdp
 #define KSR_EXEC_SPAWN          NULL
 #define KSR_EXEC_KILL           NULL
 
@@ -37,7 +41,7 @@ int ksr_check_shell(ksr_run *run, const ksr_check *c, char *why, size_t why_len)
 #define KSR_CHECK_SHELL     ksr_check_shell
 #define KSR_CHECK_STATE     NULL
 #define KSR_CHECK_ELEMENT   NULL
-#define KSR_CHECK_PAGE      NULL
+#define KSR_CHECK_PAGE      ksr_check_page
 #define KSR_CHECK_SCREEN    NULL
 
 #endif

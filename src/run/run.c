@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ksr/cdp.h"
 #include "ksr/report.h"
 #include "ksr/proc.h"
 
@@ -265,6 +266,8 @@ static void set_deadlines(ksr_run *run)
 
 static void teardown(ksr_run *run)
 {
+	ksr_cdp_close(run->cdp); /* before the browser is stopped */
+	run->cdp = NULL;
 	ksr_stages_stop_app(run);
 	ksr_x11_close(run->x);
 	run->x = NULL;

@@ -23,6 +23,7 @@ struct ksr_run {
 	ksr_evidence *out;
 	ksr_session *session;
 	ksr_x11 *x;
+	struct ksr_cdp *cdp; /* the browser connection (browser-attach), or NULL */
 	char run_id[40];
 
 	ksr_deadline hard;  /* the run deadline */

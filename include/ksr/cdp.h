@@ -1,0 +1,143 @@
+/* Chrome DevTools Protocol (rung 0): discovery over HTTP (libcurl), one
+ * WebSocket to the browser (libwebsockets, client role), a flattened session on
+ * one page target, commands awaited with a deadline, events queued while
+ * waiting. On top of it, element actions with actionability checks. Every
+ * call is synchronous, bounded by its deadline and returns at once on cancel.
+ * Nothing here knows about stages or verdicts. */
+#ifndef KSR_CDP_H
+#define KSR_CDP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ksr/deadline.h"
+#include "ksr/error.h"
+
+typedef struct cJSON cJSON;
+typedef struct ksr_cdp ksr_cdp;
+
+typedef enum ksr_cdp_status {
+	KSR_CDP_OK = 0,
+	KSR_CDP_ERROR,     /* an error reply, a script exception, a bad argument: err says */
+	KSR_CDP_NOT_READY, /* the element never became actionable before the deadline: err says why
+	                    */
+	KSR_CDP_TIMEOUT,   /* the browser did not answer before the deadline */
+	KSR_CDP_CANCELLED, /* SIGTERM/SIGINT */
+	KSR_CDP_CLOSED,    /* the connection is gone (browser exited, page closed) */
+	KSR_CDP_CRASHED,   /* the page's renderer crashed */
+} ksr_cdp_status;
+
+const char *ksr_cdp_status_name(ksr_cdp_status s);
+
+/* ---- discovery and connection ------------------------------------------- */
+
+/* The debugging port a browser process announces: --remote-debugging-port=N
+ * (N > 0) on its command line, else the first line of DevToolsActivePort in its
+ * --user-data-dir. 0 when neither is found. */
+int ksr_cdp_port_of_pid(int pid);
+/* The same from a command line (NUL- or space-separated words). */
+int ksr_cdp_port_of_cmdline(const char *cmdline, size_t len);
+
+typedef struct ksr_cdp_timing {
+	double discover_ms;  /* GET /json/version */
+	double handshake_ms; /* WebSocket upgrade */
+	double attach_ms;    /* Target.getTargets + attachToTarget + enables */
+} ksr_cdp_timing;
+
+/* Connect to the browser at host:port, attach to its first page target (a
+ * new about:blank one if it has none). NULL on failure with *st and err set. */
+ksr_cdp *ksr_cdp_connect(const char *host, int port, ksr_deadline d, ksr_cdp_status *st,
+                         ksr_err *err);
+void ksr_cdp_close(ksr_cdp *c); /* NULL-safe; fails a pending command */
+
+const ksr_cdp_timing *ksr_cdp_timings(const ksr_cdp *c);
+const char *ksr_cdp_page_url(const ksr_cdp *c); /* the target's URL when attached */
+bool ksr_cdp_crashed(const ksr_cdp *c);
+
+/* ---- protocol ------------------------------------------------------------ */
+
+/* Send method with params (consumed; NULL = {}) on the page session and wait
+ * for its reply until d. *result (may be NULL) gets the reply's result, owned
+ * by the caller. An error reply is KSR_CDP_ERROR with its message in err. */
+ksr_cdp_status ksr_cdp_call(ksr_cdp *c, const char *method, cJSON *params, ksr_deadline d,
+                            cJSON **result, ksr_err *err);
+/* The same on the browser connection (Target.*, Browser.*). */
+ksr_cdp_status ksr_cdp_call_browser(ksr_cdp *c, const char *method, cJSON *params, ksr_deadline d,
+                                    cJSON **result, ksr_err *err);
+
+/* Wait until an event named method (on the page session) arrives; it is taken
+ * from the queue and returned in *ev (may be NULL). Events queued earlier count. */
+ksr_cdp_status ksr_cdp_wait_event(ksr_cdp *c, const char *method, ksr_deadline d, cJSON **ev,
+                                  ksr_err *err);
+void ksr_cdp_drop_events(ksr_cdp *c);
+size_t ksr_cdp_queued_events(const ksr_cdp *c);
+
+/* Service the connection until d (events are queued): a cancellable pause that
+ * still notices a crash or a closed connection (then returns it). */
+ksr_cdp_status ksr_cdp_idle(ksr_cdp *c, ksr_deadline d, ksr_err *err);
+
+/* ---- page actions (cdp_dom.c) -------------------------------------------- */
+
+/* An element is named by a CSS selector or by an id from
+ * ksr_cdp_list_interactive ("@e" + backendNodeId, never valid CSS). */
+typedef struct ksr_cdp_box {
+	double x, y, w, h; /* CSS pixels in the page's viewport */
+} ksr_cdp_box;
+
+typedef struct ksr_cdp_hit {
+	bool has_box;
+	ksr_cdp_box box;
+	double x, y; /* the point acted on (click) */
+} ksr_cdp_hit;
+
+/* Retry until d: attached, visible, enabled, scrolled into view, a stable box
+ * over two animation frames, and the element (or a descendant) is what the
+ * click point hits; then mouse press and release. NOT_READY names what was
+ * wrong last ("is covered by <div id=\"overlay\">", "is disabled"...). */
+ksr_cdp_status ksr_cdp_click(ksr_cdp *c, const char *ref, ksr_deadline d, ksr_cdp_hit *hit,
+                             ksr_err *err);
+/* Visible, enabled, editable: focus, select all, insert text (input and
+ * change events fire). */
+ksr_cdp_status ksr_cdp_fill(ksr_cdp *c, const char *ref, const char *text, ksr_deadline d,
+                            ksr_cdp_hit *hit, ksr_err *err);
+/* Focus, then one key press per character. */
+ksr_cdp_status ksr_cdp_type(ksr_cdp *c, const char *ref, const char *text, ksr_deadline d,
+                            ksr_cdp_hit *hit, ksr_err *err);
+/* Chords separated by spaces ("ctrl+a Delete shift+Tab") to the focused element. */
+ksr_cdp_status ksr_cdp_press(ksr_cdp *c, const char *chords, ksr_deadline d, ksr_err *err);
+/* state: "attached", "detached", "visible" (default when NULL), "hidden". */
+ksr_cdp_status ksr_cdp_wait_for(ksr_cdp *c, const char *ref, const char *state, ksr_deadline d,
+                                ksr_cdp_hit *hit, ksr_err *err);
+/* Navigate and wait for the load event. A network error is KSR_CDP_ERROR. */
+ksr_cdp_status ksr_cdp_navigate(ksr_cdp *c, const char *url, ksr_deadline d, ksr_err *err);
+/* Evaluate (promises awaited); *truthy per JavaScript; *value (may be NULL)
+ * gets the value as JSON, owned by the caller. A thrown exception is ERROR. */
+ksr_cdp_status ksr_cdp_eval(ksr_cdp *c, const char *js, ksr_deadline d, bool *truthy, cJSON **value,
+                            ksr_err *err);
+
+typedef struct ksr_cdp_page {
+	bool found;  /* the selector matched (true when no selector was asked) */
+	char *text;  /* the element's innerText/textContent, or NULL */
+	char *url;   /* location.href */
+	char *title; /* document.title */
+} ksr_cdp_page;
+ksr_cdp_status ksr_cdp_page_state(ksr_cdp *c, const char *selector, ksr_deadline d,
+                                  ksr_cdp_page *out, ksr_err *err);
+void ksr_cdp_page_clear(ksr_cdp_page *p);
+
+/* The page's interactive elements, from the accessibility tree. The id stays
+ * the same across snapshots while the DOM node lives. */
+typedef struct ksr_cdp_element {
+	char id[32]; /* "@e<backendNodeId>" */
+	char *role, *name;
+	long backend_id;
+} ksr_cdp_element;
+typedef struct ksr_cdp_element_list {
+	ksr_cdp_element *items;
+	size_t len;
+} ksr_cdp_element_list;
+ksr_cdp_status ksr_cdp_list_interactive(ksr_cdp *c, ksr_deadline d, ksr_cdp_element_list *out,
+                                        ksr_err *err);
+void ksr_cdp_element_list_clear(ksr_cdp_element_list *l);
+
+#endif

@@ -1,0 +1,676 @@
+/* CDP transport: discovery over HTTP with libcurl, one libwebsockets client
+ * connection to the browser endpoint, a flattened session on a page target.
+ * One command is in flight at a time (the API is synchronous); a reply whose
+ * id is not the awaited one is late and dropped. See docs/cdp.md. */
+#include "ksr/cdp.h"
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <libwebsockets.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RX_BUFFER       65536
+#define MESSAGE_MAX     (64u << 20) /* a reply larger than this closes the connection */
+#define EVENTS_MAX      512         /* oldest events are dropped beyond this */
+#define TICK_MS         50          /* how often a wait looks at the cancel flag */
+#define DISCOVERY_MAX   (1u << 20)
+#define DEFAULT_CALL_MS 10000
+
+typedef struct out_msg {
+	struct out_msg *next;
+	size_t len;
+	unsigned char buf[]; /* LWS_PRE bytes, then the message */
+} out_msg;
+
+struct ksr_cdp {
+	struct lws_context *ctx;
+	struct lws *wsi;
+	lws_sorted_usec_list_t sul;
+	bool connected, closed, crashed;
+	char close_why[256];
+
+	out_msg *out_head, *out_tail;
+	char *rx;
+	size_t rx_len, rx_cap;
+
+	int next_id, want_id;
+	cJSON *reply;
+	cJSON *events; /* array, oldest first */
+
+	char *session_id, *target_id, *url;
+	char host_hdr[300], path[512];
+	ksr_cdp_timing timing;
+};
+
+const char *ksr_cdp_status_name(ksr_cdp_status s)
+{
+	static const char *const names[] = {
+	        [KSR_CDP_OK] = "ok",
+	        [KSR_CDP_ERROR] = "error",
+	        [KSR_CDP_NOT_READY] = "not-ready",
+	        [KSR_CDP_TIMEOUT] = "timeout",
+	        [KSR_CDP_CANCELLED] = "cancelled",
+	        [KSR_CDP_CLOSED] = "closed",
+	        [KSR_CDP_CRASHED] = "crashed",
+	};
+	return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "error";
+}
+
+/* ---- discovery ------------------------------------------------------------ */
+
+static long word_value(const char *s, size_t len, const char *key, char *buf, size_t buflen)
+{
+	size_t klen = strlen(key);
+	for (size_t i = 0; i + klen <= len; i++) {
+		if ((i > 0 && s[i - 1] != ' ' && s[i - 1] != '\0') || memcmp(s + i, key, klen))
+			continue;
+		size_t j = i + klen, n = 0;
+		if (j < len && (s[j] == '"' || s[j] == '\''))
+			j++;
+		while (j < len && s[j] && s[j] != ' ' && s[j] != '"' && s[j] != '\'' &&
+		       n + 1 < buflen)
+			buf[n++] = s[j++];
+		buf[n] = '\0';
+		return (long)n;
+	}
+	return -1;
+}
+
+static int read_active_port(const char *dir)
+{
+	char path[4096], line[32] = "";
+	snprintf(path, sizeof path, "%s/DevToolsActivePort", dir);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	int port = fgets(line, sizeof line, f) ? atoi(line) : 0;
+	fclose(f);
+	return port > 0 && port < 65536 ? port : 0;
+}
+
+int ksr_cdp_port_of_cmdline(const char *cmdline, size_t len)
+{
+	char val[4096];
+	if (!cmdline)
+		return 0;
+	if (word_value(cmdline, len, "--remote-debugging-port=", val, sizeof val) > 0) {
+		int port = atoi(val);
+		if (port > 0 && port < 65536)
+			return port;
+	}
+	if (word_value(cmdline, len, "--user-data-dir=", val, sizeof val) > 0)
+		return read_active_port(val);
+	return 0;
+}
+
+int ksr_cdp_port_of_pid(int pid)
+{
+	char path[64], buf[16384];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
+	int fd = pid > 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf);
+	close(fd);
+	return n > 0 ? ksr_cdp_port_of_cmdline(buf, (size_t)n) : 0;
+}
+
+typedef struct body {
+	char *p;
+	size_t len;
+} body;
+
+static size_t body_write(char *data, size_t size, size_t nmemb, void *ud)
+{
+	body *b = ud;
+	size_t n = size * nmemb;
+	if (b->len + n > DISCOVERY_MAX)
+		return 0;
+	b->p = ksr_xrealloc(b->p, b->len + n + 1);
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+	return n;
+}
+
+static int curl_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+	(void)ud, (void)a, (void)b, (void)c, (void)d;
+	return ksr_cancelled(); /* non-zero aborts the transfer */
+}
+
+/* GET http://host:port/json/version and return webSocketDebuggerUrl's path. */
+static ksr_cdp_status discover(const char *host, int port, ksr_deadline d, char *path, size_t len,
+                               ksr_err *err)
+{
+	char url[400];
+	body b = {0};
+	snprintf(url, sizeof url, "http://%s:%d/json/version", host, port);
+	CURL *h = curl_easy_init();
+	if (!h)
+		return ksr_err_set(err, "cannot start libcurl"), KSR_CDP_ERROR;
+	long ms = (long)ksr_deadline_remaining_ms(d);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_NOPROXY, "*"); /* a proxy must never see the debug port */
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms > 0 ? ms : 1L);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, body_write);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, curl_progress);
+	CURLcode rc = curl_easy_perform(h);
+	long status = 0;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(h);
+	ksr_cdp_status st = KSR_CDP_OK;
+	if (ksr_cancelled())
+		st = KSR_CDP_CANCELLED;
+	else if (rc != CURLE_OK)
+		st = (ksr_err_set(err, "%s: %s", url, curl_easy_strerror(rc)), KSR_CDP_CLOSED);
+	else if (status != 200)
+		st = (ksr_err_set(err, "%s answered HTTP %ld", url, status), KSR_CDP_CLOSED);
+	cJSON *j = st == KSR_CDP_OK ? cJSON_Parse(b.p) : NULL;
+	const char *ws = cJSON_GetStringValue(cJSON_GetObjectItem(j, "webSocketDebuggerUrl"));
+	const char *p = ws && !strncmp(ws, "ws://", 5) ? strchr(ws + 5, '/') : NULL;
+	if (st == KSR_CDP_OK && !p)
+		st = (ksr_err_set(err, "%s has no webSocketDebuggerUrl", url), KSR_CDP_ERROR);
+	if (p)
+		snprintf(path, len, "%s", p); /* the host in the URL is ignored: loopback stays */
+	cJSON_Delete(j);
+	free(b.p);
+	return st;
+}
+
+/* ---- the WebSocket -------------------------------------------------------- */
+
+static void note_closed(ksr_cdp *c, const char *why)
+{
+	if (!c->closed)
+		snprintf(c->close_why, sizeof c->close_why, "%s", why);
+	c->closed = true;
+	c->connected = false;
+}
+
+static void queue_event(ksr_cdp *c, cJSON *msg)
+{
+	const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(msg, "method"));
+	const char *sid = cJSON_GetStringValue(cJSON_GetObjectItem(msg, "sessionId"));
+	cJSON *params = cJSON_GetObjectItem(msg, "params");
+	bool ours = sid && c->session_id && !strcmp(sid, c->session_id);
+	const char *tid = cJSON_GetStringValue(cJSON_GetObjectItem(params, "targetId"));
+	const char *dsid = cJSON_GetStringValue(cJSON_GetObjectItem(params, "sessionId"));
+	if ((ours && !strcmp(m, "Inspector.targetCrashed")) ||
+	    (!strcmp(m, "Target.targetCrashed") && tid && c->target_id &&
+	     !strcmp(tid, c->target_id)))
+		c->crashed = true;
+	if (!strcmp(m, "Target.detachedFromTarget") && dsid && c->session_id &&
+	    !strcmp(dsid, c->session_id))
+		note_closed(c, "the page target was closed");
+	if (cJSON_GetArraySize(c->events) >= EVENTS_MAX)
+		cJSON_DeleteItemFromArray(c->events, 0);
+	cJSON_AddItemToArray(c->events, msg);
+}
+
+static void on_message(ksr_cdp *c)
+{
+	cJSON *msg = cJSON_ParseWithLength(c->rx, c->rx_len);
+	c->rx_len = 0;
+	if (!msg)
+		return;
+	cJSON *id = cJSON_GetObjectItem(msg, "id");
+	if (cJSON_IsNumber(id)) {
+		/* Only the awaited reply is kept; anything else is late. */
+		if (id->valueint == c->want_id && !c->reply)
+			c->reply = msg;
+		else
+			cJSON_Delete(msg);
+		return;
+	}
+	if (cJSON_IsString(cJSON_GetObjectItem(msg, "method")))
+		queue_event(c, msg);
+	else
+		cJSON_Delete(msg); /* e.g. -32700 without an id: nobody can match it */
+}
+
+static void on_receive(ksr_cdp *c, struct lws *wsi, const void *in, size_t len)
+{
+	size_t more = lws_remaining_packet_payload(wsi);
+	if (c->rx_len + len + more > MESSAGE_MAX) {
+		note_closed(c, "the browser sent a message over the 64 MiB cap");
+		return;
+	}
+	if (c->rx_len + len + more + 1 > c->rx_cap) {
+		c->rx_cap = c->rx_len + len + more + 1;
+		c->rx = ksr_xrealloc(c->rx, c->rx_cap);
+	}
+	memcpy(c->rx + c->rx_len, in, len);
+	c->rx_len += len;
+	if (lws_is_final_fragment(wsi) && more == 0)
+		on_message(c);
+}
+
+static int on_writeable(ksr_cdp *c, struct lws *wsi)
+{
+	out_msg *m = c->out_head;
+	if (!m)
+		return 0;
+	c->out_head = m->next;
+	if (!c->out_head)
+		c->out_tail = NULL;
+	int n = lws_write(wsi, m->buf + LWS_PRE, m->len, LWS_WRITE_TEXT);
+	free(m);
+	if (n < 0)
+		return -1;
+	if (c->out_head)
+		lws_callback_on_writable(wsi);
+	return 0;
+}
+
+static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                       size_t len)
+{
+	ksr_cdp *c = user;
+	if (!c)
+		return 0;
+	switch (reason) {
+	case LWS_CALLBACK_CLIENT_ESTABLISHED:
+		c->connected = true;
+		if (c->out_head)
+			lws_callback_on_writable(wsi);
+		break;
+	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+		note_closed(c, in && len ? (const char *)in : "the WebSocket connection failed");
+		c->wsi = NULL;
+		break;
+	case LWS_CALLBACK_CLIENT_RECEIVE:
+		on_receive(c, wsi, in, len);
+		if (c->closed)
+			return -1;
+		break;
+	case LWS_CALLBACK_CLIENT_WRITEABLE:
+		return on_writeable(c, wsi);
+	case LWS_CALLBACK_CLIENT_CLOSED:
+	case LWS_CALLBACK_WSI_DESTROY:
+		if (wsi == c->wsi) {
+			note_closed(c, "the browser closed the connection");
+			c->wsi = NULL;
+		}
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static const struct lws_protocols protocols[] = {
+        {"ksr-cdp", ws_callback, 0, RX_BUFFER, 0, NULL, 0},
+        {NULL, NULL, 0, 0, 0, NULL, 0},
+};
+
+static void tick_cb(lws_sorted_usec_list_t *sul)
+{
+	ksr_cdp *c = lws_container_of(sul, ksr_cdp, sul);
+	/* lws_service ignores its timeout: only this wakes its poll. */
+	lws_cancel_service(c->ctx);
+}
+
+typedef bool (*done_fn)(ksr_cdp *c, void *ud);
+
+/* Service the connection until done(), the deadline, a cancel, a crash or a
+ * close. The timer wakes lws at the deadline or every TICK_MS (cancel). */
+static ksr_cdp_status pump(ksr_cdp *c, ksr_deadline d, done_fn done, void *ud)
+{
+	for (;;) {
+		if (done && done(c, ud))
+			return KSR_CDP_OK;
+		if (c->crashed)
+			return KSR_CDP_CRASHED;
+		if (c->closed || !c->ctx)
+			return KSR_CDP_CLOSED;
+		if (ksr_cancelled())
+			return KSR_CDP_CANCELLED;
+		int64_t left = ksr_deadline_remaining_ms(d);
+		if (left <= 0)
+			return KSR_CDP_TIMEOUT;
+		int64_t wait = left < TICK_MS ? left : TICK_MS;
+		lws_sul_schedule(c->ctx, 0, &c->sul, tick_cb, (lws_usec_t)wait * 1000);
+		lws_service(c->ctx, 0);
+	}
+}
+
+static bool is_connected(ksr_cdp *c, void *ud)
+{
+	(void)ud;
+	return c->connected;
+}
+
+static ksr_cdp_status open_socket(ksr_cdp *c, const char *host, int port, ksr_deadline d,
+                                  ksr_err *err)
+{
+	struct lws_context_creation_info info;
+	memset(&info, 0, sizeof info);
+	info.port = CONTEXT_PORT_NO_LISTEN;
+	info.protocols = protocols;
+	info.gid = -1;
+	info.uid = -1;
+	info.fd_limit_per_thread = 16; /* lws sizes its tables from this, not ulimit -n */
+	lws_set_log_level(0, NULL);    /* library code never prints */
+	c->ctx = lws_create_context(&info);
+	if (!c->ctx)
+		return ksr_err_set(err, "cannot create a libwebsockets context"), KSR_CDP_ERROR;
+	struct lws_client_connect_info ci;
+	memset(&ci, 0, sizeof ci);
+	snprintf(c->host_hdr, sizeof c->host_hdr, "%s:%d", host, port);
+	ci.context = c->ctx;
+	ci.address = host;
+	ci.port = port;
+	ci.path = c->path;
+	ci.host = c->host_hdr; /* unset, lws sends "Host: (null)", which Chromium refuses */
+	ci.origin = NULL;      /* Chromium refuses an Origin it was not told to allow */
+	ci.ietf_version_or_minus_one = -1;
+	ci.userdata = c;
+	ci.pwsi = &c->wsi;
+	ci.protocol = NULL;
+	if (!lws_client_connect_via_info(&ci) && !c->closed)
+		note_closed(c, "libwebsockets could not start the connection");
+	ksr_cdp_status st = pump(c, d, is_connected, NULL);
+	if (st == KSR_CDP_TIMEOUT)
+		ksr_err_set(err, "the WebSocket handshake with %s did not finish in time",
+		            c->host_hdr);
+	else if (st != KSR_CDP_OK)
+		ksr_err_set(err, "WebSocket to ws://%s%s: %s", c->host_hdr, c->path,
+		            c->closed ? c->close_why : ksr_cdp_status_name(st));
+	return st;
+}
+
+/* ---- commands ------------------------------------------------------------- */
+
+static void enqueue(ksr_cdp *c, const char *text)
+{
+	size_t len = strlen(text);
+	out_msg *m = ksr_xmalloc(sizeof *m + LWS_PRE + len);
+	m->next = NULL;
+	m->len = len;
+	memcpy(m->buf + LWS_PRE, text, len);
+	if (c->out_tail)
+		c->out_tail->next = m;
+	else
+		c->out_head = m;
+	c->out_tail = m;
+	if (c->wsi && c->connected)
+		lws_callback_on_writable(c->wsi);
+}
+
+static bool have_reply(ksr_cdp *c, void *ud)
+{
+	(void)ud;
+	return c->reply != NULL;
+}
+
+static ksr_cdp_status reply_result(ksr_cdp *c, const char *method, cJSON **result, ksr_err *err)
+{
+	cJSON *e = cJSON_GetObjectItem(c->reply, "error");
+	ksr_cdp_status st = KSR_CDP_OK;
+	if (e) {
+		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(e, "message"));
+		ksr_err_set(err, "%s: %s", method, m ? m : "error");
+		st = KSR_CDP_ERROR;
+	} else if (result) {
+		*result = cJSON_DetachItemFromObject(c->reply, "result");
+		if (!*result)
+			*result = cJSON_CreateObject();
+	}
+	cJSON_Delete(c->reply);
+	c->reply = NULL;
+	return st;
+}
+
+static ksr_cdp_status call(ksr_cdp *c, bool session, const char *method, cJSON *params,
+                           ksr_deadline d, cJSON **result, ksr_err *err)
+{
+	if (result)
+		*result = NULL;
+	if (!c) {
+		cJSON_Delete(params);
+		return ksr_err_set(err, "no browser is attached"), KSR_CDP_CLOSED;
+	}
+	cJSON *msg = cJSON_CreateObject();
+	c->want_id = ++c->next_id;
+	cJSON_AddNumberToObject(msg, "id", c->want_id);
+	cJSON_AddStringToObject(msg, "method", method);
+	cJSON_AddItemToObject(msg, "params", params ? params : cJSON_CreateObject());
+	if (session && c->session_id)
+		cJSON_AddStringToObject(msg, "sessionId", c->session_id);
+	char *text = cJSON_PrintUnformatted(msg);
+	cJSON_Delete(msg);
+	cJSON_Delete(c->reply);
+	c->reply = NULL;
+	enqueue(c, text);
+	free(text);
+	ksr_cdp_status st = pump(c, d, have_reply, NULL);
+	c->want_id = 0; /* from now on its reply is late */
+	if (st == KSR_CDP_OK)
+		return reply_result(c, method, result, err);
+	if (st == KSR_CDP_TIMEOUT)
+		ksr_err_set(err, "the browser did not answer %s in time", method);
+	else if (st == KSR_CDP_CLOSED)
+		ksr_err_set(err, "%s failed: %s", method, c->close_why);
+	else if (st == KSR_CDP_CRASHED)
+		ksr_err_set(err, "the page's renderer crashed during %s", method);
+	else
+		ksr_err_set(err, "%s was cancelled", method);
+	return st;
+}
+
+ksr_cdp_status ksr_cdp_call(ksr_cdp *c, const char *method, cJSON *params, ksr_deadline d,
+                            cJSON **result, ksr_err *err)
+{
+	return call(c, true, method, params, d, result, err);
+}
+
+ksr_cdp_status ksr_cdp_call_browser(ksr_cdp *c, const char *method, cJSON *params, ksr_deadline d,
+                                    cJSON **result, ksr_err *err)
+{
+	return call(c, false, method, params, d, result, err);
+}
+
+/* ---- events --------------------------------------------------------------- */
+
+static cJSON *take_event(ksr_cdp *c, const char *method)
+{
+	cJSON *e;
+	cJSON_ArrayForEach(e, c->events)
+	{
+		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(e, "method"));
+		const char *sid = cJSON_GetStringValue(cJSON_GetObjectItem(e, "sessionId"));
+		if (m && !strcmp(m, method) && sid && c->session_id && !strcmp(sid, c->session_id))
+			return cJSON_DetachItemViaPointer(c->events, e);
+	}
+	return NULL;
+}
+
+typedef struct ev_wait {
+	const char *method;
+	cJSON *got;
+} ev_wait;
+
+static bool have_event(ksr_cdp *c, void *ud)
+{
+	ev_wait *w = ud;
+	if (!w->got)
+		w->got = take_event(c, w->method);
+	return w->got != NULL;
+}
+
+ksr_cdp_status ksr_cdp_wait_event(ksr_cdp *c, const char *method, ksr_deadline d, cJSON **ev,
+                                  ksr_err *err)
+{
+	ev_wait w = {.method = method};
+	if (ev)
+		*ev = NULL;
+	if (!c)
+		return ksr_err_set(err, "no browser is attached"), KSR_CDP_CLOSED;
+	ksr_cdp_status st = pump(c, d, have_event, &w);
+	if (st == KSR_CDP_TIMEOUT)
+		ksr_err_set(err, "no %s event came in time", method);
+	else if (st == KSR_CDP_CLOSED)
+		ksr_err_set(err, "%s", c->close_why);
+	else if (st == KSR_CDP_CRASHED)
+		ksr_err_set(err, "the page's renderer crashed");
+	if (ev)
+		*ev = w.got;
+	else
+		cJSON_Delete(w.got);
+	return st;
+}
+
+void ksr_cdp_drop_events(ksr_cdp *c)
+{
+	while (c && cJSON_GetArraySize(c->events) > 0)
+		cJSON_DeleteItemFromArray(c->events, 0);
+}
+
+size_t ksr_cdp_queued_events(const ksr_cdp *c)
+{
+	return c ? (size_t)cJSON_GetArraySize(c->events) : 0;
+}
+
+ksr_cdp_status ksr_cdp_idle(ksr_cdp *c, ksr_deadline d, ksr_err *err)
+{
+	if (!c)
+		return ksr_err_set(err, "no browser is attached"), KSR_CDP_CLOSED;
+	ksr_cdp_status st = pump(c, d, NULL, NULL);
+	if (st == KSR_CDP_TIMEOUT)
+		return KSR_CDP_OK;
+	if (st == KSR_CDP_CLOSED)
+		ksr_err_set(err, "%s", c->close_why);
+	else if (st == KSR_CDP_CRASHED)
+		ksr_err_set(err, "the page's renderer crashed");
+	return st;
+}
+
+/* ---- attach --------------------------------------------------------------- */
+
+static bool usable_page(const cJSON *t)
+{
+	const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(t, "type"));
+	const char *url = cJSON_GetStringValue(cJSON_GetObjectItem(t, "url"));
+	return type && !strcmp(type, "page") && url && strncmp(url, "devtools://", 11) &&
+	       strncmp(url, "chrome-extension://", 19);
+}
+
+static ksr_cdp_status pick_target(ksr_cdp *c, ksr_deadline d, ksr_err *err)
+{
+	cJSON *res = NULL, *t;
+	ksr_cdp_status st = ksr_cdp_call_browser(c, "Target.getTargets", NULL, d, &res, err);
+	cJSON_ArrayForEach(t, cJSON_GetObjectItem(res, "targetInfos"))
+	{
+		if (!usable_page(t))
+			continue;
+		c->target_id =
+		        ksr_xstrdup(cJSON_GetStringValue(cJSON_GetObjectItem(t, "targetId")));
+		c->url = ksr_xstrdup(cJSON_GetStringValue(cJSON_GetObjectItem(t, "url")));
+		break;
+	}
+	cJSON_Delete(res);
+	if (st != KSR_CDP_OK || c->target_id)
+		return st;
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "url", "about:blank");
+	st = ksr_cdp_call_browser(c, "Target.createTarget", p, d, &res, err);
+	const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(res, "targetId"));
+	if (st == KSR_CDP_OK && id) {
+		c->target_id = ksr_xstrdup(id);
+		c->url = ksr_xstrdup("about:blank");
+	}
+	cJSON_Delete(res);
+	return st;
+}
+
+static ksr_cdp_status attach(ksr_cdp *c, ksr_deadline d, ksr_err *err)
+{
+	ksr_cdp_status st = pick_target(c, d, err);
+	if (st != KSR_CDP_OK)
+		return st;
+	cJSON *p = cJSON_CreateObject(), *res = NULL;
+	cJSON_AddStringToObject(p, "targetId", c->target_id);
+	cJSON_AddBoolToObject(p, "flatten", true);
+	st = ksr_cdp_call_browser(c, "Target.attachToTarget", p, d, &res, err);
+	const char *sid = cJSON_GetStringValue(cJSON_GetObjectItem(res, "sessionId"));
+	if (st == KSR_CDP_OK && !sid)
+		st = (ksr_err_set(err, "Target.attachToTarget gave no sessionId"), KSR_CDP_ERROR);
+	if (sid)
+		c->session_id = ksr_xstrdup(sid);
+	cJSON_Delete(res);
+	/* Page: load events; Inspector: targetCrashed. */
+	if (st == KSR_CDP_OK)
+		st = ksr_cdp_call(c, "Page.enable", NULL, d, NULL, err);
+	if (st == KSR_CDP_OK)
+		st = ksr_cdp_call(c, "Inspector.enable", NULL, d, NULL, err);
+	return st;
+}
+
+ksr_cdp *ksr_cdp_connect(const char *host, int port, ksr_deadline d, ksr_cdp_status *st,
+                         ksr_err *err)
+{
+	ksr_cdp_status dummy;
+	st = st ? st : &dummy;
+	ksr_cdp *c = ksr_xcalloc(1, sizeof *c);
+	c->events = cJSON_CreateArray();
+	int64_t t0 = ksr_now_ms();
+	*st = discover(host ? host : "127.0.0.1", port, d, c->path, sizeof c->path, err);
+	int64_t t1 = ksr_now_ms();
+	if (*st == KSR_CDP_OK)
+		*st = open_socket(c, host ? host : "127.0.0.1", port, d, err);
+	int64_t t2 = ksr_now_ms();
+	if (*st == KSR_CDP_OK)
+		*st = attach(c, d, err);
+	c->timing.discover_ms = (double)(t1 - t0);
+	c->timing.handshake_ms = (double)(t2 - t1);
+	c->timing.attach_ms = (double)(ksr_now_ms() - t2);
+	if (*st == KSR_CDP_OK)
+		return c;
+	ksr_cdp_close(c);
+	return NULL;
+}
+
+void ksr_cdp_close(ksr_cdp *c)
+{
+	if (!c)
+		return;
+	note_closed(c, "the connection was closed by the runtime");
+	if (c->ctx) {
+		lws_sul_cancel(&c->sul);
+		lws_context_destroy(c->ctx); /* closes the socket; callbacks see closed */
+	}
+	for (out_msg *m = c->out_head, *next; m; m = next) {
+		next = m->next;
+		free(m);
+	}
+	cJSON_Delete(c->reply);
+	cJSON_Delete(c->events);
+	free(c->rx);
+	free(c->session_id);
+	free(c->target_id);
+	free(c->url);
+	free(c);
+}
+
+const ksr_cdp_timing *ksr_cdp_timings(const ksr_cdp *c)
+{
+	return c ? &c->timing : NULL;
+}
+
+const char *ksr_cdp_page_url(const ksr_cdp *c)
+{
+	return c ? c->url : NULL;
+}
+
+bool ksr_cdp_crashed(const ksr_cdp *c)
+{
+	return c && c->crashed;
+}

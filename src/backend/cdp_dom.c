@@ -1,0 +1,679 @@
+/* CDP page actions: elements by selector or by list id, actionability checks
+ * run in the page (one round trip a probe), input through Input.* so the page
+ * sees trusted events, key chords, navigation, evaluation and the
+ * accessibility listing. */
+#include "ksr/cdp.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define RETRY_MS 40 /* between probes of an element that is not actionable yet */
+
+/* The probe, run in the page on the element (null when nothing matched). want:
+ * "click" (every check, then the click point), "fill"/"type" (visible, enabled,
+ * editable; focused and, for fill, all selected), "state" (where it is). The
+ * box must be the same in two consecutive animation frames before a click. */
+static const char probe_js[] =
+        "async function(el, want) {\n"
+        "const desc = n => { if (!n || n.nodeType !== 1) return String(n);\n"
+        "  let s = '<' + n.localName; if (n.id) s += ' id=\"' + n.id + '\"';\n"
+        "  const c = typeof n.className === 'string' ? n.className.trim() : '';\n"
+        "  if (c) s += ' class=\"' + c.slice(0, 60) + '\"'; return s + '>'; };\n"
+        "const box = r => ({x: r.x, y: r.y, w: r.width, h: r.height});\n"
+        "if (!el) return {state: 'absent', why: 'matches no element'};\n"
+        "if (!el.isConnected) return {state: 'detached', why: 'is no longer in the page'};\n"
+        "let r = el.getBoundingClientRect();\n"
+        "const vis = el.checkVisibility({visibilityProperty: true}) && r.width > 0 && "
+        "r.height > 0;\n"
+        "if (!vis) return {state: 'hidden', why: 'is not visible', box: box(r)};\n"
+        "if (want === 'state') return {state: 'visible', box: box(r)};\n"
+        "if (el.disabled || el.closest('fieldset:disabled') || "
+        "el.getAttribute('aria-disabled') === 'true')\n"
+        "  return {state: 'disabled', why: 'is disabled', box: box(r)};\n"
+        "if (want === 'fill' || want === 'type') {\n"
+        "  const t = el.localName, ty = (el.type || '').toLowerCase();\n"
+        "  const text = t === 'textarea' || el.isContentEditable || (t === 'input' && "
+        "!['checkbox','radio','button','submit','reset','file','image','range','color',"
+        "'hidden'].includes(ty));\n"
+        "  if (!text) return {state: 'noedit', why: 'is not an editable field (' + desc(el) + "
+        "')', box: box(r)};\n"
+        "  if (el.readOnly) return {state: 'readonly', why: 'is read-only', box: box(r)};\n"
+        "  el.focus();\n"
+        "  if (want === 'fill') { if (typeof el.select === 'function') el.select();\n"
+        "    else { const s = getSelection(); s.removeAllRanges(); const g = "
+        "document.createRange(); g.selectNodeContents(el); s.addRange(g); } }\n"
+        "  if (document.activeElement !== el && !el.contains(document.activeElement))\n"
+        "    return {state: 'nofocus', why: 'does not take the focus', box: box(r)};\n"
+        "  return {state: 'ok', box: box(r)};\n"
+        "}\n"
+        "if (r.bottom <= 0 || r.right <= 0 || r.top >= innerHeight || r.left >= innerWidth ||\n"
+        "    r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) {\n"
+        "  el.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});\n"
+        "  r = el.getBoundingClientRect(); }\n"
+        "await new Promise(f => requestAnimationFrame(() => f()));\n"
+        "const r2 = el.getBoundingClientRect();\n"
+        "if (r2.x !== r.x || r2.y !== r.y || r2.width !== r.width || r2.height !== r.height)\n"
+        "  return {state: 'moving', why: 'is still moving (its box changed between two "
+        "frames)', box: box(r2)};\n"
+        "const x = r2.x + r2.width / 2, y = r2.y + r2.height / 2;\n"
+        "if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight)\n"
+        "  return {state: 'outside', why: 'is outside the viewport', box: box(r2)};\n"
+        "let hit = document.elementFromPoint(x, y);\n"
+        "while (hit && hit.shadowRoot) { const i = hit.shadowRoot.elementFromPoint(x, y);\n"
+        "  if (!i || i === hit) break; hit = i; }\n"
+        "for (let n = hit; n; n = n.parentNode || n.host) if (n === el)\n"
+        "  return {state: 'ok', box: box(r2), x: x, y: y};\n"
+        "return {state: 'covered', why: 'is covered by ' + desc(hit) + ', which would get "
+        "the click', box: box(r2), x: x, y: y};\n"
+        "}";
+
+static bool is_id_ref(const char *ref)
+{
+	return ref && ref[0] == '@' && ref[1] == 'e' && isdigit((unsigned char)ref[2]);
+}
+
+static ksr_cdp_status exception_text(const cJSON *res, ksr_err *err)
+{
+	const cJSON *ex = cJSON_GetObjectItem(res, "exceptionDetails");
+	const cJSON *obj = cJSON_GetObjectItem(ex, "exception");
+	const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(obj, "description"));
+	const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(ex, "text"));
+	char first[300];
+	snprintf(first, sizeof first, "%s", d ? d : t ? t : "an exception");
+	first[strcspn(first, "\n")] = '\0'; /* the first line, not the stack */
+	return ksr_err_set(err, "the page threw: %s", first), KSR_CDP_ERROR;
+}
+
+/* Resolve "@eN" to a remote object id. */
+static ksr_cdp_status resolve_id(ksr_cdp *c, const char *ref, ksr_deadline d, char **object_id,
+                                 ksr_err *err)
+{
+	cJSON *p = cJSON_CreateObject(), *res = NULL;
+	cJSON_AddNumberToObject(p, "backendNodeId", strtod(ref + 2, NULL));
+	ksr_cdp_status st = ksr_cdp_call(c, "DOM.resolveNode", p, d, &res, err);
+	const char *oid = cJSON_GetStringValue(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(res, "object"), "objectId"));
+	*object_id = oid ? ksr_xstrdup(oid) : NULL;
+	cJSON_Delete(res);
+	return st;
+}
+
+/* Run probe_js on the element; *out gets the returned object. An id whose node
+ * is gone reads as detached, not as an error. */
+static ksr_cdp_status probe(ksr_cdp *c, const char *ref, const char *want, ksr_deadline d,
+                            cJSON **out, ksr_err *err)
+{
+	cJSON *p = cJSON_CreateObject(), *res = NULL;
+	ksr_cdp_status st;
+	*out = NULL;
+	if (is_id_ref(ref)) {
+		char *oid = NULL;
+		ksr_err ignored = {0};
+		if (resolve_id(c, ref, d, &oid, &ignored) != KSR_CDP_OK || !oid) {
+			cJSON_Delete(p);
+			if (ksr_cdp_crashed(c))
+				return ksr_err_set(err, "the page's renderer crashed"),
+				       KSR_CDP_CRASHED;
+			*out = cJSON_Parse("{\"state\":\"detached\",\"why\":\"is no longer in the "
+			                   "page\"}");
+			return KSR_CDP_OK;
+		}
+		cJSON_AddStringToObject(p, "functionDeclaration", probe_js);
+		cJSON_AddStringToObject(p, "objectId", oid);
+		cJSON *args = cJSON_AddArrayToObject(p, "arguments");
+		cJSON *a0 = cJSON_CreateObject(), *a1 = cJSON_CreateObject();
+		cJSON_AddStringToObject(a0, "objectId", oid);
+		cJSON_AddStringToObject(a1, "value", want);
+		cJSON_AddItemToArray(args, a0);
+		cJSON_AddItemToArray(args, a1);
+		free(oid);
+	} else {
+		cJSON *sel = cJSON_CreateString(ref), *w = cJSON_CreateString(want);
+		char *s = cJSON_PrintUnformatted(sel), *ws = cJSON_PrintUnformatted(w);
+		char *expr = ksr_xasprintf("(%s)(document.querySelector(%s), %s)", probe_js, s, ws);
+		cJSON_AddStringToObject(p, "expression", expr);
+		free(expr), free(s), free(ws);
+		cJSON_Delete(sel), cJSON_Delete(w);
+	}
+	cJSON_AddBoolToObject(p, "returnByValue", true);
+	cJSON_AddBoolToObject(p, "awaitPromise", true);
+	st = ksr_cdp_call(c, is_id_ref(ref) ? "Runtime.callFunctionOn" : "Runtime.evaluate", p, d,
+	                  &res, err);
+	if (st == KSR_CDP_OK && cJSON_GetObjectItem(res, "exceptionDetails"))
+		st = exception_text(res, err);
+	else if (st == KSR_CDP_OK)
+		*out = cJSON_DetachItemFromObject(cJSON_GetObjectItem(res, "result"), "value");
+	cJSON_Delete(res);
+	if (st == KSR_CDP_OK && !cJSON_IsObject(*out)) {
+		cJSON_Delete(*out);
+		*out = NULL;
+		return ksr_err_set(err, "the element probe returned nothing"), KSR_CDP_ERROR;
+	}
+	return st;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItem(o, k);
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static void fill_hit(const cJSON *r, ksr_cdp_hit *hit)
+{
+	const cJSON *b = cJSON_GetObjectItem(r, "box");
+	if (!hit)
+		return;
+	if (b) {
+		hit->has_box = true;
+		hit->box = (ksr_cdp_box){num(b, "x"), num(b, "y"), num(b, "w"), num(b, "h")};
+	}
+	hit->x = num(r, "x");
+	hit->y = num(r, "y");
+}
+
+static const char *state_of(const cJSON *r)
+{
+	const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(r, "state"));
+	return s ? s : "";
+}
+
+/* Probe until the element is actionable for want, or d passes. */
+static ksr_cdp_status actionable(ksr_cdp *c, const char *ref, const char *want, ksr_deadline d,
+                                 ksr_cdp_hit *hit, ksr_err *err)
+{
+	char why[400] = "";
+	for (;;) {
+		cJSON *r = NULL;
+		ksr_cdp_status st = probe(c, ref, want, d, &r, err);
+		if (st == KSR_CDP_TIMEOUT && why[0])
+			break; /* the last probe ran out of time: report the last state */
+		if (st != KSR_CDP_OK)
+			return st;
+		fill_hit(r, hit);
+		bool ok = !strcmp(state_of(r), "ok");
+		const char *w = cJSON_GetStringValue(cJSON_GetObjectItem(r, "why"));
+		snprintf(why, sizeof why, "%s", w ? w : state_of(r));
+		cJSON_Delete(r);
+		if (ok)
+			return KSR_CDP_OK;
+		ksr_deadline next = ksr_deadline_min(d, ksr_deadline_in_ms(RETRY_MS));
+		st = ksr_cdp_idle(c, next, err);
+		if (st != KSR_CDP_OK)
+			return st;
+		if (ksr_deadline_passed(d))
+			break;
+	}
+	return ksr_err_set(err, "%s %s", ref, why), KSR_CDP_NOT_READY;
+}
+
+static ksr_cdp_status mouse(ksr_cdp *c, const char *type, double x, double y, ksr_deadline d,
+                            ksr_err *err)
+{
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "type", type);
+	cJSON_AddNumberToObject(p, "x", x);
+	cJSON_AddNumberToObject(p, "y", y);
+	if (strcmp(type, "mouseMoved")) {
+		cJSON_AddStringToObject(p, "button", "left");
+		cJSON_AddNumberToObject(p, "buttons", strcmp(type, "mousePressed") ? 0 : 1);
+		cJSON_AddNumberToObject(p, "clickCount", 1);
+	}
+	return ksr_cdp_call(c, "Input.dispatchMouseEvent", p, d, NULL, err);
+}
+
+ksr_cdp_status ksr_cdp_click(ksr_cdp *c, const char *ref, ksr_deadline d, ksr_cdp_hit *hit,
+                             ksr_err *err)
+{
+	ksr_cdp_hit h = {0};
+	ksr_cdp_status st = actionable(c, ref, "click", d, &h, err);
+	if (hit)
+		*hit = h;
+	if (st == KSR_CDP_OK)
+		st = mouse(c, "mouseMoved", h.x, h.y, d, err);
+	if (st == KSR_CDP_OK)
+		st = mouse(c, "mousePressed", h.x, h.y, d, err);
+	if (st == KSR_CDP_OK)
+		st = mouse(c, "mouseReleased", h.x, h.y, d, err);
+	return st;
+}
+
+static ksr_cdp_status run_js(ksr_cdp *c, const char *js, ksr_deadline d, ksr_err *err)
+{
+	bool truthy;
+	return ksr_cdp_eval(c, js, d, &truthy, NULL, err);
+}
+
+ksr_cdp_status ksr_cdp_fill(ksr_cdp *c, const char *ref, const char *text, ksr_deadline d,
+                            ksr_cdp_hit *hit, ksr_err *err)
+{
+	ksr_cdp_status st = actionable(c, ref, "fill", d, hit, err);
+	if (st != KSR_CDP_OK)
+		return st;
+	if (!*text) /* insertText "" would leave the selection in place */
+		return run_js(c, "document.execCommand('delete')", d, err);
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "text", text);
+	st = ksr_cdp_call(c, "Input.insertText", p, d, NULL, err);
+	/* insertText fires input; change comes only on blur, which a fill implies. */
+	if (st == KSR_CDP_OK)
+		st = run_js(c,
+		            "(e => e && e.dispatchEvent(new Event('change', {bubbles: true})) || "
+		            "true)(document.activeElement)",
+		            d, err);
+	return st;
+}
+
+/* ---- keys ----------------------------------------------------------------- */
+
+typedef struct key_def {
+	const char *name; /* as written in a chord (case-insensitive) */
+	const char *key, *code;
+	int vk;
+	const char *text;
+} key_def;
+
+static const key_def keys[] = {
+        {"Enter", "Enter", "Enter", 13, "\r"},
+        {"Return", "Enter", "Enter", 13, "\r"},
+        {"Tab", "Tab", "Tab", 9, NULL},
+        {"Escape", "Escape", "Escape", 27, NULL},
+        {"Esc", "Escape", "Escape", 27, NULL},
+        {"BackSpace", "Backspace", "Backspace", 8, NULL},
+        {"Delete", "Delete", "Delete", 46, NULL},
+        {"space", " ", "Space", 32, " "},
+        {"Up", "ArrowUp", "ArrowUp", 38, NULL},
+        {"Down", "ArrowDown", "ArrowDown", 40, NULL},
+        {"Left", "ArrowLeft", "ArrowLeft", 37, NULL},
+        {"Right", "ArrowRight", "ArrowRight", 39, NULL},
+        {"ArrowUp", "ArrowUp", "ArrowUp", 38, NULL},
+        {"ArrowDown", "ArrowDown", "ArrowDown", 40, NULL},
+        {"ArrowLeft", "ArrowLeft", "ArrowLeft", 37, NULL},
+        {"ArrowRight", "ArrowRight", "ArrowRight", 39, NULL},
+        {"Home", "Home", "Home", 36, NULL},
+        {"End", "End", "End", 35, NULL},
+        {"PageUp", "PageUp", "PageUp", 33, NULL},
+        {"Prior", "PageUp", "PageUp", 33, NULL},
+        {"PageDown", "PageDown", "PageDown", 34, NULL},
+        {"Next", "PageDown", "PageDown", 34, NULL},
+        {"Insert", "Insert", "Insert", 45, NULL},
+};
+
+enum { MOD_ALT = 1, MOD_CTRL = 2, MOD_META = 4, MOD_SHIFT = 8 };
+
+typedef struct key_ev {
+	char key[16], code[24], text[8];
+	int vk;
+} key_ev;
+
+static int modifier_bit(const char *w)
+{
+	static const struct {
+		const char *name;
+		int bit;
+	} mods[] = {{"ctrl", MOD_CTRL},   {"control", MOD_CTRL}, {"alt", MOD_ALT},
+	            {"shift", MOD_SHIFT}, {"meta", MOD_META},    {"super", MOD_META},
+	            {"cmd", MOD_META}};
+	for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++)
+		if (!strcasecmp(w, mods[i].name))
+			return mods[i].bit;
+	return 0;
+}
+
+static bool key_lookup(const char *w, int mods, key_ev *k)
+{
+	memset(k, 0, sizeof *k);
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		if (strcasecmp(w, keys[i].name))
+			continue;
+		snprintf(k->key, sizeof k->key, "%s", keys[i].key);
+		snprintf(k->code, sizeof k->code, "%s", keys[i].code);
+		snprintf(k->text, sizeof k->text, "%s", keys[i].text ? keys[i].text : "");
+		k->vk = keys[i].vk;
+		return true;
+	}
+	if ((w[0] == 'F' || w[0] == 'f') && atoi(w + 1) >= 1 && atoi(w + 1) <= 12) {
+		snprintf(k->key, sizeof k->key, "F%d", atoi(w + 1));
+		snprintf(k->code, sizeof k->code, "F%d", atoi(w + 1));
+		k->vk = 111 + atoi(w + 1);
+		return true;
+	}
+	if (strlen(w) != 1 || !isprint((unsigned char)w[0]))
+		return false;
+	char ch = w[0];
+	if (isalpha((unsigned char)ch)) {
+		ch = (mods & MOD_SHIFT) ? (char)toupper((unsigned char)ch)
+		                        : (char)tolower((unsigned char)ch);
+		snprintf(k->code, sizeof k->code, "Key%c", toupper((unsigned char)ch));
+		k->vk = toupper((unsigned char)ch);
+	} else if (isdigit((unsigned char)ch)) {
+		snprintf(k->code, sizeof k->code, "Digit%c", ch);
+		k->vk = ch;
+	}
+	snprintf(k->key, sizeof k->key, "%c", ch);
+	snprintf(k->text, sizeof k->text, "%c", ch);
+	return true;
+}
+
+static ksr_cdp_status key_event(ksr_cdp *c, const char *type, const key_ev *k, int mods,
+                                ksr_deadline d, ksr_err *err)
+{
+	cJSON *p = cJSON_CreateObject();
+	/* Text only when no command modifier is held: ctrl+a selects, it types nothing. */
+	bool text =
+	        !strcmp(type, "keyDown") && k->text[0] && !(mods & (MOD_CTRL | MOD_ALT | MOD_META));
+	cJSON_AddStringToObject(p, "type",
+	                        text                      ? "keyDown"
+	                        : strcmp(type, "keyDown") ? type
+	                                                  : "rawKeyDown");
+	cJSON_AddNumberToObject(p, "modifiers", mods);
+	cJSON_AddStringToObject(p, "key", k->key);
+	if (k->code[0])
+		cJSON_AddStringToObject(p, "code", k->code);
+	if (k->vk) {
+		cJSON_AddNumberToObject(p, "windowsVirtualKeyCode", k->vk);
+		cJSON_AddNumberToObject(p, "nativeVirtualKeyCode", k->vk);
+	}
+	if (text) {
+		cJSON_AddStringToObject(p, "text", k->text);
+		cJSON_AddStringToObject(p, "unmodifiedText", k->text);
+	}
+	return ksr_cdp_call(c, "Input.dispatchKeyEvent", p, d, NULL, err);
+}
+
+static const key_ev *modifier_key(int bit)
+{
+	static const key_ev mk[] = {
+	        {"Alt", "AltLeft", "", 18},
+	        {"Control", "ControlLeft", "", 17},
+	        {"Meta", "MetaLeft", "", 91},
+	        {"Shift", "ShiftLeft", "", 16},
+	};
+	return &mk[bit == MOD_ALT ? 0 : bit == MOD_CTRL ? 1 : bit == MOD_META ? 2 : 3];
+}
+
+/* One chord: modifiers down in order, the key down and up, modifiers up. */
+static ksr_cdp_status chord(ksr_cdp *c, char *words, ksr_deadline d, ksr_err *err)
+{
+	char *save = NULL, *last = NULL;
+	int mods = 0, order[4], n = 0;
+	for (char *w = strtok_r(words, "+", &save); w; w = strtok_r(NULL, "+", &save)) {
+		if (last) {
+			int bit = modifier_bit(last);
+			if (!bit)
+				return ksr_err_set(err, "%s is not a modifier", last),
+				       KSR_CDP_ERROR;
+			if (n < 4 && !(mods & bit))
+				order[n++] = bit;
+			mods |= bit;
+		}
+		last = w;
+	}
+	key_ev k;
+	if (!last || !key_lookup(last, mods, &k))
+		return ksr_err_set(err, "unknown key %s", last ? last : "(none)"), KSR_CDP_ERROR;
+	ksr_cdp_status st = KSR_CDP_OK;
+	int held = 0;
+	for (int i = 0; i < n && st == KSR_CDP_OK; i++) {
+		held |= order[i];
+		st = key_event(c, "keyDown", modifier_key(order[i]), held, d, err);
+	}
+	if (st == KSR_CDP_OK)
+		st = key_event(c, "keyDown", &k, mods, d, err);
+	if (st == KSR_CDP_OK)
+		st = key_event(c, "keyUp", &k, mods, d, err);
+	for (int i = n - 1; i >= 0 && st == KSR_CDP_OK; i--) {
+		held &= ~order[i];
+		st = key_event(c, "keyUp", modifier_key(order[i]), held, d, err);
+	}
+	return st;
+}
+
+ksr_cdp_status ksr_cdp_press(ksr_cdp *c, const char *chords, ksr_deadline d, ksr_err *err)
+{
+	char *copy = ksr_xstrdup(chords ? chords : ""), *save = NULL;
+	ksr_cdp_status st = KSR_CDP_OK;
+	for (char *w = strtok_r(copy, " ", &save); w && st == KSR_CDP_OK;
+	     w = strtok_r(NULL, " ", &save))
+		st = chord(c, w, d, err);
+	free(copy);
+	return st;
+}
+
+static size_t utf8_len(unsigned char b)
+{
+	return b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 1;
+}
+
+ksr_cdp_status ksr_cdp_type(ksr_cdp *c, const char *ref, const char *text, ksr_deadline d,
+                            ksr_cdp_hit *hit, ksr_err *err)
+{
+	ksr_cdp_status st = actionable(c, ref, "type", d, hit, err);
+	for (const char *p = text; st == KSR_CDP_OK && *p;) {
+		size_t n = utf8_len((unsigned char)*p);
+		key_ev k = {0};
+		if (*p == '\n') {
+			key_lookup("Enter", 0, &k);
+		} else if (n == 1 && isprint((unsigned char)*p)) {
+			char w[2] = {*p, 0};
+			key_lookup(w, isupper((unsigned char)*p) ? MOD_SHIFT : 0, &k);
+		} else {
+			/* Anything else is typed as text, as an input method would. */
+			snprintf(k.key, sizeof k.key, "%.*s", (int)n, p);
+			snprintf(k.text, sizeof k.text, "%.*s", (int)n, p);
+		}
+		st = key_event(c, "keyDown", &k, 0, d, err);
+		if (st == KSR_CDP_OK)
+			st = key_event(c, "keyUp", &k, 0, d, err);
+		for (size_t i = 0; i < n && *p; i++)
+			p++;
+	}
+	return st;
+}
+
+/* ---- waits, navigation, evaluation ----------------------------------------- */
+
+static bool state_holds(const char *want, const char *got)
+{
+	bool attached = strcmp(got, "absent") && strcmp(got, "detached");
+	if (!strcmp(want, "attached"))
+		return attached;
+	if (!strcmp(want, "detached"))
+		return !attached;
+	if (!strcmp(want, "hidden"))
+		return !attached || !strcmp(got, "hidden");
+	return attached && strcmp(got, "hidden");
+}
+
+ksr_cdp_status ksr_cdp_wait_for(ksr_cdp *c, const char *ref, const char *state, ksr_deadline d,
+                                ksr_cdp_hit *hit, ksr_err *err)
+{
+	const char *want = state ? state : "visible";
+	char last[64] = "";
+	for (;;) {
+		cJSON *r = NULL;
+		ksr_cdp_status st = probe(c, ref, "state", d, &r, err);
+		if (st == KSR_CDP_TIMEOUT && last[0])
+			break;
+		if (st != KSR_CDP_OK)
+			return st;
+		fill_hit(r, hit);
+		snprintf(last, sizeof last, "%s", state_of(r));
+		cJSON_Delete(r);
+		if (state_holds(want, last))
+			return KSR_CDP_OK;
+		st = ksr_cdp_idle(c, ksr_deadline_min(d, ksr_deadline_in_ms(RETRY_MS)), err);
+		if (st != KSR_CDP_OK)
+			return st;
+		if (ksr_deadline_passed(d))
+			break;
+	}
+	return ksr_err_set(err, "%s did not become %s (it is %s)", ref, want, last),
+	       KSR_CDP_NOT_READY;
+}
+
+ksr_cdp_status ksr_cdp_navigate(ksr_cdp *c, const char *url, ksr_deadline d, ksr_err *err)
+{
+	cJSON *p = cJSON_CreateObject(), *res = NULL;
+	cJSON_AddStringToObject(p, "url", url);
+	ksr_cdp_drop_events(c); /* a load event from before is not this one's */
+	ksr_cdp_status st = ksr_cdp_call(c, "Page.navigate", p, d, &res, err);
+	const char *e = cJSON_GetStringValue(cJSON_GetObjectItem(res, "errorText"));
+	bool same_doc = st == KSR_CDP_OK && !cJSON_GetObjectItem(res, "loaderId");
+	if (st == KSR_CDP_OK && e && *e)
+		st = (ksr_err_set(err, "%s could not be loaded: %s", url, e), KSR_CDP_ERROR);
+	cJSON_Delete(res);
+	if (st != KSR_CDP_OK || same_doc)
+		return st;
+	return ksr_cdp_wait_event(c, "Page.loadEventFired", d, NULL, err);
+}
+
+static bool value_truthy(const cJSON *r)
+{
+	const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(r, "type"));
+	const char *subtype = cJSON_GetStringValue(cJSON_GetObjectItem(r, "subtype"));
+	const char *unser = cJSON_GetStringValue(cJSON_GetObjectItem(r, "unserializableValue"));
+	const cJSON *v = cJSON_GetObjectItem(r, "value");
+	if (!type || !strcmp(type, "undefined") || (subtype && !strcmp(subtype, "null")))
+		return false;
+	if (unser)
+		return strcmp(unser, "NaN") && strcmp(unser, "-0") && strcmp(unser, "0n");
+	if (cJSON_IsBool(v))
+		return cJSON_IsTrue(v);
+	if (cJSON_IsNumber(v))
+		return v->valuedouble != 0;
+	if (cJSON_IsString(v))
+		return v->valuestring[0] != '\0';
+	return !cJSON_IsNull(v) || strcmp(type, "object");
+}
+
+ksr_cdp_status ksr_cdp_eval(ksr_cdp *c, const char *js, ksr_deadline d, bool *truthy, cJSON **value,
+                            ksr_err *err)
+{
+	cJSON *p = cJSON_CreateObject(), *res = NULL;
+	cJSON_AddStringToObject(p, "expression", js);
+	cJSON_AddBoolToObject(p, "returnByValue", true);
+	cJSON_AddBoolToObject(p, "awaitPromise", true);
+	cJSON_AddBoolToObject(p, "userGesture", true);
+	*truthy = false;
+	if (value)
+		*value = NULL;
+	ksr_cdp_status st = ksr_cdp_call(c, "Runtime.evaluate", p, d, &res, err);
+	if (st == KSR_CDP_OK && cJSON_GetObjectItem(res, "exceptionDetails"))
+		st = exception_text(res, err);
+	if (st == KSR_CDP_OK) {
+		cJSON *r = cJSON_GetObjectItem(res, "result");
+		*truthy = value_truthy(r);
+		if (value) {
+			cJSON *v = cJSON_GetObjectItem(r, "value");
+			const char *u =
+			        cJSON_GetStringValue(cJSON_GetObjectItem(r, "unserializableValue"));
+			*value = v   ? cJSON_Duplicate(v, true)
+			         : u ? cJSON_CreateString(u)
+			             : cJSON_CreateNull();
+		}
+	}
+	cJSON_Delete(res);
+	return st;
+}
+
+static char *dup_str(const cJSON *o, const char *k)
+{
+	const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
+	return s ? ksr_xstrdup(s) : NULL;
+}
+
+ksr_cdp_status ksr_cdp_page_state(ksr_cdp *c, const char *selector, ksr_deadline d,
+                                  ksr_cdp_page *out, ksr_err *err)
+{
+	memset(out, 0, sizeof *out);
+	cJSON *sel = selector ? cJSON_CreateString(selector) : cJSON_CreateNull(), *v = NULL;
+	char *s = cJSON_PrintUnformatted(sel);
+	char *js =
+	        ksr_xasprintf("(s => { const e = s === null ? null : document.querySelector(s);\n"
+	                      "return {found: s === null || !!e, text: e ? (e.innerText ?? "
+	                      "e.textContent) : null,\n"
+	                      "url: location.href, title: document.title}; })(%s)",
+	                      s);
+	bool truthy;
+	ksr_cdp_status st = ksr_cdp_eval(c, js, d, &truthy, &v, err);
+	free(js), free(s);
+	cJSON_Delete(sel);
+	if (st == KSR_CDP_OK) {
+		out->found = cJSON_IsTrue(cJSON_GetObjectItem(v, "found"));
+		out->text = dup_str(v, "text");
+		out->url = dup_str(v, "url");
+		out->title = dup_str(v, "title");
+	}
+	cJSON_Delete(v);
+	return st;
+}
+
+void ksr_cdp_page_clear(ksr_cdp_page *p)
+{
+	if (!p)
+		return;
+	free(p->text), free(p->url), free(p->title);
+	memset(p, 0, sizeof *p);
+}
+
+/* ---- the accessibility listing -------------------------------------------- */
+
+static bool interactive_role(const char *role)
+{
+	static const char *const roles[] = {
+	        "button",        "link",     "textbox",        "searchbox",   "checkbox",
+	        "radio",         "combobox", "listbox",        "menuitem",    "menuitemcheckbox",
+	        "menuitemradio", "option",   "slider",         "spinbutton",  "switch",
+	        "tab",           "treeitem", "ComboBoxSelect", "PopUpButton", "ToggleButton",
+	};
+	for (size_t i = 0; role && i < sizeof roles / sizeof roles[0]; i++)
+		if (!strcmp(role, roles[i]))
+			return true;
+	return false;
+}
+
+static const char *ax_value(const cJSON *node, const char *k)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(node, k), "value"));
+}
+
+static void add_element(ksr_cdp_element_list *l, const cJSON *node)
+{
+	const cJSON *bid = cJSON_GetObjectItem(node, "backendDOMNodeId");
+	const char *role = ax_value(node, "role");
+	if (cJSON_IsTrue(cJSON_GetObjectItem(node, "ignored")) || !cJSON_IsNumber(bid) ||
+	    !interactive_role(role))
+		return;
+	l->items = ksr_xrealloc(l->items, (l->len + 1) * sizeof *l->items);
+	ksr_cdp_element *e = &l->items[l->len++];
+	e->backend_id = (long)bid->valuedouble;
+	snprintf(e->id, sizeof e->id, "@e%ld", e->backend_id);
+	e->role = ksr_xstrdup(role);
+	e->name = ksr_xstrdup(ax_value(node, "name") ? ax_value(node, "name") : "");
+}
+
+ksr_cdp_status ksr_cdp_list_interactive(ksr_cdp *c, ksr_deadline d, ksr_cdp_element_list *out,
+                                        ksr_err *err)
+{
+	cJSON *res = NULL, *n;
+	memset(out, 0, sizeof *out);
+	ksr_cdp_status st = ksr_cdp_call(c, "Accessibility.getFullAXTree", NULL, d, &res, err);
+	cJSON_ArrayForEach(n, cJSON_GetObjectItem(res, "nodes")) add_element(out, n);
+	cJSON_Delete(res);
+	return st;
+}
+
+void ksr_cdp_element_list_clear(ksr_cdp_element_list *l)
+{
+	for (size_t i = 0; l && i < l->len; i++)
+		free(l->items[i].role), free(l->items[i].name);
+	if (l) {
+		free(l->items);
+		memset(l, 0, sizeof *l);
+	}
+}

@@ -1,0 +1,248 @@
+/* Rung 0: the cdp_* steps and the page: check, on the connection the
+ * browser-attach stage made (run->cdp). One executor per kind, chosen by the
+ * step's name; each step row records backend cdp, the selector (or list id)
+ * and the box the element resolved to. */
+#include "run/run.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ksr/cdp.h"
+#include "ksr/proc.h"
+#include "run/exec.h"
+#include "run/stage.h"
+
+#define CDP_STEP_DEFAULT_S 10
+#define EVAL_VALUE_MAX     300
+
+static ksr_deadline step_deadline(const ksr_run *run, const ksr_step *step, double *secs)
+{
+	*secs = step->timeout_s > 0 ? step->timeout_s : CDP_STEP_DEFAULT_S;
+	return ksr_deadline_min(run->work, ksr_deadline_in_ms((int64_t)(*secs * 1000)));
+}
+
+static void add_box(ksr_step_result *res, const ksr_cdp_hit *hit)
+{
+	if (!hit->has_box)
+		return;
+	cJSON *b = cJSON_AddObjectToObject(res->extra, "box");
+	cJSON_AddNumberToObject(b, "x", hit->box.x);
+	cJSON_AddNumberToObject(b, "y", hit->box.y);
+	cJSON_AddNumberToObject(b, "w", hit->box.w);
+	cJSON_AddNumberToObject(b, "h", hit->box.h);
+	if (!isnan(hit->x)) { /* a click point */
+		cJSON *p = cJSON_AddObjectToObject(res->extra, "point");
+		cJSON_AddNumberToObject(p, "x", hit->x);
+		cJSON_AddNumberToObject(p, "y", hit->y);
+	}
+}
+
+/* The selector a step names: a cdp_targets name wins over a selector that
+ * reads the same. Recorded in the row with the name when there was one. */
+static const char *step_ref(ksr_run *run, const ksr_step *step, ksr_step_result *res)
+{
+	const char *sel = ksr_scenario_cdp_selector(run->sc, step->text);
+	if (sel != step->text)
+		cJSON_AddStringToObject(res->extra, "target", step->text);
+	cJSON_AddStringToObject(res->extra, sel[0] == '@' ? "element_id" : "selector", sel);
+	return sel;
+}
+
+static void set_result(ksr_step_result *res, ksr_step_status st, const char *outcome,
+                       const char *fmt, const char *a, const char *b)
+{
+	res->status = st;
+	res->outcome = outcome;
+	snprintf(res->reason, sizeof res->reason, fmt, a, b);
+}
+
+/* Turn a CDP status into the step's result. */
+static void finish(ksr_run *run, const ksr_step *step, ksr_cdp_status st, const ksr_err *err,
+                   double secs, ksr_step_result *res)
+{
+	char t[32];
+	snprintf(t, sizeof t, "%g", secs);
+	switch (st) {
+	case KSR_CDP_OK:
+		return;
+	case KSR_CDP_CANCELLED:
+		ksr_run_wait_ended_run(run, KSR_WAIT_CANCELLED, step->pos.line, step->info->name);
+		res->status = KSR_STEP_ERROR;
+		return;
+	case KSR_CDP_TIMEOUT:
+	case KSR_CDP_NOT_READY:
+		if (ksr_deadline_passed(run->work)) {
+			ksr_run_wait_ended_run(run, KSR_WAIT_TIMEOUT, step->pos.line,
+			                       step->info->name);
+			res->status = KSR_STEP_ERROR;
+			return;
+		}
+		set_result(res, KSR_STEP_FAILED, "step-failed", "%.400s (after %s s)", err->msg, t);
+		return;
+	case KSR_CDP_CRASHED:
+		set_result(res, KSR_STEP_FAILED, "crashed", "the page's renderer crashed: %.400s%s",
+		           err->msg, "");
+		return;
+	case KSR_CDP_CLOSED:
+		if (run->app_pid > 0 && !ksr_proc_alive(run->app_pid)) {
+			set_result(res, KSR_STEP_FAILED, "crashed",
+			           "the browser exited during the step: %.400s%s", err->msg, "");
+			return;
+		}
+		set_result(res, KSR_STEP_FAILED, "step-failed",
+		           "the connection to the browser was lost: %.400s%s", err->msg, "");
+		return;
+	default:
+		set_result(res, KSR_STEP_FAILED, "step-failed", "%.480s%s", err->msg, "");
+	}
+}
+
+static bool attached(ksr_run *run, ksr_step_result *res)
+{
+	if (run->cdp)
+		return true;
+	set_result(res, KSR_STEP_ERROR, "backend-unavailable", "%s%s",
+	           "no browser is attached over CDP", "");
+	return false;
+}
+
+static void exec_navigate(ksr_run *run, const ksr_step *step, ksr_step_result *res)
+{
+	double secs;
+	ksr_err err = {0};
+	ksr_deadline d = step_deadline(run, step, &secs);
+	cJSON_AddStringToObject(res->extra, "url", step->text);
+	finish(run, step, ksr_cdp_navigate(run->cdp, step->text, d, &err), &err, secs, res);
+}
+
+static void exec_element(ksr_run *run, const ksr_step *step, ksr_step_result *res)
+{
+	double secs;
+	ksr_err err = {0};
+	ksr_cdp_hit hit = {.x = NAN};
+	ksr_deadline d = step_deadline(run, step, &secs);
+	const char *ref = step_ref(run, step, res);
+	const char *kind = step->info->name;
+	ksr_cdp_status st;
+	if (!strcmp(kind, "cdp_click"))
+		st = ksr_cdp_click(run->cdp, ref, d, &hit, &err);
+	else if (!strcmp(kind, "cdp_fill"))
+		st = ksr_cdp_fill(run->cdp, ref, step->fill_text, d, &hit, &err);
+	else if (!strcmp(kind, "cdp_type"))
+		st = ksr_cdp_type(run->cdp, ref, step->fill_text, d, &hit, &err);
+	else {
+		cJSON_AddStringToObject(res->extra, "state",
+		                        step->wait_state ? step->wait_state : "visible");
+		st = ksr_cdp_wait_for(run->cdp, ref, step->wait_state, d, &hit, &err);
+	}
+	if (strcmp(kind, "cdp_click"))
+		hit.x = NAN;
+	add_box(res, &hit);
+	finish(run, step, st, &err, secs, res);
+}
+
+static void exec_press(ksr_run *run, const ksr_step *step, ksr_step_result *res)
+{
+	double secs;
+	ksr_err err = {0};
+	ksr_deadline d = step_deadline(run, step, &secs);
+	cJSON_AddStringToObject(res->extra, "keys", step->text);
+	finish(run, step, ksr_cdp_press(run->cdp, step->text, d, &err), &err, secs, res);
+}
+
+static void exec_eval(ksr_run *run, const ksr_step *step, ksr_step_result *res)
+{
+	double secs;
+	ksr_err err = {0};
+	bool truthy = false;
+	cJSON *v = NULL;
+	ksr_deadline d = step_deadline(run, step, &secs);
+	ksr_cdp_status st = ksr_cdp_eval(run->cdp, step->text, d, &truthy, &v, &err);
+	char *text = v ? cJSON_PrintUnformatted(v) : NULL;
+	cJSON_Delete(v);
+	if (text && strlen(text) > EVAL_VALUE_MAX)
+		strcpy(text + EVAL_VALUE_MAX - 3, "...");
+	if (text)
+		cJSON_AddStringToObject(res->extra, "value", text);
+	if (st == KSR_CDP_OK && !truthy)
+		set_result(res, KSR_STEP_FAILED, "check-failed",
+		           "the expression's value is falsy (%.300s)%s", text ? text : "undefined",
+		           "");
+	free(text);
+	finish(run, step, st, &err, secs, res);
+}
+
+void ksr_exec_cdp(ksr_run *run, const ksr_step *step, ksr_step_result *res)
+{
+	res->rung = "page";
+	res->extra = cJSON_CreateObject();
+	if (!attached(run, res))
+		return;
+	const char *kind = step->info->name;
+	if (!strcmp(kind, "cdp_navigate"))
+		exec_navigate(run, step, res);
+	else if (!strcmp(kind, "cdp_press"))
+		exec_press(run, step, res);
+	else if (!strcmp(kind, "cdp_eval"))
+		exec_eval(run, step, res);
+	else
+		exec_element(run, step, res);
+}
+
+/* ---- page: ---------------------------------------------------------------- */
+
+static int page_verdict(const ksr_check *c, const ksr_cdp_page *p, char *why, size_t len)
+{
+	if (!p->found) {
+		snprintf(why, len, "no element matches %s", c->selector);
+		return 0;
+	}
+	if (c->page_text && (!p->text || !strstr(p->text, c->page_text))) {
+		snprintf(why, len, "%s's text \"%.120s\" does not contain \"%s\"", c->selector,
+		         p->text ? p->text : "", c->page_text);
+		return 0;
+	}
+	if (c->url && !ksr_pattern_match(c->url, p->url)) {
+		snprintf(why, len, "the URL %.200s does not match %s", p->url ? p->url : "",
+		         ksr_pattern_source(c->url));
+		return 0;
+	}
+	if (c->title && !ksr_pattern_match(c->title, p->title)) {
+		snprintf(why, len, "the title \"%.200s\" does not match %s",
+		         p->title ? p->title : "", ksr_pattern_source(c->title));
+		return 0;
+	}
+	snprintf(why, len, "%s matches on %.200s", c->selector ? c->selector : "the page",
+	         p->url ? p->url : "");
+	return 1;
+}
+
+int ksr_check_page(ksr_run *run, const ksr_check *c, char *why, size_t len)
+{
+	if (!run->cdp) {
+		snprintf(why, len, "no browser is attached over CDP");
+		return -1;
+	}
+	ksr_err err = {0};
+	ksr_cdp_page p = {0};
+	ksr_deadline d =
+	        ksr_deadline_min(run->work, ksr_deadline_in_ms((int64_t)(c->timeout_s * 1000)));
+	ksr_cdp_status st = ksr_cdp_page_state(run->cdp, c->selector, d, &p, &err);
+	int r = 0;
+	if (st == KSR_CDP_OK)
+		r = page_verdict(c, &p, why, len);
+	else if (st == KSR_CDP_CRASHED) {
+		ksr_run_fail(run, KSR_OUTCOME_CRASHED, c->pos.line, "the page's renderer crashed");
+		snprintf(why, len, "the page's renderer crashed");
+		r = -1;
+	} else if (st == KSR_CDP_CLOSED || st == KSR_CDP_CANCELLED) {
+		snprintf(why, len, "%s", err.msg);
+		r = -1;
+	} else
+		snprintf(why, len, "%s", err.msg);
+	ksr_cdp_page_clear(&p);
+	return r;
+}
