@@ -42,6 +42,11 @@ struct ksr_run {
 	ksr_outcome failure_outcome;
 	int next_shot; /* NN of the next NN-step.png */
 
+	/* Issue #3: a crash held until diagnosis tells crash from crash loop
+	 * (diagnose.c); the updater window settle already reported (dialogs.c). */
+	struct ksr_diag *diag;
+	unsigned long updater_reported;
+
 	/* The watchdog (watchdog.c) writes the report itself when the main thread
 	 * is stuck past the deadline (a hung X server, a call that ignores signals). */
 	struct ksr_watchdog *watchdog;

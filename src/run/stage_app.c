@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "ksr/proc.h"
+#include "run/diagnose.h"
+#include "run/dialogs.h"
 
 /* ---- app wait ----------------------------------------------------------- */
 
@@ -225,8 +227,10 @@ void ksr_app_record_crash(ksr_run *run, const char *when)
 	cJSON_AddNumberToObject(f, "pid", run->app_pid);
 	cJSON_AddStringToObject(f, "how", how);
 	ksr_run_emit(run, "app.exit", f);
-	ksr_run_fail(run, KSR_OUTCOME_CRASHED, 0, "the app (pid %d) %s %s", run->app_pid, how,
-	             when);
+	/* Held, not recorded: diagnosis tells a crash from a crash loop first. */
+	char reason[256];
+	snprintf(reason, sizeof reason, "the app (pid %d) %s %s", run->app_pid, how, when);
+	ksr_diag_hold_crash(run, reason);
 }
 
 bool ksr_app_alive(ksr_run *run)
@@ -269,8 +273,10 @@ static ksr_stage_status stage_settle(ksr_run *run, char *note, size_t len)
 	}
 	if (pidfd >= 0)
 		close(pidfd);
-	if (st == KSR_STAGE_OK)
+	if (st == KSR_STAGE_OK) {
 		snprintf(note, len, "settled %g s; the app is alive", run->sc->settle_s);
+		ksr_dialogs_after_settle(run);
+	}
 	return st;
 }
 
@@ -331,6 +337,7 @@ static ksr_stage_status stage_final_checks(ksr_run *run, char *note, size_t len)
 		return KSR_STAGE_FAILED;
 	}
 	snprintf(note, len, "process and window present");
+	ksr_diag_scan_logs_at_end(run);
 	return KSR_STAGE_OK;
 }
 

@@ -7,7 +7,8 @@
  * "pressed"), check box "Enable feature" (records
  * "checked:1"/"checked:0"), entry "Text field" (records "text:<value>" on each
  * change). Timers given in milliseconds start once the main window is mapped
- * (with --no-window: at start). */
+ * (with --no-window: at start). --first-run-dialog and --updater-dialog show plain
+ * dialogs of that title; --close-window-after destroys the window, the process stays. */
 #include <gtk/gtk.h>
 
 #include <errno.h>
@@ -28,12 +29,16 @@ static struct {
 	gboolean no_window;
 	gchar *record;
 	gboolean print_pid;
+	gchar *first_run_dialog;
+	gchar *updater_dialog;
+	gint close_window_after_ms;
 } opt = {
         .slow_start_ms = -1,
         .crash_after_ms = -1,
         .exit_after_ms = -1,
         .dialog_after_ms = 0,
         .hang_after_ms = -1,
+        .close_window_after_ms = -1,
 };
 
 static GOptionEntry entries[] = {
@@ -55,6 +60,13 @@ static GOptionEntry entries[] = {
         {"record", 0, 0, G_OPTION_ARG_FILENAME, &opt.record,
          "Append control events to this file, one a line", "FILE"},
         {"print-pid", 0, 0, G_OPTION_ARG_NONE, &opt.print_pid, "Print the PID on stdout", NULL},
+        {"first-run-dialog", 0, 0, G_OPTION_ARG_STRING, &opt.first_run_dialog,
+         "Show a plain dialog with this title (a first-run prompt), transient for the window",
+         "TITLE"},
+        {"updater-dialog", 0, 0, G_OPTION_ARG_STRING, &opt.updater_dialog,
+         "Show a plain dialog with this title (an updater), transient for the window", "TITLE"},
+        {"close-window-after", 0, 0, G_OPTION_ARG_INT, &opt.close_window_after_ms,
+         "Destroy the main window this long after it is shown, but keep running", "MS"},
         {NULL},
 };
 
@@ -156,6 +168,31 @@ static gboolean show_error_dialog(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
+/* A plain GtkDialog (type dialog, transient for the main window), as first-run
+ * prompts and updaters are. */
+static gboolean show_plain_dialog(gpointer title)
+{
+	GtkWidget *d = gtk_dialog_new_with_buttons(
+	        title, main_window ? GTK_WINDOW(main_window) : NULL, GTK_DIALOG_DESTROY_WITH_PARENT,
+	        "_Close", GTK_RESPONSE_CLOSE, NULL);
+	GtkWidget *area = gtk_dialog_get_content_area(GTK_DIALOG(d));
+	gtk_container_add(GTK_CONTAINER(area), gtk_label_new(title));
+	g_signal_connect(d, "response", G_CALLBACK(on_dialog_response), NULL);
+	gtk_widget_show_all(d);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean keep_running_without_window;
+
+static gboolean close_window_now(gpointer data)
+{
+	(void)data;
+	keep_running_without_window = TRUE; /* the process stays, without a window */
+	if (main_window)
+		gtk_widget_destroy(main_window);
+	return G_SOURCE_REMOVE;
+}
+
 static void after(gint ms, GSourceFunc fn)
 {
 	if (ms >= 0)
@@ -172,6 +209,11 @@ static void start_timers(void)
 	after(opt.hang_after_ms, hang_now);
 	if (opt.error_dialog && have_gtk)
 		after(opt.dialog_after_ms < 0 ? 0 : opt.dialog_after_ms, show_error_dialog);
+	if (opt.first_run_dialog && have_gtk)
+		g_idle_add(show_plain_dialog, opt.first_run_dialog);
+	if (opt.updater_dialog && have_gtk)
+		g_idle_add(show_plain_dialog, opt.updater_dialog);
+	after(opt.close_window_after_ms, close_window_now);
 }
 
 static gboolean on_map(GtkWidget *w, GdkEvent *event, gpointer data)
@@ -188,7 +230,8 @@ static void on_destroy(GtkWidget *w, gpointer data)
 	(void)w;
 	(void)data;
 	main_window = NULL;
-	g_main_loop_quit(loop);
+	if (!keep_running_without_window)
+		g_main_loop_quit(loop);
 }
 
 static void name_widget(GtkWidget *w, const char *name)
