@@ -52,6 +52,10 @@ int ksr_x11_window_refresh(ksr_x11 *x, ksr_window *w, ksr_err *err);
  * TIMEOUT, CANCELLED, or ERROR when the connection is lost. */
 ksr_wait ksr_x11_wait_change(ksr_x11 *x, ksr_deadline d);
 
+/* A root window string property (8-bit, e.g. AT_SPI_BUS); NULL when absent
+ * (or the connection is lost: err says so). Free it. */
+char *ksr_x11_root_property_string(ksr_x11 *x, const char *name, ksr_err *err);
+
 /* Wait for a window manager (_NET_SUPPORTING_WM_CHECK on the root). */
 ksr_wait ksr_x11_wait_wm(ksr_x11 *x, ksr_deadline d);
 

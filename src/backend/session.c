@@ -1,7 +1,11 @@
 /* The embedded desktop session: private XDG folders, Xvfb on a display it
- * picks itself (-displayfd, so parallel runs never collide), openbox; every
- * process started here is stopped by PID (and process group) and reaped. */
+ * picks itself (-displayfd, so parallel runs never collide), a private D-Bus
+ * session bus and the AT-SPI bus launcher, openbox; every process started here
+ * is stopped by PID (and process group) and reaped. The order is the one in
+ * the shared notes (desktop-session.md): the session bus and the a11y bus must
+ * exist before any app starts, or GTK apps autolaunch a bus of their own. */
 #include "ksr/session.h"
+#include "ksr/atspi.h"
 #include "ksr/x11.h"
 
 #include <errno.h>
@@ -19,15 +23,21 @@
 #include <unistd.h>
 
 #define STOP_GRACE_MS 2000
+#define ENV_TOOL_MS   5000 /* dbus-update-activation-environment */
+#define BUS_LAUNCHER  "/usr/libexec/at-spi-bus-launcher"
 
-enum { ENV_DISPLAY, ENV_CONFIG, ENV_DATA, ENV_CACHE, ENV_RUNTIME, ENV_COUNT };
+enum { ENV_DISPLAY, ENV_CONFIG, ENV_DATA, ENV_CACHE, ENV_RUNTIME, ENV_DBUS, ENV_COUNT };
 
 static const char *const env_names[ENV_COUNT] = {
-        "DISPLAY", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR",
+        "DISPLAY",        "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+        "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS",
 };
 
 struct ksr_session {
 	int xvfb_pid, wm_pid;
+	int dbus_pid, a11y_pid; /* dbus-daemon --session; at-spi-bus-launcher */
+	char *dbus_address;
+	char *a11y_error; /* why the session bus or AT-SPI bus is missing, or NULL */
 	char *dir;      /* the private temp folder, removed at stop */
 	char *log_path; /* Xvfb and openbox output */
 	char display[32];
@@ -71,6 +81,26 @@ int ksr_session_wm_pid(const ksr_session *s)
 	return s ? s->wm_pid : 0;
 }
 
+int ksr_session_dbus_pid(const ksr_session *s)
+{
+	return s ? s->dbus_pid : 0;
+}
+
+int ksr_session_a11y_pid(const ksr_session *s)
+{
+	return s ? s->a11y_pid : 0;
+}
+
+const char *ksr_session_dbus_address(const ksr_session *s)
+{
+	return s ? s->dbus_address : NULL;
+}
+
+const char *ksr_session_a11y_error(const ksr_session *s)
+{
+	return s ? s->a11y_error : NULL;
+}
+
 /* ---- folders and environment ---- */
 
 static int make_dirs(ksr_session *s, ksr_err *err)
@@ -105,7 +135,7 @@ static void set_env(ksr_session *s)
 	s->env_set = true;
 	static const char *const subs[ENV_COUNT] = {NULL, "config", "data", "cache", "runtime"};
 	setenv("DISPLAY", s->display, 1);
-	for (int i = ENV_CONFIG; i < ENV_COUNT; i++) {
+	for (int i = ENV_CONFIG; i <= ENV_RUNTIME; i++) {
 		char *p = ksr_xasprintf("%s/%s", s->dir, subs[i]);
 		setenv(env_names[i], p, 1);
 		free(p);
@@ -278,8 +308,12 @@ void ksr_session_stop(ksr_session *s)
 	if (!s)
 		return;
 	stop_group(&s->wm_pid);
+	stop_group(&s->a11y_pid);
+	stop_group(&s->dbus_pid);
 	stop_group(&s->xvfb_pid);
 	restore_env(s);
+	free(s->dbus_address);
+	free(s->a11y_error);
 	remove_tree(s->dir);
 	free(s->dir);
 	free(s->log_path);
@@ -386,6 +420,105 @@ static int start_wm(ksr_session *s, int logfd, ksr_deadline d, ksr_err *err)
 	return rc;
 }
 
+/* ---- D-Bus session and AT-SPI bus ---- */
+
+/* Read one line (the bus address dbus-daemon prints once it listens). */
+static int read_line(int rfd, ksr_deadline d, char *buf, size_t cap, ksr_err *err)
+{
+	size_t len = 0;
+	while (len < cap - 1) {
+		struct pollfd p = {.fd = rfd, .events = POLLIN};
+		ksr_wait w = ksr_wait_fds(&p, 1, d);
+		if (w != KSR_WAIT_READY)
+			return ksr_err_set(err, "dbus-daemon did not become ready: %s",
+			                   ksr_wait_name(w));
+		ssize_t n = read(rfd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return ksr_err_set(err, "dbus-daemon exited before it was ready");
+		len += (size_t)n;
+		buf[len] = '\0';
+		if (strchr(buf, '\n'))
+			return 0;
+	}
+	return ksr_err_set(err, "dbus-daemon printed no address");
+}
+
+static int start_dbus(ksr_session *s, int logfd, ksr_deadline d, ksr_err *err)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return ksr_err_errno(err, "pipe");
+	int wfd = fcntl(p[1], F_DUPFD_CLOEXEC, 10);
+	close(p[1]);
+	if (wfd < 0) {
+		close(p[0]);
+		return ksr_err_errno(err, "fcntl");
+	}
+	char *address = ksr_xasprintf("--address=unix:path=%s/bus", s->dir);
+	char *print = ksr_xasprintf("--print-address=%d", wfd);
+	char *argv[] = {"dbus-daemon", "--session", "--nofork", address, print, NULL};
+	int pid = spawn(argv, logfd, wfd, err);
+	close(wfd);
+	char line[512];
+	int rc = -1;
+	if (pid > 0) {
+		s->dbus_pid = pid;
+		rc = read_line(p[0], d, line, sizeof line, err);
+	}
+	close(p[0]);
+	if (rc == 0) {
+		/* Our fixed address, not the printed one (which adds a guid). */
+		s->dbus_address = ksr_xstrdup(address + strlen("--address="));
+		setenv("DBUS_SESSION_BUS_ADDRESS", s->dbus_address, 1);
+	}
+	free(address);
+	free(print);
+	return rc;
+}
+
+/* So that services D-Bus activates (the a11y bus) see our display and folders. */
+static void update_activation_env(int logfd)
+{
+	char *argv[] = {"dbus-update-activation-environment", "DISPLAY", "XDG_CONFIG_HOME",
+	                "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", NULL};
+	ksr_err ignored = {0};
+	int pid = spawn(argv, logfd, -1, &ignored);
+	if (pid > 0 && !reap_within(pid, ENV_TOOL_MS)) {
+		kill(-pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+static int start_a11y(ksr_session *s, int logfd, ksr_deadline d, ksr_err *err)
+{
+	char *argv[] = {BUS_LAUNCHER, "--launch-immediately", NULL};
+	int pid = spawn(argv, logfd, -1, err);
+	if (pid < 0)
+		return -1;
+	s->a11y_pid = pid;
+	/* Wait for the launcher's name before anyone asks for the address:
+	 * asking earlier would activate a second launcher. */
+	return ksr_atspi_session_ready(s->dbus_address, d, err);
+}
+
+/* A session without a bus is still a session (apps run, only rung 2 is
+ * missing): the reason is kept for the accessibility probe to report. */
+static void start_buses(ksr_session *s, int logfd, ksr_deadline d)
+{
+	ksr_err err = {0};
+	if (start_dbus(s, logfd, d, &err) == 0) {
+		update_activation_env(logfd);
+		if (start_a11y(s, logfd, d, &err) == 0)
+			return;
+		s->a11y_error = ksr_xasprintf("the AT-SPI bus did not start: %s", err.msg);
+		return;
+	}
+	stop_group(&s->dbus_pid);
+	s->a11y_error = ksr_xasprintf("the D-Bus session bus did not start: %s", err.msg);
+}
+
 static int start_all(ksr_session *s, const ksr_session_opts *o, ksr_deadline d, ksr_err *err)
 {
 	if (make_dirs(s, err) < 0)
@@ -398,6 +531,7 @@ static int start_all(ksr_session *s, const ksr_session_opts *o, ksr_deadline d, 
 	int rc = start_xvfb(s, o, logfd, d, err);
 	if (rc == 0) {
 		set_env(s);
+		start_buses(s, logfd, d);
 		rc = start_wm(s, logfd, d, err);
 	}
 	close(logfd);

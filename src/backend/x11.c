@@ -162,6 +162,24 @@ static unsigned long get_prop(ksr_x11 *x, Window w, Atom prop, Atom type, int *f
 	return n;
 }
 
+/* A string property of the root window (e.g. AT_SPI_BUS, set by
+ * at-spi-bus-launcher in some sessions); NULL when absent. */
+char *ksr_x11_root_property_string(ksr_x11 *x, const char *name, ksr_err *err)
+{
+	if (ksr_x11_lost(x, err) < 0)
+		return NULL;
+	Atom prop = XInternAtom(x->dpy, name, True);
+	if (prop == None)
+		return NULL;
+	unsigned char *data = NULL;
+	int fmt = 0;
+	unsigned long n = get_prop(x, x->root, prop, AnyPropertyType, &fmt, NULL, &data);
+	char *out = n > 0 && fmt == 8 ? ksr_xstrndup((const char *)data, n) : NULL;
+	if (data)
+		XFree(data);
+	return out;
+}
+
 static bool get_card32(ksr_x11 *x, Window w, Atom prop, Atom type, unsigned long *out,
                        unsigned long max, unsigned long *n_out)
 {

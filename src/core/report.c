@@ -15,7 +15,7 @@
 typedef struct fold {
 	cJSON *stages, *steps, *grounding, *concerns, *final_checks, *log_tails, *artifacts;
 	cJSON *output_errors, *failures;
-	const cJSON *run_start, *app, *launch;
+	const cJSON *run_start, *app, *launch, *accessibility;
 	int model_calls, model_failures;
 	double model_ms;
 	double last_t;
@@ -176,6 +176,7 @@ static cJSON *step_row(const cJSON *e, const char *status, double ms)
 	add_str(row, "annotated", jstr(e, "annotated"));
 	add_str(row, "reason", jstr(e, "reason"));
 	add_ms(row, "duration_ms", ms);
+	add_copy(row, "element", e, "element", cJSON_IsObject);
 	return row;
 }
 
@@ -286,6 +287,8 @@ static void fold_event(fold *f, const cJSON *e)
 		f->launch = e;
 	else if (!strcmp(kind, "app"))
 		f->app = e;
+	else if (!strcmp(kind, "accessibility"))
+		f->accessibility = e;
 	else if (!strcmp(kind, "grounding"))
 		on_grounding(f, e);
 	else if (!strcmp(kind, "concern"))
@@ -407,6 +410,25 @@ static cJSON *launch_obj(const cJSON *e)
 	return o;
 }
 
+/* The accessibility probe's summary: the event's fields, as recorded. */
+static cJSON *accessibility_obj(const cJSON *e)
+{
+	if (!e)
+		return cJSON_CreateNull();
+	cJSON *o = cJSON_CreateObject();
+	static const char *const skip[] = {"t_ms", "event", "stage", "step"};
+	const cJSON *it;
+	cJSON_ArrayForEach(it, e)
+	{
+		bool own = true;
+		for (size_t i = 0; i < sizeof skip / sizeof *skip; i++)
+			own &= strcmp(it->string, skip[i]) != 0;
+		if (own)
+			cJSON_AddItemToObject(o, it->string, cJSON_Duplicate(it, true));
+	}
+	return o;
+}
+
 static cJSON *model_obj(const fold *f)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -476,6 +498,7 @@ cJSON *ksr_report_json(const cJSON *events, const ksr_decision *d)
 	cJSON_AddItemToObject(r, "final_checks", f.final_checks);
 	cJSON_AddItemToObject(r, "launch", launch_obj(f.launch));
 	cJSON_AddItemToObject(r, "app", app_obj(f.app));
+	cJSON_AddItemToObject(r, "accessibility", accessibility_obj(f.accessibility));
 	cJSON_AddItemToObject(r, "model_usage", model_obj(&f));
 	cJSON_AddItemToObject(r, "log_tails", f.log_tails);
 	cJSON_AddItemToObject(r, "artifacts", f.artifacts);

@@ -15,6 +15,11 @@ int ksr_check_process(ksr_run *run, const ksr_check *c, char *why, size_t why_le
 int ksr_check_file(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
 int ksr_check_shell(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
 
+/* Accessibility (exec_atspi.c): click_element; the state: and element: checks. */
+void ksr_exec_click_element(ksr_run *run, const ksr_step *step, ksr_step_result *res);
+int ksr_check_state(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
+int ksr_check_element(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
+
 /* CDP (exec_cdp.c): every cdp_* step, dispatched on the step's name; the page: check. */
 void ksr_exec_cdp(ksr_run *run, const ksr_step *step, ksr_step_result *res);
 int ksr_check_page(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
@@ -27,7 +32,7 @@ int ksr_check_page(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
 #define KSR_EXEC_TYPE           NULL
 #define KSR_EXEC_CLICK          NULL
 #define KSR_EXEC_SCROLL         NULL
-#define KSR_EXEC_CLICK_ELEMENT  NULL
+#define KSR_EXEC_CLICK_ELEMENT  ksr_exec_click_element
 #define KSR_EXEC_CLICK_GROUNDED NULL
 #define KSR_EXEC_OBSERVE        NULL
 #define KSR_EXEC_CDP            ksr_exec_cdp
@@ -39,8 +44,8 @@ int ksr_check_page(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
 #define KSR_CHECK_PROCESS   ksr_check_process
 #define KSR_CHECK_FILE      ksr_check_file
 #define KSR_CHECK_SHELL     ksr_check_shell
-#define KSR_CHECK_STATE     NULL
-#define KSR_CHECK_ELEMENT   NULL
+#define KSR_CHECK_STATE     ksr_check_state
+#define KSR_CHECK_ELEMENT   ksr_check_element
 #define KSR_CHECK_PAGE      ksr_check_page
 #define KSR_CHECK_SCREEN    NULL
 

@@ -41,6 +41,7 @@ struct ksr_run {
 	bool failed; /* a failure signal has been recorded */
 	ksr_outcome failure_outcome;
 	int next_shot; /* NN of the next NN-step.png */
+	int64_t atspi_last_action_ms; /* when click_element last acted (GTK4 spacing) */
 
 	/* Issue #3: a crash held until diagnosis tells crash from crash loop
 	 * (diagnose.c); the updater window settle already reported (dialogs.c). */

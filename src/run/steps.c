@@ -88,8 +88,13 @@ static void emit_step_end(ksr_run *run, const ksr_step *step, ksr_step_result *r
 	if (res->reason[0])
 		cJSON_AddStringToObject(f, "reason", res->reason);
 	cJSON_AddNumberToObject(f, "duration_ms", (double)(ksr_now_ms() - started));
+	/* An executor's field replaces a default one (click_element's backend is
+	 * xtest when it clicked a position). */
 	for (cJSON *e = res->extra ? res->extra->child : NULL; e; e = e->next)
-		cJSON_AddItemToObject(f, e->string, cJSON_Duplicate(e, true));
+		if (cJSON_GetObjectItemCaseSensitive(f, e->string))
+			cJSON_ReplaceItemInObjectCaseSensitive(f, e->string, cJSON_Duplicate(e, true));
+		else
+			cJSON_AddItemToObject(f, e->string, cJSON_Duplicate(e, true));
 	cJSON_Delete(res->extra);
 	res->extra = NULL;
 	ksr_run_emit(run, "step.end", f);

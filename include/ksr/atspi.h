@@ -1,0 +1,160 @@
+/* The accessibility backend (rung 2): find the AT-SPI bus the way real sessions
+ * offer it, find an app's tree by PID, walk it with pipelined asynchronous
+ * D-Bus calls (GDBus), perform a control's action, read its states. Every
+ * D-Bus call has a timeout (KSR_ATSPI_CALL_MS) and every wait goes through
+ * ksr/deadline.h, so a hung (SIGSTOPped) app can never hang the caller. */
+#ifndef KSR_ATSPI_H
+#define KSR_ATSPI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ksr/deadline.h"
+#include "ksr/error.h"
+#include "ksr/pattern.h"
+
+typedef struct ksr_x11 ksr_x11;
+typedef struct cJSON cJSON;
+typedef struct ksr_atspi ksr_atspi;
+
+/* One D-Bus call's bound: a busy app must not hang the run. */
+#define KSR_ATSPI_CALL_MS 1000
+
+/* Where the bus address came from. */
+typedef enum ksr_atspi_source {
+	KSR_ATSPI_SRC_ENV,      /* AT_SPI_BUS_ADDRESS */
+	KSR_ATSPI_SRC_X_ROOT,   /* the root window property AT_SPI_BUS */
+	KSR_ATSPI_SRC_SESSION,  /* org.a11y.Bus.GetAddress on $DBUS_SESSION_BUS_ADDRESS */
+	KSR_ATSPI_SRC_PROC_ENV, /* ... on a session bus read from /proc/PID/environ */
+} ksr_atspi_source;
+
+const char *ksr_atspi_source_name(ksr_atspi_source s);
+
+typedef struct ksr_atspi_opts {
+	ksr_x11 *x;  /* for the AT_SPI_BUS root property; may be NULL */
+	int app_pid; /* whose /proc/PID/environ may name the session bus; 0: none */
+} ksr_atspi_opts;
+
+/* Find and connect to the accessibility bus (sources in the order above) and
+ * set org.a11y.Status.IsEnabled where a session bus is known. -1 with err
+ * naming every source tried and what to start when there is none. */
+int ksr_atspi_open(const ksr_atspi_opts *opts, ksr_deadline d, ksr_atspi **out, ksr_err *err);
+void ksr_atspi_close(ksr_atspi *a); /* NULL-safe */
+const char *ksr_atspi_address(const ksr_atspi *a);
+ksr_atspi_source ksr_atspi_bus_source(const ksr_atspi *a);
+
+/* For the embedded session: wait until org.a11y.Bus has an owner on the
+ * session bus at address (bounded polling of NameHasOwner: asking GetAddress
+ * earlier would activate a second launcher), then set IsEnabled true. */
+int ksr_atspi_session_ready(const char *session_address, ksr_deadline d, ksr_err *err);
+
+/* The bus address from an environment block (NUL-separated NAME=VALUE, as in
+ * /proc/PID/environ); a copy, or NULL. */
+char *ksr_atspi_environ_lookup(const char *block, size_t len, const char *name);
+
+/* ---- applications ---- */
+
+typedef struct ksr_atspi_app {
+	char *bus;     /* unique bus name of the app's connection */
+	char *name;    /* the application object's name (usually the program) */
+	char *toolkit; /* ToolkitName ("GTK", "Qt"...) or NULL */
+	int toolkit_major;
+	int pid;
+} ksr_atspi_app;
+
+/* The registered applications, each with its PID. */
+int ksr_atspi_apps(ksr_atspi *a, ksr_deadline d, ksr_atspi_app **apps, size_t *n, ksr_err *err);
+void ksr_atspi_apps_free(ksr_atspi_app *apps, size_t n);
+/* The app with this PID; else (pid 0, or none) the first whose name equals
+ * name_hint (NULL: none). found_by gets "pid" or "name". -1 with err when none. */
+int ksr_atspi_find_app(ksr_atspi *a, int pid, const char *name_hint, ksr_deadline d,
+                       ksr_atspi_app *out, const char **found_by, ksr_err *err);
+void ksr_atspi_app_clear(ksr_atspi_app *app);
+
+/* ---- the tree ---- */
+
+enum {
+	KSR_ATSPI_IF_ACTION = 1u << 0,
+	KSR_ATSPI_IF_COMPONENT = 1u << 1,
+	KSR_ATSPI_IF_TEXT = 1u << 2,
+	KSR_ATSPI_IF_VALUE = 1u << 3,
+	KSR_ATSPI_IF_SELECTION = 1u << 4,
+};
+
+typedef struct ksr_atspi_node {
+	char *path; /* object path (on the app's bus name) */
+	char *role, *name, *description;
+	uint64_t states; /* bit i = AT-SPI state i */
+	uint32_t ifaces; /* KSR_ATSPI_IF_* */
+	char **actions;  /* action names */
+	size_t n_actions;
+	bool has_extents; /* screen coordinates (window origin added for GTK4) */
+	int x, y, w, h;
+	int parent; /* index, -1 for the application */
+	int depth;
+	int n_children; /* as the app reported */
+	bool answered;  /* the app answered for this node */
+} ksr_atspi_node;
+
+typedef struct ksr_atspi_walk_opts {
+	int max_depth; /* default 32 */
+	int max_nodes; /* default 5000 */
+	/* Added to extents when the toolkit reports them relative to its window
+	 * (GTK4); the caller gives the X window's client-area origin. */
+	bool have_origin;
+	int origin_x, origin_y;
+} ksr_atspi_walk_opts;
+
+typedef struct ksr_atspi_tree {
+	ksr_atspi_node *nodes; /* nodes[0] is the application */
+	size_t len, cap;
+	bool truncated;     /* a bound (depth, nodes, time) cut the walk */
+	const char *cut_by; /* "depth", "nodes", "time" or NULL */
+	int unanswered;     /* calls that timed out or failed */
+	int64_t ms;         /* how long the walk took */
+	int calls;          /* D-Bus calls sent */
+} ksr_atspi_tree;
+
+/* Walk app's tree breadth-first, all of a level's calls in flight at once.
+ * Returns 0 (the tree may be partial: truncated/unanswered say so), or -1 when
+ * the walk was cancelled or the app answered nothing (err says which). */
+int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_opts *opts,
+                   ksr_deadline d, ksr_atspi_tree *out, ksr_err *err);
+void ksr_atspi_tree_clear(ksr_atspi_tree *t);
+
+/* A node's path from the application, e.g. "/frame[KSR Test App]/filler/push button[Press me]"
+ * (malloc'd). */
+char *ksr_atspi_node_path(const ksr_atspi_tree *t, size_t i);
+/* The node as JSON: role, name, states[], actions[], extents {x,y,w,h} or null, path. */
+cJSON *ksr_atspi_node_json(const ksr_atspi_tree *t, size_t i);
+
+/* The first node matching name and role (NULL: any role), preferring showing
+ * ones; -1 when none. Roles compare without case, '_' and '-' as spaces. */
+int ksr_atspi_tree_find(const ksr_atspi_tree *t, const ksr_name_match *name, const char *role);
+bool ksr_atspi_role_equal(const char *written, const char *role);
+
+/* ---- states ---- */
+
+/* The state's bit index ("checked" -> 4), or -1 for an unknown word. Accepts
+ * the AT-SPI names (with '_' or '-' for spaces) and "pressed", "enabled",
+ * "sensitive", "visible", "showing"... */
+int ksr_atspi_state_index(const char *word);
+const char *ksr_atspi_state_name(int index); /* NULL when unknown */
+/* The known state names, NULL-terminated (for messages). */
+const char *const *ksr_atspi_state_names(void);
+
+/* Re-read one node's states (and name) now. */
+int ksr_atspi_node_states(ksr_atspi *a, const ksr_atspi_app *app, const char *path, ksr_deadline d,
+                          uint64_t *states, char **name, ksr_err *err);
+
+/* ---- actions ---- */
+
+/* The action to perform for a click: "click", "press", "activate", "toggle",
+ * "jump", else the first; -1 when the node has none. */
+int ksr_atspi_pick_action(const ksr_atspi_node *n);
+/* Action.DoAction(index); 0 when the app accepted it. */
+int ksr_atspi_do_action(ksr_atspi *a, const ksr_atspi_app *app, const char *path, int index,
+                        ksr_deadline d, ksr_err *err);
+
+#endif

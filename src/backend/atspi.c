@@ -1,0 +1,684 @@
+/* The accessibility backend: finding the bus, the apps on it, states and
+ * actions. GDBus is used for every call (not libatspi's synchronous API):
+ * libatspi finds its bus by itself once per process and cannot be pointed at
+ * the address we found (e.g. from the session's /proc environment), and each
+ * call here carries its own timeout on a context we iterate through
+ * ksr_wait_fds, so a SIGSTOPped app costs one bounded timeout, never a hang. */
+#include "backend/atspi_priv.h"
+
+#include <atspi/atspi-constants.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "ksr/x11.h"
+
+#define ENVIRON_MAX   (256 * 1024)
+#define PROC_SCAN_MAX 4 /* distinct session bus addresses tried from /proc */
+#define OWNER_POLL_MS 50
+
+const char *ksr_atspi_source_name(ksr_atspi_source s)
+{
+	switch (s) {
+	case KSR_ATSPI_SRC_ENV:
+		return "AT_SPI_BUS_ADDRESS";
+	case KSR_ATSPI_SRC_X_ROOT:
+		return "X root property AT_SPI_BUS";
+	case KSR_ATSPI_SRC_SESSION:
+		return "session bus (DBUS_SESSION_BUS_ADDRESS)";
+	case KSR_ATSPI_SRC_PROC_ENV:
+		return "session bus from the session's process environment";
+	}
+	return "unknown";
+}
+
+const char *ksr_atspi_address(const ksr_atspi *a)
+{
+	return a ? a->address : NULL;
+}
+
+ksr_atspi_source ksr_atspi_bus_source(const ksr_atspi *a)
+{
+	return a ? a->source : KSR_ATSPI_SRC_ENV;
+}
+
+void ksr_atspi_close(ksr_atspi *a)
+{
+	if (!a)
+		return;
+	if (a->conn) {
+		g_dbus_connection_close_sync(a->conn, NULL, NULL);
+		g_object_unref(a->conn);
+	}
+	if (a->ctx) {
+		/* Let the connection's last idle callbacks run before the context goes. */
+		int none = 0;
+		ksr_atspi_ctx_enter(a->ctx);
+		while (g_main_context_iteration(a->ctx, FALSE))
+			;
+		ksr_atspi_drain(a->ctx, &none);
+		ksr_atspi_ctx_leave(a->ctx);
+		g_main_context_unref(a->ctx);
+	}
+	free(a->address);
+	free(a);
+}
+
+/* ---- discovery ---- */
+
+char *ksr_atspi_environ_lookup(const char *block, size_t len, const char *name)
+{
+	size_t nlen = strlen(name);
+	for (size_t i = 0; i < len;) {
+		const char *entry = block + i;
+		size_t elen = strnlen(entry, len - i);
+		if (elen > nlen && strncmp(entry, name, nlen) == 0 && entry[nlen] == '=')
+			return ksr_xstrndup(entry + nlen + 1, elen - nlen - 1);
+		i += elen + 1;
+	}
+	return NULL;
+}
+
+static char *read_environ(int pid, size_t *len)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/environ", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	char *buf = ksr_xmalloc(ENVIRON_MAX);
+	size_t n = 0;
+	ssize_t r;
+	while (n < ENVIRON_MAX && (r = read(fd, buf + n, ENVIRON_MAX - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	*len = n;
+	return buf;
+}
+
+/* DBUS_SESSION_BUS_ADDRESS of pid, when its DISPLAY is ours (or unknown). */
+static char *proc_session_address(int pid, const char *display)
+{
+	size_t len = 0;
+	char *env = read_environ(pid, &len);
+	if (!env)
+		return NULL;
+	char *addr = ksr_atspi_environ_lookup(env, len, "DBUS_SESSION_BUS_ADDRESS");
+	char *disp = ksr_atspi_environ_lookup(env, len, "DISPLAY");
+	if (addr && display && disp && strcmp(disp, display) != 0) {
+		free(addr);
+		addr = NULL;
+	}
+	free(disp);
+	free(env);
+	return addr;
+}
+
+/* Candidate session bus addresses from /proc: the app's first, then other
+ * processes of our user on our display (a `docker exec` shell has none). */
+static size_t proc_candidates(int app_pid, char **out, size_t cap)
+{
+	const char *display = getenv("DISPLAY");
+	size_t n = 0;
+	if (app_pid > 0 && (out[n] = proc_session_address(app_pid, display)))
+		n++;
+	DIR *dir = opendir("/proc");
+	struct dirent *e;
+	while (dir && n < cap && (e = readdir(dir))) {
+		int pid = atoi(e->d_name);
+		if (pid <= 0 || pid == app_pid || pid == getpid())
+			continue;
+		char *addr = proc_session_address(pid, display);
+		bool dup = false;
+		for (size_t i = 0; addr && i < n; i++)
+			dup |= strcmp(out[i], addr) == 0;
+		if (addr && !dup && strncmp(addr, "disabled:", 9) != 0)
+			out[n++] = addr;
+		else
+			free(addr);
+	}
+	if (dir)
+		closedir(dir);
+	return n;
+}
+
+static void set_enabled(GMainContext *ctx, GDBusConnection *session, ksr_deadline d)
+{
+	ksr_err ignored = {0};
+	GVariant *r = ksr_atspi_call(
+	        ctx, session, "org.a11y.Bus", "/org/a11y/bus", "org.freedesktop.DBus.Properties",
+	        "Set",
+	        g_variant_new("(ssv)", "org.a11y.Status", "IsEnabled", g_variant_new_boolean(TRUE)),
+	        NULL, d, &ignored);
+	if (r)
+		g_variant_unref(r);
+}
+
+/* org.a11y.Bus.GetAddress on the session bus at session_addr (IsEnabled set too). */
+static char *a11y_address_from_session(GMainContext *ctx, const char *session_addr, ksr_deadline d,
+                                       ksr_err *err)
+{
+	GDBusConnection *session = ksr_atspi_connect(ctx, session_addr, d, err);
+	if (!session)
+		return NULL;
+	char *addr = NULL;
+	GVariant *r = ksr_atspi_call(ctx, session, "org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus",
+	                             "GetAddress", NULL, "(s)", d, err);
+	if (r) {
+		const char *s = NULL;
+		g_variant_get(r, "(&s)", &s);
+		addr = s && *s ? ksr_xstrdup(s) : NULL;
+		g_variant_unref(r);
+		if (!addr)
+			ksr_err_set(err, "org.a11y.Bus returned an empty address");
+		else
+			set_enabled(ctx, session, d);
+	}
+	g_dbus_connection_close_sync(session, NULL, NULL);
+	g_object_unref(session);
+	return addr;
+}
+
+static bool try_bus(ksr_atspi *a, char *addr, ksr_atspi_source src, ksr_deadline d, char *tried,
+                    size_t cap)
+{
+	ksr_err e = {0};
+	a->conn = ksr_atspi_connect(a->ctx, addr, d, &e);
+	if (a->conn) {
+		a->address = addr;
+		a->source = src;
+		return true;
+	}
+	size_t n = strlen(tried);
+	snprintf(tried + n, cap - n, "%s%s: %s", n ? "; " : "", ksr_atspi_source_name(src), e.msg);
+	free(addr);
+	return false;
+}
+
+static bool try_session(ksr_atspi *a, const char *session_addr, ksr_atspi_source src,
+                        ksr_deadline d, char *tried, size_t cap)
+{
+	ksr_err e = {0};
+	char *addr = a11y_address_from_session(a->ctx, session_addr, d, &e);
+	if (addr)
+		return try_bus(a, addr, src, d, tried, cap);
+	size_t n = strlen(tried);
+	snprintf(tried + n, cap - n, "%s%s: %s", n ? "; " : "", ksr_atspi_source_name(src), e.msg);
+	return false;
+}
+
+static bool discover(ksr_atspi *a, const ksr_atspi_opts *o, ksr_deadline d, char *tried, size_t cap)
+{
+	const char *env = getenv("AT_SPI_BUS_ADDRESS");
+	if (env && *env && try_bus(a, ksr_xstrdup(env), KSR_ATSPI_SRC_ENV, d, tried, cap))
+		return true;
+	char *prop = o->x ? ksr_x11_root_property_string(o->x, "AT_SPI_BUS", NULL) : NULL;
+	if (prop && try_bus(a, prop, KSR_ATSPI_SRC_X_ROOT, d, tried, cap))
+		return true;
+	const char *session = getenv("DBUS_SESSION_BUS_ADDRESS");
+	if (session && *session)
+		return try_session(a, session, KSR_ATSPI_SRC_SESSION, d, tried, cap);
+	char *cands[PROC_SCAN_MAX] = {0};
+	size_t n = proc_candidates(o->app_pid, cands, PROC_SCAN_MAX);
+	bool ok = false;
+	for (size_t i = 0; i < n; i++) {
+		if (!ok && !ksr_deadline_passed(d))
+			ok = try_session(a, cands[i], KSR_ATSPI_SRC_PROC_ENV, d, tried, cap);
+		free(cands[i]);
+	}
+	return ok;
+}
+
+int ksr_atspi_open(const ksr_atspi_opts *opts, ksr_deadline d, ksr_atspi **out, ksr_err *err)
+{
+	ksr_atspi_opts o = opts ? *opts : (ksr_atspi_opts){0};
+	*out = NULL;
+	ksr_atspi *a = ksr_xcalloc(1, sizeof *a);
+	a->ctx = g_main_context_new();
+	char tried[400] = "";
+	ksr_atspi_ctx_enter(a->ctx);
+	bool ok = discover(a, &o, d, tried, sizeof tried);
+	ksr_atspi_ctx_leave(a->ctx);
+	if (!ok) {
+		ksr_atspi_close(a);
+		return ksr_err_set(err,
+		                   "no AT-SPI bus is reachable (%s); start a D-Bus session bus and "
+		                   "at-spi-bus-launcher (or set AT_SPI_BUS_ADDRESS)",
+		                   tried[0] ? tried
+		                            : "no AT_SPI_BUS_ADDRESS, no AT_SPI_BUS root "
+		                              "property, no session bus found");
+	}
+	*out = a;
+	return 0;
+}
+
+int ksr_atspi_session_ready(const char *session_address, ksr_deadline d, ksr_err *err)
+{
+	GMainContext *ctx = g_main_context_new();
+	ksr_atspi_ctx_enter(ctx);
+	GDBusConnection *c = ksr_atspi_connect(ctx, session_address, d, err);
+	int rc = -1;
+	while (c) {
+		GVariant *r =
+		        ksr_atspi_call(ctx, c, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+		                       "org.freedesktop.DBus", "NameHasOwner",
+		                       g_variant_new("(s)", "org.a11y.Bus"), "(b)", d, err);
+		gboolean owned = FALSE;
+		if (r) {
+			g_variant_get(r, "(b)", &owned);
+			g_variant_unref(r);
+		}
+		if (owned) {
+			set_enabled(ctx, c, d);
+			rc = 0;
+			break;
+		}
+		ksr_wait w =
+		        ksr_sleep_until(ksr_deadline_min(d, ksr_deadline_in_ms(OWNER_POLL_MS)));
+		if (w == KSR_WAIT_CANCELLED || ksr_deadline_passed(d)) {
+			ksr_err_set(err, "org.a11y.Bus got no owner on the session bus (%s)",
+			            w == KSR_WAIT_CANCELLED ? "cancelled" : "timed out");
+			break;
+		}
+	}
+	if (c) {
+		g_dbus_connection_close_sync(c, NULL, NULL);
+		g_object_unref(c);
+	}
+	int none = 0;
+	ksr_atspi_drain(ctx, &none);
+	ksr_atspi_ctx_leave(ctx);
+	g_main_context_unref(ctx);
+	return rc;
+}
+
+/* ---- applications ---- */
+
+void ksr_atspi_app_clear(ksr_atspi_app *app)
+{
+	if (!app)
+		return;
+	free(app->bus);
+	free(app->name);
+	free(app->toolkit);
+	*app = (ksr_atspi_app){0};
+}
+
+void ksr_atspi_apps_free(ksr_atspi_app *apps, size_t n)
+{
+	for (size_t i = 0; apps && i < n; i++)
+		ksr_atspi_app_clear(&apps[i]);
+	free(apps);
+}
+
+static int bus_pid(ksr_atspi *a, const char *bus, ksr_deadline d)
+{
+	ksr_err e = {0};
+	GVariant *r =
+	        ksr_atspi_call(a->ctx, a->conn, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+	                       "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+	                       g_variant_new("(s)", bus), "(u)", d, &e);
+	guint32 pid = 0;
+	if (r) {
+		g_variant_get(r, "(u)", &pid);
+		g_variant_unref(r);
+	}
+	return (int)pid;
+}
+
+int ksr_atspi_apps(ksr_atspi *a, ksr_deadline d, ksr_atspi_app **apps, size_t *n, ksr_err *err)
+{
+	*apps = NULL;
+	*n = 0;
+	ksr_atspi_ctx_enter(a->ctx);
+	GVariant *r =
+	        ksr_atspi_call(a->ctx, a->conn, ATSPI_REGISTRY, ATSPI_ROOT_PATH,
+	                       ATSPI_IFACE_ACCESSIBLE, "GetChildren", NULL, "(a(so))", d, err);
+	if (r) {
+		GVariantIter *it = NULL;
+		const char *bus, *path;
+		g_variant_get(r, "(a(so))", &it);
+		*apps = ksr_xcalloc(g_variant_iter_n_children(it) + 1, sizeof **apps);
+		while (g_variant_iter_next(it, "(&s&o)", &bus, &path)) {
+			ksr_atspi_app *app = &(*apps)[(*n)++];
+			app->bus = ksr_xstrdup(bus);
+			app->pid = bus_pid(a, bus, d);
+		}
+		g_variant_iter_free(it);
+		g_variant_unref(r);
+	}
+	ksr_atspi_ctx_leave(a->ctx);
+	return r ? 0 : -1;
+}
+
+static int parse_major(const char *version)
+{
+	return version ? atoi(version) : 0;
+}
+
+/* The application object's name and toolkit (one round trip each, bounded). */
+static int app_details(ksr_atspi *a, ksr_atspi_app *app, ksr_deadline d, ksr_err *err)
+{
+	GVariant *r = ksr_atspi_call(
+	        a->ctx, a->conn, app->bus, ATSPI_ROOT_PATH, "org.freedesktop.DBus.Properties",
+	        "Get", g_variant_new("(ss)", ATSPI_IFACE_ACCESSIBLE, "Name"), "(v)", d, err);
+	if (!r)
+		return -1;
+	GVariant *v = NULL;
+	g_variant_get(r, "(v)", &v);
+	if (g_variant_is_of_type(v, G_VARIANT_TYPE_STRING))
+		app->name = ksr_xstrdup(g_variant_get_string(v, NULL));
+	g_variant_unref(v);
+	g_variant_unref(r);
+	ksr_err ignored = {0};
+	r = ksr_atspi_call(a->ctx, a->conn, app->bus, ATSPI_ROOT_PATH,
+	                   "org.freedesktop.DBus.Properties", "GetAll",
+	                   g_variant_new("(s)", ATSPI_IFACE_APPLICATION), "(a{sv})", d, &ignored);
+	if (r) {
+		GVariant *dict = g_variant_get_child_value(r, 0);
+		const char *tk = NULL, *ver = NULL;
+		g_variant_lookup(dict, "ToolkitName", "&s", &tk);
+		g_variant_lookup(dict, "Version", "&s", &ver);
+		app->toolkit = tk ? ksr_xstrdup(tk) : NULL;
+		app->toolkit_major = parse_major(ver);
+		g_variant_unref(dict);
+		g_variant_unref(r);
+	}
+	return 0;
+}
+
+static void app_take(ksr_atspi_app *dst, ksr_atspi_app *src)
+{
+	*dst = *src;
+	*src = (ksr_atspi_app){0};
+}
+
+int ksr_atspi_find_app(ksr_atspi *a, int pid, const char *name_hint, ksr_deadline d,
+                       ksr_atspi_app *out, const char **found_by, ksr_err *err)
+{
+	*out = (ksr_atspi_app){0};
+	ksr_atspi_app *apps = NULL;
+	size_t n = 0;
+	if (ksr_atspi_apps(a, d, &apps, &n, err) < 0)
+		return -1;
+	int rc = -1;
+	ksr_err last = {0};
+	ksr_atspi_ctx_enter(a->ctx);
+	for (size_t i = 0; i < n && rc < 0 && pid > 0; i++) {
+		if (apps[i].pid != pid)
+			continue;
+		rc = app_details(a, &apps[i], d, &last);
+		if (rc == 0) {
+			app_take(out, &apps[i]);
+			*found_by = "pid";
+		} else {
+			ksr_err_set(err,
+			            "the app (pid %d) is on the AT-SPI bus but did not answer: %s",
+			            pid, last.msg);
+			rc = -2;
+		}
+	}
+	for (size_t i = 0; i < n && rc == -1 && name_hint; i++) {
+		if (app_details(a, &apps[i], d, &last) == 0 && apps[i].name &&
+		    strcasecmp(apps[i].name, name_hint) == 0) {
+			app_take(out, &apps[i]);
+			*found_by = "name";
+			rc = 0;
+		}
+	}
+	ksr_atspi_ctx_leave(a->ctx);
+	if (rc == -1)
+		ksr_err_set(
+		        err,
+		        "no application on the AT-SPI bus has pid %d%s%s (%zu registered); is its "
+		        "accessibility bridge off (NO_AT_BRIDGE, GTK_A11Y=none), or Qt without "
+		        "QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1?",
+		        pid, name_hint ? " or the name " : "", name_hint ? name_hint : "", n);
+	ksr_atspi_apps_free(apps, n);
+	return rc < 0 ? -1 : 0;
+}
+
+/* ---- states ---- */
+
+static const struct {
+	int index;
+	const char *name;
+} state_table[] = {
+        {ATSPI_STATE_ACTIVE, "active"},
+        {ATSPI_STATE_ARMED, "armed"},
+        {ATSPI_STATE_BUSY, "busy"},
+        {ATSPI_STATE_CHECKED, "checked"},
+        {ATSPI_STATE_COLLAPSED, "collapsed"},
+        {ATSPI_STATE_DEFUNCT, "defunct"},
+        {ATSPI_STATE_EDITABLE, "editable"},
+        {ATSPI_STATE_ENABLED, "enabled"},
+        {ATSPI_STATE_EXPANDABLE, "expandable"},
+        {ATSPI_STATE_EXPANDED, "expanded"},
+        {ATSPI_STATE_FOCUSABLE, "focusable"},
+        {ATSPI_STATE_FOCUSED, "focused"},
+        {ATSPI_STATE_HAS_TOOLTIP, "has tooltip"},
+        {ATSPI_STATE_HORIZONTAL, "horizontal"},
+        {ATSPI_STATE_ICONIFIED, "iconified"},
+        {ATSPI_STATE_MODAL, "modal"},
+        {ATSPI_STATE_MULTI_LINE, "multi line"},
+        {ATSPI_STATE_MULTISELECTABLE, "multiselectable"},
+        {ATSPI_STATE_OPAQUE, "opaque"},
+        {ATSPI_STATE_PRESSED, "pressed"},
+        {ATSPI_STATE_RESIZABLE, "resizable"},
+        {ATSPI_STATE_SELECTABLE, "selectable"},
+        {ATSPI_STATE_SELECTED, "selected"},
+        {ATSPI_STATE_SENSITIVE, "sensitive"},
+        {ATSPI_STATE_SHOWING, "showing"},
+        {ATSPI_STATE_SINGLE_LINE, "single line"},
+        {ATSPI_STATE_STALE, "stale"},
+        {ATSPI_STATE_TRANSIENT, "transient"},
+        {ATSPI_STATE_VERTICAL, "vertical"},
+        {ATSPI_STATE_VISIBLE, "visible"},
+        {ATSPI_STATE_MANAGES_DESCENDANTS, "manages descendants"},
+        {ATSPI_STATE_INDETERMINATE, "indeterminate"},
+        {ATSPI_STATE_REQUIRED, "required"},
+        {ATSPI_STATE_TRUNCATED, "truncated"},
+        {ATSPI_STATE_ANIMATED, "animated"},
+        {ATSPI_STATE_INVALID_ENTRY, "invalid entry"},
+        {ATSPI_STATE_SUPPORTS_AUTOCOMPLETION, "supports autocompletion"},
+        {ATSPI_STATE_SELECTABLE_TEXT, "selectable text"},
+        {ATSPI_STATE_IS_DEFAULT, "is default"},
+        {ATSPI_STATE_VISITED, "visited"},
+        {ATSPI_STATE_CHECKABLE, "checkable"},
+        {ATSPI_STATE_HAS_POPUP, "has popup"},
+        {ATSPI_STATE_READ_ONLY, "read only"},
+};
+#define N_STATES (sizeof state_table / sizeof state_table[0])
+
+/* Compare ignoring case, with '_' and '-' read as spaces. */
+static bool words_equal(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		char x = *a == '_' || *a == '-' ? ' ' : (char)tolower((unsigned char)*a);
+		char y = *b == '_' || *b == '-' ? ' ' : (char)tolower((unsigned char)*b);
+		if (x != y)
+			return false;
+		if (!x)
+			return true;
+	}
+}
+
+int ksr_atspi_state_index(const char *word)
+{
+	for (size_t i = 0; word && i < N_STATES; i++)
+		if (words_equal(word, state_table[i].name))
+			return state_table[i].index;
+	return -1;
+}
+
+const char *ksr_atspi_state_name(int index)
+{
+	for (size_t i = 0; i < N_STATES; i++)
+		if (state_table[i].index == index)
+			return state_table[i].name;
+	return NULL;
+}
+
+const char *const *ksr_atspi_state_names(void)
+{
+	static const char *names[N_STATES + 1];
+	for (size_t i = 0; i < N_STATES; i++)
+		names[i] = state_table[i].name;
+	return names;
+}
+
+bool ksr_atspi_role_equal(const char *written, const char *role)
+{
+	return written && role && words_equal(written, role);
+}
+
+uint64_t ksr_atspi_states_from_variant(GVariant *au)
+{
+	uint64_t states = 0;
+	gsize n = 0;
+	const guint32 *w = g_variant_get_fixed_array(au, &n, sizeof(guint32));
+	for (gsize i = 0; i < n && i < 2; i++)
+		states |= (uint64_t)w[i] << (32 * i);
+	return states;
+}
+
+int ksr_atspi_node_states(ksr_atspi *a, const ksr_atspi_app *app, const char *path, ksr_deadline d,
+                          uint64_t *states, char **name, ksr_err *err)
+{
+	ksr_atspi_ctx_enter(a->ctx);
+	GVariant *r = ksr_atspi_call(a->ctx, a->conn, app->bus, path, ATSPI_IFACE_ACCESSIBLE,
+	                             "GetState", NULL, "(au)", d, err);
+	if (r) {
+		GVariant *au = g_variant_get_child_value(r, 0);
+		*states = ksr_atspi_states_from_variant(au);
+		g_variant_unref(au);
+		g_variant_unref(r);
+	}
+	if (r && name) {
+		*name = NULL;
+		GVariant *v = ksr_atspi_call(
+		        a->ctx, a->conn, app->bus, path, "org.freedesktop.DBus.Properties", "Get",
+		        g_variant_new("(ss)", ATSPI_IFACE_ACCESSIBLE, "Name"), "(v)", d, err);
+		if (v) {
+			GVariant *s = NULL;
+			g_variant_get(v, "(v)", &s);
+			if (g_variant_is_of_type(s, G_VARIANT_TYPE_STRING))
+				*name = ksr_xstrdup(g_variant_get_string(s, NULL));
+			g_variant_unref(s);
+			g_variant_unref(v);
+		}
+	}
+	ksr_atspi_ctx_leave(a->ctx);
+	return r ? 0 : -1;
+}
+
+/* ---- actions ---- */
+
+int ksr_atspi_pick_action(const ksr_atspi_node *n)
+{
+	static const char *const preferred[] = {"click", "press", "activate", "toggle", "jump"};
+	if (!n->n_actions)
+		return -1;
+	for (size_t p = 0; p < sizeof preferred / sizeof *preferred; p++)
+		for (size_t i = 0; i < n->n_actions; i++)
+			if (n->actions[i] && strcasecmp(n->actions[i], preferred[p]) == 0)
+				return (int)i;
+	return 0;
+}
+
+int ksr_atspi_do_action(ksr_atspi *a, const ksr_atspi_app *app, const char *path, int index,
+                        ksr_deadline d, ksr_err *err)
+{
+	ksr_atspi_ctx_enter(a->ctx);
+	GVariant *r = ksr_atspi_call(a->ctx, a->conn, app->bus, path, ATSPI_IFACE_ACTION,
+	                             "DoAction", g_variant_new("(i)", index), "(b)", d, err);
+	gboolean ok = FALSE;
+	if (r) {
+		g_variant_get(r, "(b)", &ok);
+		g_variant_unref(r);
+		if (!ok)
+			ksr_err_set(err, "the app refused action %d", index);
+	}
+	ksr_atspi_ctx_leave(a->ctx);
+	return r && ok ? 0 : -1;
+}
+
+/* ---- nodes ---- */
+
+char *ksr_atspi_node_path(const ksr_atspi_tree *t, size_t i)
+{
+	int chain[64];
+	int n = 0;
+	for (int k = (int)i; k > 0 && n < 64; k = t->nodes[k].parent)
+		chain[n++] = k;
+	size_t cap = 64;
+	char *out = ksr_xmalloc(cap);
+	size_t len = 0;
+	out[0] = '\0';
+	for (int j = n - 1; j >= 0; j--) {
+		const ksr_atspi_node *nd = &t->nodes[chain[j]];
+		const char *nm = nd->name && *nd->name ? nd->name : NULL;
+		char *part = ksr_xasprintf("/%s%s%s%s", nd->role ? nd->role : "?", nm ? "[" : "",
+		                           nm ? nm : "", nm ? "]" : "");
+		size_t pl = strlen(part);
+		while (len + pl + 1 > cap)
+			out = ksr_xrealloc(out, cap *= 2);
+		memcpy(out + len, part, pl + 1);
+		len += pl;
+		free(part);
+	}
+	return out;
+}
+
+cJSON *ksr_atspi_node_json(const ksr_atspi_tree *t, size_t i)
+{
+	const ksr_atspi_node *n = &t->nodes[i];
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "role", n->role ? n->role : "");
+	cJSON_AddStringToObject(o, "name", n->name ? n->name : "");
+	cJSON *st = cJSON_AddArrayToObject(o, "states");
+	for (int b = 0; b < 64; b++) {
+		const char *sn = (n->states >> b) & 1 ? ksr_atspi_state_name(b) : NULL;
+		if (sn)
+			cJSON_AddItemToArray(st, cJSON_CreateString(sn));
+	}
+	cJSON *ac = cJSON_AddArrayToObject(o, "actions");
+	for (size_t k = 0; k < n->n_actions; k++)
+		cJSON_AddItemToArray(ac, cJSON_CreateString(n->actions[k] ? n->actions[k] : ""));
+	if (n->has_extents) {
+		cJSON *e = cJSON_AddObjectToObject(o, "extents");
+		cJSON_AddNumberToObject(e, "x", n->x);
+		cJSON_AddNumberToObject(e, "y", n->y);
+		cJSON_AddNumberToObject(e, "w", n->w);
+		cJSON_AddNumberToObject(e, "h", n->h);
+	} else {
+		cJSON_AddNullToObject(o, "extents");
+	}
+	char *path = ksr_atspi_node_path(t, i);
+	cJSON_AddStringToObject(o, "path", path);
+	free(path);
+	return o;
+}
+
+int ksr_atspi_tree_find(const ksr_atspi_tree *t, const ksr_name_match *name, const char *role)
+{
+	int first = -1;
+	for (size_t i = 1; i < t->len; i++) {
+		const ksr_atspi_node *n = &t->nodes[i];
+		if (!n->name || !ksr_name_match_test(name, n->name))
+			continue;
+		if (role && !ksr_atspi_role_equal(role, n->role))
+			continue;
+		if (n->states & (1ull << ATSPI_STATE_SHOWING))
+			return (int)i;
+		if (first < 0)
+			first = (int)i;
+	}
+	return first;
+}

@@ -1,0 +1,51 @@
+/* State and D-Bus plumbing shared by atspi.c (bus discovery, apps, states,
+ * actions) and atspi_walk.c (the pipelined walk). GDBus async calls are
+ * dispatched on a private GMainContext that we iterate ourselves through
+ * ksr_wait_fds, so every wait is bounded and cancellable. */
+#ifndef KSR_BACKEND_ATSPI_PRIV_H
+#define KSR_BACKEND_ATSPI_PRIV_H
+
+#include <gio/gio.h>
+
+#include "ksr/atspi.h"
+
+#define ATSPI_IFACE_ACCESSIBLE  "org.a11y.atspi.Accessible"
+#define ATSPI_IFACE_ACTION      "org.a11y.atspi.Action"
+#define ATSPI_IFACE_COMPONENT   "org.a11y.atspi.Component"
+#define ATSPI_IFACE_APPLICATION "org.a11y.atspi.Application"
+#define ATSPI_ROOT_PATH         "/org/a11y/atspi/accessible/root"
+#define ATSPI_REGISTRY          "org.a11y.atspi.Registry"
+
+struct ksr_atspi {
+	GMainContext *ctx;
+	GDBusConnection *conn;
+	char *address;
+	ksr_atspi_source source;
+};
+
+/* Make ctx the thread's default (async replies are dispatched there) and own it. */
+void ksr_atspi_ctx_enter(GMainContext *ctx);
+void ksr_atspi_ctx_leave(GMainContext *ctx);
+
+/* One iteration: poll ctx's descriptors until d (cancellable unless
+ * cleanup), then dispatch what is ready. */
+ksr_wait ksr_atspi_iterate(GMainContext *ctx, ksr_deadline d, bool cleanup);
+/* After a cancel: dispatch until *pending is 0, at most 500 ms, not cancellable
+ * (so that no callback outlives the data it points to). */
+void ksr_atspi_drain(GMainContext *ctx, const int *pending);
+
+/* Connect to a bus address (a message bus: Hello is sent), bounded by d. */
+GDBusConnection *ksr_atspi_connect(GMainContext *ctx, const char *address, ksr_deadline d,
+                                   ksr_err *err);
+/* One call and its reply, bounded by d and KSR_ATSPI_CALL_MS; params is
+ * consumed when floating. NULL with err on error or timeout. */
+GVariant *ksr_atspi_call(GMainContext *ctx, GDBusConnection *c, const char *dest, const char *path,
+                         const char *iface, const char *method, GVariant *params,
+                         const char *reply_type, ksr_deadline d, ksr_err *err);
+/* The call's own timeout: KSR_ATSPI_CALL_MS or what is left of d, at least 1. */
+int ksr_atspi_call_ms(ksr_deadline d);
+
+/* AT-SPI's state set (two 32-bit words) as one 64-bit mask. */
+uint64_t ksr_atspi_states_from_variant(GVariant *au);
+
+#endif

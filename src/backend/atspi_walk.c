@@ -1,0 +1,304 @@
+/* The pipelined walk: every node's questions (role, properties, states,
+ * interfaces, then extents and actions, then children) are sent without
+ * waiting for earlier answers, and each answer sends the next questions, so a
+ * level of the tree costs about one round trip instead of one per property
+ * per node (libatspi's synchronous API). The Cache interface's GetItems is no
+ * shortcut on the toolkits here (see docs/accessibility.md). Bounded by
+ * depth, node count, children per node and time. */
+#include "backend/atspi_priv.h"
+
+#include <atspi/atspi-constants.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_DEPTH 32
+#define DEFAULT_NODES 5000
+#define MAX_CHILDREN  1000 /* LibreOffice Calc reports every cell of a sheet */
+
+enum req_kind {
+	REQ_ROLE,
+	REQ_PROPS,
+	REQ_STATE,
+	REQ_IFACES,
+	REQ_EXTENTS,
+	REQ_ACTIONS,
+	REQ_CHILDREN
+};
+
+typedef struct walk {
+	ksr_atspi *a;
+	const ksr_atspi_app *app;
+	ksr_atspi_tree *t;
+	ksr_atspi_walk_opts o;
+	GCancellable *cancel;
+	int pending;
+	bool window_coords; /* GTK4: extents relative to the window */
+} walk;
+
+typedef struct req {
+	walk *w;
+	int node;
+	enum req_kind kind;
+} req;
+
+static const struct {
+	const char *iface, *method, *reply;
+} req_def[] = {
+        [REQ_ROLE] = {ATSPI_IFACE_ACCESSIBLE, "GetRoleName", "(s)"},
+        [REQ_PROPS] = {"org.freedesktop.DBus.Properties", "GetAll", "(a{sv})"},
+        [REQ_STATE] = {ATSPI_IFACE_ACCESSIBLE, "GetState", "(au)"},
+        [REQ_IFACES] = {ATSPI_IFACE_ACCESSIBLE, "GetInterfaces", "(as)"},
+        [REQ_EXTENTS] = {ATSPI_IFACE_COMPONENT, "GetExtents", "((iiii))"},
+        [REQ_ACTIONS] = {ATSPI_IFACE_ACTION, "GetActions", "(a(sss))"},
+        [REQ_CHILDREN] = {ATSPI_IFACE_ACCESSIBLE, "GetChildren", "(a(so))"},
+};
+
+static void on_reply(GObject *src, GAsyncResult *res, gpointer data);
+
+static void send_req(walk *w, int node, enum req_kind kind)
+{
+	GVariant *params = NULL;
+	if (kind == REQ_PROPS)
+		params = g_variant_new("(s)", ATSPI_IFACE_ACCESSIBLE);
+	else if (kind == REQ_EXTENTS)
+		params = g_variant_new("(u)", w->window_coords ? ATSPI_COORD_TYPE_WINDOW
+		                                               : ATSPI_COORD_TYPE_SCREEN);
+	req *r = ksr_xmalloc(sizeof *r);
+	*r = (req){.w = w, .node = node, .kind = kind};
+	w->pending++;
+	w->t->calls++;
+	g_dbus_connection_call(w->a->conn, w->app->bus, w->t->nodes[node].path, req_def[kind].iface,
+	                       req_def[kind].method, params, G_VARIANT_TYPE(req_def[kind].reply),
+	                       G_DBUS_CALL_FLAGS_NO_AUTO_START, KSR_ATSPI_CALL_MS, w->cancel,
+	                       on_reply, r);
+}
+
+static void cut(ksr_atspi_tree *t, const char *why)
+{
+	t->truncated = true;
+	if (!t->cut_by)
+		t->cut_by = why;
+}
+
+static int add_node(walk *w, const char *path, int parent)
+{
+	ksr_atspi_tree *t = w->t;
+	if (t->len >= (size_t)w->o.max_nodes) {
+		cut(t, "nodes");
+		return -1;
+	}
+	if (t->len == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 64;
+		t->nodes = ksr_xrealloc(t->nodes, t->cap * sizeof *t->nodes);
+	}
+	int i = (int)t->len++;
+	t->nodes[i] = (ksr_atspi_node){
+	        .path = ksr_xstrdup(path),
+	        .parent = parent,
+	        .depth = parent < 0 ? 0 : t->nodes[parent].depth + 1,
+	};
+	send_req(w, i, REQ_ROLE);
+	send_req(w, i, REQ_PROPS);
+	send_req(w, i, REQ_STATE);
+	send_req(w, i, REQ_IFACES);
+	return i;
+}
+
+static void got_props(walk *w, int i, GVariant *reply)
+{
+	ksr_atspi_node *n = &w->t->nodes[i];
+	GVariant *dict = g_variant_get_child_value(reply, 0);
+	const char *s = NULL;
+	gint32 count = 0;
+	if (g_variant_lookup(dict, "Name", "&s", &s))
+		n->name = ksr_xstrdup(s);
+	if (g_variant_lookup(dict, "Description", "&s", &s) && *s)
+		n->description = ksr_xstrdup(s);
+	g_variant_lookup(dict, "ChildCount", "i", &count);
+	g_variant_unref(dict);
+	n->n_children = count;
+	if (count <= 0)
+		return;
+	if (n->depth >= w->o.max_depth)
+		cut(w->t, "depth");
+	else if (count > MAX_CHILDREN)
+		cut(w->t, "children");
+	else
+		send_req(w, i, REQ_CHILDREN);
+}
+
+static void got_children(walk *w, int i, GVariant *reply)
+{
+	GVariantIter *it = NULL;
+	const char *bus, *path;
+	g_variant_get(reply, "(a(so))", &it);
+	while (g_variant_iter_next(it, "(&s&o)", &bus, &path)) {
+		/* A child served by another connection (an embedded plug) is not this app's. */
+		if (strcmp(bus, w->app->bus) != 0 || strcmp(path, "/org/a11y/atspi/null") == 0)
+			continue;
+		if (add_node(w, path, i) < 0)
+			break;
+	}
+	g_variant_iter_free(it);
+}
+
+static void got_ifaces(walk *w, int i, GVariant *reply)
+{
+	static const struct {
+		const char *name;
+		uint32_t bit;
+	} map[] = {
+	        {ATSPI_IFACE_ACTION, KSR_ATSPI_IF_ACTION},
+	        {ATSPI_IFACE_COMPONENT, KSR_ATSPI_IF_COMPONENT},
+	        {"org.a11y.atspi.Text", KSR_ATSPI_IF_TEXT},
+	        {"org.a11y.atspi.Value", KSR_ATSPI_IF_VALUE},
+	        {"org.a11y.atspi.Selection", KSR_ATSPI_IF_SELECTION},
+	};
+	GVariantIter *it = NULL;
+	const char *name;
+	g_variant_get(reply, "(as)", &it);
+	while (g_variant_iter_next(it, "&s", &name))
+		for (size_t k = 0; k < sizeof map / sizeof *map; k++)
+			if (strcmp(name, map[k].name) == 0)
+				w->t->nodes[i].ifaces |= map[k].bit;
+	g_variant_iter_free(it);
+	if (w->t->nodes[i].ifaces & KSR_ATSPI_IF_COMPONENT)
+		send_req(w, i, REQ_EXTENTS);
+	if (w->t->nodes[i].ifaces & KSR_ATSPI_IF_ACTION)
+		send_req(w, i, REQ_ACTIONS);
+}
+
+static void got_extents(walk *w, int i, GVariant *reply)
+{
+	ksr_atspi_node *n = &w->t->nodes[i];
+	gint32 x, y, wd, ht;
+	g_variant_get(reply, "((iiii))", &x, &y, &wd, &ht);
+	if (wd <= 0 || ht <= 0)
+		return; /* not laid out (hidden) */
+	if (w->window_coords) {
+		if (!w->o.have_origin)
+			return; /* relative to a window we do not know: no screen position */
+		x += w->o.origin_x;
+		y += w->o.origin_y;
+	}
+	n->has_extents = true;
+	n->x = x, n->y = y, n->w = wd, n->h = ht;
+}
+
+static void got_actions(walk *w, int i, GVariant *reply)
+{
+	ksr_atspi_node *n = &w->t->nodes[i];
+	GVariantIter *it = NULL;
+	const char *name, *desc, *keys;
+	g_variant_get(reply, "(a(sss))", &it);
+	n->actions = ksr_xcalloc(g_variant_iter_n_children(it) + 1, sizeof *n->actions);
+	while (g_variant_iter_next(it, "(&s&s&s)", &name, &desc, &keys))
+		n->actions[n->n_actions++] = ksr_xstrdup(name);
+	g_variant_iter_free(it);
+}
+
+static void got_reply(walk *w, const req *r, GVariant *reply)
+{
+	ksr_atspi_node *n = &w->t->nodes[r->node];
+	n->answered = true;
+	switch (r->kind) {
+	case REQ_ROLE: {
+		const char *role = NULL;
+		g_variant_get(reply, "(&s)", &role);
+		n->role = ksr_xstrdup(role);
+		break;
+	}
+	case REQ_PROPS:
+		got_props(w, r->node, reply);
+		break;
+	case REQ_STATE: {
+		GVariant *au = g_variant_get_child_value(reply, 0);
+		n->states = ksr_atspi_states_from_variant(au);
+		g_variant_unref(au);
+		break;
+	}
+	case REQ_IFACES:
+		got_ifaces(w, r->node, reply);
+		break;
+	case REQ_EXTENTS:
+		got_extents(w, r->node, reply);
+		break;
+	case REQ_ACTIONS:
+		got_actions(w, r->node, reply);
+		break;
+	case REQ_CHILDREN:
+		got_children(w, r->node, reply);
+		break;
+	}
+}
+
+static void on_reply(GObject *src, GAsyncResult *res, gpointer data)
+{
+	req *r = data;
+	walk *w = r->w;
+	GError *error = NULL;
+	GVariant *reply = g_dbus_connection_call_finish(G_DBUS_CONNECTION(src), res, &error);
+	w->pending--;
+	if (reply && !g_cancellable_is_cancelled(w->cancel))
+		got_reply(w, r, reply);
+	else if (!reply)
+		w->t->unanswered++;
+	if (reply)
+		g_variant_unref(reply);
+	g_clear_error(&error);
+	free(r);
+}
+
+void ksr_atspi_tree_clear(ksr_atspi_tree *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->len; i++) {
+		ksr_atspi_node *n = &t->nodes[i];
+		free(n->path);
+		free(n->role);
+		free(n->name);
+		free(n->description);
+		for (size_t k = 0; k < n->n_actions; k++)
+			free(n->actions[k]);
+		free(n->actions);
+	}
+	free(t->nodes);
+	*t = (ksr_atspi_tree){0};
+}
+
+int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_opts *opts,
+                   ksr_deadline d, ksr_atspi_tree *out, ksr_err *err)
+{
+	*out = (ksr_atspi_tree){0};
+	walk w = {.a = a, .app = app, .t = out, .cancel = g_cancellable_new()};
+	w.o = opts ? *opts : (ksr_atspi_walk_opts){0};
+	if (w.o.max_depth <= 0)
+		w.o.max_depth = DEFAULT_DEPTH;
+	if (w.o.max_nodes <= 0)
+		w.o.max_nodes = DEFAULT_NODES;
+	w.window_coords =
+	        app->toolkit && strcasecmp(app->toolkit, "GTK") == 0 && app->toolkit_major >= 4;
+	int64_t t0 = ksr_now_ms();
+	ksr_atspi_ctx_enter(a->ctx);
+	add_node(&w, ATSPI_ROOT_PATH, -1);
+	ksr_wait r = KSR_WAIT_READY;
+	while (w.pending > 0 && r != KSR_WAIT_CANCELLED && !ksr_deadline_passed(d))
+		r = ksr_atspi_iterate(a->ctx, d, false);
+	if (w.pending > 0) {
+		cut(out, "time");
+		g_cancellable_cancel(w.cancel);
+		ksr_atspi_drain(a->ctx, &w.pending);
+	}
+	ksr_atspi_ctx_leave(a->ctx);
+	g_object_unref(w.cancel);
+	out->ms = ksr_now_ms() - t0;
+	if (r == KSR_WAIT_CANCELLED)
+		return ksr_err_set(err, "the accessibility walk was cancelled");
+	if (!out->nodes[0].answered)
+		return ksr_err_set(err,
+		                   "the app (%s) did not answer AT-SPI calls within %d ms "
+		                   "(is it hung?)",
+		                   app->name ? app->name : app->bus, KSR_ATSPI_CALL_MS);
+	return 0;
+}
