@@ -306,15 +306,18 @@ int ksr_run_scenario(const ksr_run_opts *opts)
 	pthread_mutex_init(&run.lock, NULL);
 	if (ksr_watchdog_start(&run) < 0)
 		message(opts, "the watchdog thread could not be started; a blocked call could "
-			      "outlive the deadline");
+		              "outlive the deadline");
 	emit_run_start(&run, run.sc ? run.sc->name : opts->scenario_path,
 	               run.sc ? run.sc->sha256 : NULL);
 	if (!run.sc)
 		record_invalid_scenario(&run, &errs);
 	else
 		ksr_stages_run(&run);
-	if (run.failed)
+	if (run.failed) {
+		run.current_stage = "diagnosis";
 		ksr_stages_diagnose(&run);
+	}
+	run.current_stage = "teardown (stopping the app and the display)";
 	teardown(&run);
 	ksr_watchdog_stop(&run);
 	int code = ksr_run_finish_report(&run);

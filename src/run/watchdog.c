@@ -39,7 +39,7 @@ static bool wait_stop(struct ksr_watchdog *w, ksr_deadline d, bool with_cancel)
 {
 	for (;;) {
 		struct pollfd p[2] = {{.fd = w->stop_pipe[0], .events = POLLIN},
-				      {.fd = ksr_cancel_fd(), .events = POLLIN}};
+		                      {.fd = ksr_cancel_fd(), .events = POLLIN}};
 		int n = with_cancel && p[1].fd >= 0 ? 2 : 1;
 		int64_t left = ksr_deadline_remaining_ms(d);
 		int r = poll(p, (nfds_t)n, left > 60000 ? 60000 : (int)left);
@@ -51,6 +51,58 @@ static bool wait_stop(struct ksr_watchdog *w, ksr_deadline d, bool with_cancel)
 			return false; /* cancelled: the caller grants a grace period */
 		if (ksr_deadline_passed(d))
 			return false;
+	}
+}
+
+/* The last "<kind>.start" event with no matching end after it, or NULL. */
+static const cJSON *open_event(const ksr_run *run, const char *start, const char *end)
+{
+	const cJSON *last = NULL;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, ksr_events_all(run->ev))
+	{
+		const char *name =
+		        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "event"));
+		if (name && strcmp(name, start) == 0)
+			last = e;
+		else if (name && strcmp(name, end) == 0)
+			last = NULL;
+	}
+	return last;
+}
+
+static cJSON *copy_field(cJSON *to, const cJSON *from, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(from, key);
+	if (v)
+		cJSON_AddItemToObject(to, key, cJSON_Duplicate(v, true));
+	return to;
+}
+
+/* Close the step and the stage the main thread was blocked in, so the report
+ * says where it stopped rather than leaving them "running". */
+static void close_open_rows(ksr_run *run, const char *status)
+{
+	const cJSON *step = open_event(run, "step.start", "step.end");
+	if (step) {
+		cJSON *f = cJSON_CreateObject();
+		copy_field(f, step, "index");
+		copy_field(f, step, "line");
+		copy_field(f, step, "kind");
+		cJSON_AddItemToObject(f, "checks", cJSON_CreateArray());
+		cJSON_AddStringToObject(f, "status", "error");
+		cJSON_AddStringToObject(f, "reason", "the runtime was blocked in this step");
+		ksr_run_emit(run, "step.end", f);
+	}
+	const cJSON *stage = open_event(run, "stage.start", "stage.end");
+	if (stage) {
+		cJSON *f = cJSON_CreateObject();
+		copy_field(f, stage, "name");
+		cJSON_AddStringToObject(f, "status", status);
+		cJSON_AddStringToObject(f, "reason",
+		                        "the runtime was blocked in this stage; the "
+		                        "watchdog took over");
+		ksr_run_emit(run, "stage.end", f);
 	}
 }
 
@@ -69,14 +121,16 @@ static void emergency(ksr_run *run)
 	const char *stage = run->current_stage ? run->current_stage : "the run";
 	if (ksr_cancelled())
 		ksr_run_fail(run, KSR_OUTCOME_INTERRUPTED, 0,
-			     "interrupted, and the runtime was still blocked in %s %d s later; the "
-			     "watchdog wrote this report",
-			     stage, CANCEL_GRACE_MS / 1000);
+		             "interrupted, and the runtime was still blocked in %s %d s later; the "
+		             "watchdog wrote this report",
+		             stage, CANCEL_GRACE_MS / 1000);
 	else
-		ksr_run_fail(run, KSR_OUTCOME_DEADLINE, 0,
-			     "the run deadline (%d s) came while the runtime was blocked in %s; the "
-			     "watchdog wrote this report",
-			     run->opts->deadline_s, stage);
+		ksr_run_fail(
+		        run, KSR_OUTCOME_DEADLINE, 0,
+		        "the run deadline (%d s) came while the runtime was blocked in %s; the "
+		        "watchdog wrote this report",
+		        run->opts->deadline_s, stage);
+	close_open_rows(run, ksr_cancelled() ? "interrupted" : "timeout");
 	int code = ksr_run_finish_report(run);
 	ksr_session_stop(run->session);
 	_exit(code ? code : 2);
