@@ -29,7 +29,8 @@ def xvfb_children(pid):
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-try : with open("/proc/%s/stat" % entry) as f:
+        try:
+            with open("/proc/%s/stat" % entry) as f:
                 stat = f.read()
         except OSError:
             continue
@@ -38,6 +39,13 @@ try : with open("/proc/%s/stat" % entry) as f:
         if name == "Xvfb" and ppid == pid:
             found.append(int(entry))
     return found
+
+
+def kill_if_alive(pid):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 class RunWatchdogTest(ksr.KsrTestCase):
@@ -51,13 +59,12 @@ class RunWatchdogTest(ksr.KsrTestCase):
         xvfb = xvfb_children(rt.pid)
         self.assertEqual(len(xvfb), 1, "the run's private Xvfb")
         os.kill(xvfb[0], signal.SIGSTOP)
-        self.addCleanup(lambda: os.kill(xvfb[0], signal.SIGKILL) if os.path.exists(
-            "/proc/%d" % xvfb[0]) else None)
-        return rt, out, xvfb[0]
+        self.addCleanup(kill_if_alive, xvfb[0])
+        return rt, out
 
     def test_deadline_with_a_stopped_x_server(self):
         started = time.monotonic()
-        rt, out, _ = self.stop_display_in_steps(deadline_s=20)
+        rt, out = self.stop_display_in_steps(deadline_s=20)
         rc = rt.wait(timeout=60)
         took = time.monotonic() - started
         self.assertLess(took, 40, "the run ends near its 20 s deadline (took %.1fs)" % took)
@@ -66,7 +73,7 @@ class RunWatchdogTest(ksr.KsrTestCase):
         self.assertIn("deadline", report["reason"])
 
     def test_sigterm_with_a_stopped_x_server(self):
-        rt, out, _ = self.stop_display_in_steps(deadline_s=300)
+        rt, out = self.stop_display_in_steps(deadline_s=300)
         time.sleep(1)
         t_sig = time.monotonic()
         rt.signal(signal.SIGTERM)
