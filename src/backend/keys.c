@@ -199,15 +199,9 @@ static const char *suggest(const char *bad)
 	                                    "Page_Up",  "Page_Down", "space",  "Tab",
 	                                    "KP_Enter", "Super_L",   "Alt_L",  "Control_L",
 	                                    "Shift_L",  "Insert",    "Home",   "End"};
+	/* X's own spelling first: "Retrun" should suggest "Return", not "return". */
 	const char *best = NULL;
 	size_t best_d = 3;
-	for (size_t i = 0; i < N_ALIASES; i++) {
-		size_t d = distance(bad, aliases[i].name);
-		if (d < best_d) {
-			best_d = d;
-			best = aliases[i].name;
-		}
-	}
 	for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
 		size_t d = distance(bad, extra[i]);
 		if (d < best_d) {
@@ -215,8 +209,15 @@ static const char *suggest(const char *bad)
 			best = extra[i];
 		}
 	}
+	for (size_t i = 0; i < N_ALIASES; i++) {
+		size_t d = distance(bad, aliases[i].name);
+		if (d < best_d) {
+			best_d = d;
+			best = aliases[i].name;
+		}
+	}
 	/* One or two edits on a very short name is a different key, not a typo. */
-	if (best && best_d * 3 > strlen(bad))
+	if (best && best_d * 2 > strlen(bad))
 		return NULL;
 	return best;
 }

@@ -3,6 +3,7 @@
 #include "ksr/x11.h"
 #include "backend/x11_priv.h"
 
+#include <X11/XKBlib.h>
 #include <X11/Xatom.h>
 #include <X11/extensions/XTest.h>
 
@@ -13,6 +14,18 @@
  * prevention); after this long without focus we also set it ourselves. */
 #define ACTIVATE_FALLBACK_MS 500
 
+/* Xlib turns XKB on by itself, and the server then sends such clients no core
+ * MappingNotify: keymap changes only arrive as XkbMapNotify, once selected. */
+static void select_keymap_events(ksr_x11 *x)
+{
+	int opcode, error, major = XkbMajorVersion, minor = XkbMinorVersion;
+	if (!XkbQueryExtension(x->dpy, &opcode, &x->xkb_event, &error, &major, &minor)) {
+		x->xkb_event = 0;
+		return;
+	}
+	XkbSelectEvents(x->dpy, XkbUseCoreKbd, XkbMapNotifyMask, XkbMapNotifyMask);
+}
+
 int ksr_x11_input_begin(ksr_x11 *x, ksr_err *err)
 {
 	if (ksr_x11_lost(x, err) < 0)
@@ -20,6 +33,7 @@ int ksr_x11_input_begin(ksr_x11 *x, ksr_err *err)
 	if (x->xtest == 0) {
 		int ev, er, major, minor;
 		x->xtest = XTestQueryExtension(x->dpy, &ev, &er, &major, &minor) ? 1 : -1;
+		select_keymap_events(x);
 	}
 	if (x->xtest < 0)
 		return ksr_err_set(err,
@@ -35,14 +49,34 @@ int ksr_x11_input_end(ksr_x11 *x, ksr_err *err)
 	return ksr_x11_lost(x, err);
 }
 
+bool ksr_x11_keymap_event(const ksr_x11 *x, const XEvent *ev, int *first, int *count)
+{
+	if (ev->type == MappingNotify && ev->xmapping.request == MappingKeyboard) {
+		*first = ev->xmapping.first_keycode;
+		*count = ev->xmapping.count;
+		return true;
+	}
+	const XkbEvent *k = (const XkbEvent *)ev;
+	if (x->xkb_event && ev->type == x->xkb_event && k->any.xkb_type == XkbMapNotify &&
+	    (k->map.changed & XkbKeySymsMask)) {
+		*first = k->map.first_key_sym;
+		*count = k->map.num_key_syms;
+		return true;
+	}
+	return false;
+}
+
 static void note_event(ksr_x11 *x, XEvent *ev)
 {
-	if (ev->type != MappingNotify)
+	int first, count;
+	if (!ksr_x11_keymap_event(x, ev, &first, &count))
 		return;
 	/* Xlib's own keymap (XLookupString, XKeysymToKeycode) is refreshed too. */
-	XRefreshKeyboardMapping(&ev->xmapping);
-	if (ev->xmapping.request == MappingKeyboard)
-		x->keymap.stale = true;
+	if (ev->type == MappingNotify)
+		XRefreshKeyboardMapping(&ev->xmapping);
+	else
+		XkbRefreshKeyboardMapping(&((XkbEvent *)ev)->map);
+	x->keymap.stale = true;
 }
 
 void ksr_x11_input_pump(ksr_x11 *x)
@@ -200,10 +234,14 @@ static bool focus_in(ksr_x11 *x, Window w)
 	return false;
 }
 
-static bool is_active(ksr_x11 *x, Window w)
+/* Keys go where the X input focus is, so that is what counts; the WM's word
+ * (_NET_ACTIVE_WINDOW) alone is accepted only once we have also set the focus
+ * ourselves (a client that never takes focus). */
+static bool is_active(ksr_x11 *x, Window w, bool accept_property)
 {
-	return root_window_prop(x, x->atoms[KSR_NET_ACTIVE_WINDOW], XA_WINDOW) == w ||
-	       focus_in(x, w);
+	return focus_in(x, w) ||
+	       (accept_property &&
+	        root_window_prop(x, x->atoms[KSR_NET_ACTIVE_WINDOW], XA_WINDOW) == w);
 }
 
 typedef struct activate_ctx {
@@ -281,7 +319,7 @@ int ksr_x11_activate(ksr_x11 *x, unsigned long window, ksr_deadline d, ksr_err *
 	for (;;) {
 		if (x->dead)
 			return ksr_x11_lost(x, err);
-		if (is_active(x, window))
+		if (is_active(x, window, forced))
 			return 0;
 		ksr_wait w = ksr_x11_input_wait(x, forced ? d : fallback, activation_event, &ctx);
 		if (w == KSR_WAIT_TIMEOUT && !forced && !ksr_deadline_passed(d)) {
@@ -291,7 +329,8 @@ int ksr_x11_activate(ksr_x11 *x, unsigned long window, ksr_deadline d, ksr_err *
 			continue;
 		}
 		if (w != KSR_WAIT_READY)
-			return is_active(x, window) ? 0 : activation_failed(x, window, w, err);
+			return is_active(x, window, true) ? 0
+			                                  : activation_failed(x, window, w, err);
 		if (viewable(x, window, err) < 0) /* unmapped or destroyed meanwhile */
 			return -1;
 	}

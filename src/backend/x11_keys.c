@@ -8,6 +8,7 @@
 #include "ksr/x11.h"
 #include "backend/x11_priv.h"
 
+#include <X11/XKBlib.h>
 #include <X11/Xutil.h>
 #include <X11/extensions/XTest.h>
 #include <X11/keysym.h>
@@ -37,14 +38,17 @@ typedef struct binding {
 	KeyCode spare[256];
 } binding;
 
-/* ---- keymap cache ---- */
+/* ---- keymap ----
+ * With XKB (every current server) the keymap is Xlib's own XKB client map: read
+ * once, and refreshed lazily by Xlib when an XkbMapNotify is read off the wire,
+ * whoever then takes the event from the queue (x11.c's waits drop events they do
+ * not want). Without XKB we keep the core map, refreshed on the MappingNotify our
+ * own waits see. */
 
-static int keymap_load(ksr_x11 *x, ksr_err *err)
+static int keymap_load_core(ksr_x11 *x, ksr_err *err)
 {
 	struct ksr_x11_keymap *m = &x->keymap;
-	int kpk = 0;
-	XDisplayKeycodes(x->dpy, &m->min_kc, &m->max_kc);
-	int count = m->max_kc - m->min_kc + 1;
+	int kpk = 0, count = m->max_kc - m->min_kc + 1;
 	KeySym *syms = XGetKeyboardMapping(x->dpy, (KeyCode)m->min_kc, count, &kpk);
 	if (!syms || kpk < 1) {
 		if (syms)
@@ -73,26 +77,53 @@ static int keymap_load(ksr_x11 *x, ksr_err *err)
 		}
 	}
 	XFree(syms);
-	m->loaded = true;
-	m->stale = false;
 	return 0;
 }
 
 static int keymap_fresh(ksr_x11 *x, ksr_err *err)
 {
+	struct ksr_x11_keymap *m = &x->keymap;
 	ksr_x11_input_pump(x);
-	if (x->keymap.loaded && !x->keymap.stale)
+	if (m->loaded && (x->xkb_event || !m->stale))
 		return 0;
-	return keymap_load(x, err);
+	XDisplayKeycodes(x->dpy, &m->min_kc, &m->max_kc);
+	if (m->min_kc < 8 || m->max_kc > 255 || m->min_kc > m->max_kc)
+		return ksr_err_set(err, "the X server reports keycodes %d-%d", m->min_kc,
+		                   m->max_kc);
+	if (!x->xkb_event && keymap_load_core(x, err) < 0)
+		return -1;
+	m->loaded = true;
+	m->stale = false;
+	return 0;
 }
 
-/* The keycode typing ks: unshifted columns first, then Shift ones. */
+/* Group 1, level 1 (unshifted) or 2 (Shift) of keycode kc. */
+static KeySym sym_at(const ksr_x11 *x, int kc, int level)
+{
+	if (x->xkb_event)
+		return XkbKeycodeToKeysym(x->dpy, (KeyCode)kc, 0, level);
+	return x->keymap.sym[kc][level];
+}
+
+/* No keysym in any group or level: nobody uses it, we may bind it. */
+static bool is_spare(const ksr_x11 *x, int kc)
+{
+	if (!x->xkb_event)
+		return x->keymap.spare[kc];
+	for (int g = 0; g < XkbNumKbdGroups; g++)
+		for (int l = 0; l < 8; l++)
+			if (XkbKeycodeToKeysym(x->dpy, (KeyCode)kc, g, l) != NoSymbol)
+				return false;
+	return true;
+}
+
+/* The keycode typing ks: unshifted levels first, then Shift ones. */
 static bool keymap_find(const ksr_x11 *x, unsigned long ks, keystroke *out)
 {
 	const struct ksr_x11_keymap *m = &x->keymap;
 	for (int level = 0; level < 2; level++)
 		for (int kc = m->min_kc; kc <= m->max_kc; kc++)
-			if (m->sym[kc][level] == ks) {
+			if (sym_at(x, kc, level) == ks) {
 				out->kc = (KeyCode)kc;
 				out->shift = level == 1;
 				return true;
@@ -107,7 +138,7 @@ static void binding_init(const ksr_x11 *x, binding *b)
 	b->n = 0;
 	b->nspare = 0;
 	for (int kc = x->keymap.min_kc; kc <= x->keymap.max_kc; kc++)
-		if (x->keymap.spare[kc])
+		if (is_spare(x, kc))
 			b->spare[b->nspare++] = (KeyCode)kc;
 }
 
@@ -146,15 +177,16 @@ static bool binding_add(const ksr_x11 *x, binding *b, const ksr_chord *c)
 }
 
 typedef struct mapping_ctx {
+	const ksr_x11 *x;
 	int first, last; /* keycodes whose change we wait to see confirmed */
 } mapping_ctx;
 
 static bool mapping_event(const XEvent *ev, void *p)
 {
 	const mapping_ctx *c = p;
-	return ev->type == MappingNotify && ev->xmapping.request == MappingKeyboard &&
-	       ev->xmapping.first_keycode <= c->first &&
-	       ev->xmapping.first_keycode + ev->xmapping.count > c->last;
+	int first, count;
+	return ksr_x11_keymap_event(c->x, ev, &first, &count) && first <= c->first &&
+	       first + count > c->last;
 }
 
 /* Change the keycodes [first, last] (spare ones, sorted) to syms (NULL: none). */
@@ -183,7 +215,7 @@ static int apply_binding(ksr_x11 *x, const binding *b, bool bind, ksr_err *err)
 		while (to + 1 < b->n && b->kc[to + 1] == b->kc[to] + 1)
 			to++;
 		change_run(x, b, from, to, bind);
-		mapping_ctx ctx = {b->kc[from], b->kc[to]};
+		mapping_ctx ctx = {x, b->kc[from], b->kc[to]};
 		XFlush(x->dpy);
 		ksr_wait w = ksr_x11_input_wait(x, d, mapping_event, &ctx);
 		if (w != KSR_WAIT_READY && bind) {

@@ -35,14 +35,16 @@ struct ksr_x11 {
 	XShmSegmentInfo shm;
 	size_t shm_size;
 	bool shm_tried, shm_ok;
-	/* Input (x11_input.c, x11_keys.c). */
+	/* Input (x11_input.c, x11_keys.c). The core keymap cache is only used
+	 * when the server has no XKB (then Xlib keeps the XKB map for us). */
 	struct ksr_x11_keymap {
 		bool loaded, stale; /* stale: a MappingNotify came since the load */
 		int min_kc, max_kc;
 		unsigned long sym[256][2]; /* the unshifted and Shift columns we type with */
 		bool spare[256];           /* no keysym in any column: free to bind */
 	} keymap;
-	int xtest; /* 0 not checked yet, 1 present, -1 absent */
+	int xtest;     /* 0 not checked yet, 1 present, -1 absent */
+	int xkb_event; /* XKB's first event code; 0 without XKB */
 	Atom wm_protocols, net_wm_ping;
 	unsigned long ping_serial;
 };
@@ -68,5 +70,7 @@ ksr_wait ksr_x11_input_wait(ksr_x11 *x, ksr_deadline d, bool (*match)(const XEve
                             void *ctx);
 /* Take every event already readable, without blocking (MappingNotify as above). */
 void ksr_x11_input_pump(ksr_x11 *x);
+/* ev changed the keyboard mapping of keycodes [*first, *first + *count). */
+bool ksr_x11_keymap_event(const ksr_x11 *x, const XEvent *ev, int *first, int *count);
 
 #endif
