@@ -473,6 +473,9 @@ void ksr_stages_diagnose(ksr_run *run)
 
 void ksr_stages_stop_app(ksr_run *run)
 {
+	/* Desktop mode: tools the scenario did not kill (keep_running is about the
+	 * app; a spawned tool is the scenario's own fixture). */
+	ksr_tools_stop_all(run);
 	if (run->launched_pid <= 0 || !run->sc)
 		return;
 	if (run->sc->keep_running)

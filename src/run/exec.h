@@ -8,6 +8,16 @@
 void ksr_exec_shell(ksr_run *run, const ksr_step *step, ksr_step_result *res);
 void ksr_exec_sleep(ksr_run *run, const ksr_step *step, ksr_step_result *res);
 void ksr_exec_wait_window(ksr_run *run, const ksr_step *step, ksr_step_result *res);
+void ksr_exec_key(ksr_run *run, const ksr_step *step, ksr_step_result *res);
+void ksr_exec_type(ksr_run *run, const ksr_step *step, ksr_step_result *res);
+void ksr_exec_click(ksr_run *run, const ksr_step *step, ksr_step_result *res);
+void ksr_exec_scroll(ksr_run *run, const ksr_step *step, ksr_step_result *res);
+void ksr_exec_spawn(ksr_run *run, const ksr_step *step, ksr_step_result *res);
+void ksr_exec_kill(ksr_run *run, const ksr_step *step, ksr_step_result *res);
+/* Shared by the acting executors (exec_input.c): let the screen settle, save
+ * NN-step.png and, when res has a pixel, NN-step-annotated.png; their names go
+ * into the step row. */
+void ksr_exec_step_shots(ksr_run *run, const ksr_step *step, ksr_step_result *res);
 
 int ksr_check_window(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
 int ksr_check_no_window(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
@@ -28,16 +38,16 @@ int ksr_check_page(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
 #define KSR_EXEC_SLEEP       ksr_exec_sleep
 #define KSR_EXEC_WAIT_WINDOW ksr_exec_wait_window
 /* Owned by later issues: X11 input (#4), accessibility (#5), CDP (#6), models (#7). */
-#define KSR_EXEC_KEY            NULL
-#define KSR_EXEC_TYPE           NULL
-#define KSR_EXEC_CLICK          NULL
-#define KSR_EXEC_SCROLL         NULL
+#define KSR_EXEC_KEY            ksr_exec_key
+#define KSR_EXEC_TYPE           ksr_exec_type
+#define KSR_EXEC_CLICK          ksr_exec_click
+#define KSR_EXEC_SCROLL         ksr_exec_scroll
 #define KSR_EXEC_CLICK_ELEMENT  ksr_exec_click_element
 #define KSR_EXEC_CLICK_GROUNDED NULL
 #define KSR_EXEC_OBSERVE        NULL
 #define KSR_EXEC_CDP            ksr_exec_cdp
-#define KSR_EXEC_SPAWN          NULL
-#define KSR_EXEC_KILL           NULL
+#define KSR_EXEC_SPAWN          ksr_exec_spawn
+#define KSR_EXEC_KILL           ksr_exec_kill
 
 #define KSR_CHECK_WINDOW    ksr_check_window
 #define KSR_CHECK_NO_WINDOW ksr_check_no_window

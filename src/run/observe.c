@@ -46,6 +46,21 @@ int ksr_run_screenshot_keep(ksr_run *run, const char *name, const char *descript
 	return rc;
 }
 
+int ksr_run_save_image(ksr_run *run, const ksr_image *img, const char *name,
+                       const char *description)
+{
+	ksr_err err = {0};
+	unsigned char *png = NULL;
+	size_t len = 0;
+	int rc = ksr_image_encode_png(img, &png, &len, &err);
+	if (rc == 0)
+		rc = ksr_evidence_write(run->out, name, png, len, &err);
+	if (rc == 0)
+		record_artifact(run, name, "screenshot", description);
+	free(png);
+	return rc;
+}
+
 int ksr_run_screenshot(ksr_run *run, const char *name, const char *description)
 {
 	return ksr_run_screenshot_keep(run, name, description, NULL, NULL);

@@ -16,6 +16,16 @@
 #include "ksr/verdict.h"
 #include "ksr/x11.h"
 
+/* A tool started by a spawn step (desktop mode, exec_desktop.c). */
+typedef struct ksr_tool {
+	char *as;             /* the spawn's as: name, or NULL */
+	int pid;              /* the launch shell; also the tool's process group */
+	int line;             /* the spawn step's line */
+	bool reaped, stopped; /* stopped: a kill step (or the end of the run) ended it */
+	int status;           /* waitpid status once reaped */
+	unsigned long window; /* the window its spawn step waited for */
+} ksr_tool;
+
 struct ksr_run {
 	const ksr_run_opts *opts;
 	ksr_scenario *sc;
@@ -47,6 +57,8 @@ struct ksr_run {
 	 * (diagnose.c); the updater window settle already reported (dialogs.c). */
 	struct ksr_diag *diag;
 	unsigned long updater_reported;
+	ksr_tool *tools; /* desktop mode: spawned tools, in spawn order */
+	size_t n_tools;
 
 	/* The watchdog (watchdog.c) writes the report itself when the main thread
 	 * is stuck past the deadline (a hung X server, a call that ignores signals). */
@@ -78,6 +90,16 @@ int ksr_run_screenshot(ksr_run *run, const char *name, const char *description);
 /* The same, handing the PNG bytes to the caller (free them). */
 int ksr_run_screenshot_keep(ksr_run *run, const char *name, const char *description,
                             unsigned char **png, size_t *len);
+
+/* Save an image as OUT/name (PNG) and record it as a screenshot artifact. */
+int ksr_run_save_image(ksr_run *run, const ksr_image *img, const char *name,
+                       const char *description);
+
+/* Desktop mode (exec_desktop.c): the window steps act on when they name none
+ * (the most recently spawned tool not killed; 0: none, act on the screen), and
+ * stopping every tool still running at the end of the run (frees the table). */
+unsigned long ksr_tools_current_window(const ksr_run *run);
+void ksr_tools_stop_all(ksr_run *run);
 
 /* Windows matching pattern (NULL: any) on title, and class (NULL: any). */
 bool ksr_run_find_window(ksr_run *run, const ksr_pattern *title, const ksr_pattern *klass,

@@ -326,6 +326,57 @@ def png_size(path):
     return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 
+def read_png_rgb(path):
+    """(width, height, pixel(x, y) -> (r, g, b)) of an 8-bit RGB or RGBA,
+    non-interlaced PNG (what the runtime writes), decoded with zlib only."""
+    import struct
+    import zlib
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise AssertionError("%s is not a PNG" % path)
+    pos, idat, hdr = 8, [], None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            hdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat.append(body)
+        pos += 12 + n
+    w, h, depth, ctype, _c, _f, interlace = hdr
+    if depth != 8 or ctype not in (2, 6) or interlace:
+        raise AssertionError("%s: unsupported PNG (depth %d, type %d)" % (path, depth, ctype))
+    bpp = 3 if ctype == 2 else 4
+    raw, stride = zlib.decompress(b"".join(idat)), w * bpp
+    rows = []
+
+    def unfilter(y):  # rows are decoded on demand: a pixel near the top is cheap
+        prev = rows[y - 1] if y else bytearray(stride)
+        start = y * (stride + 1)
+        ft, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if ft == 1:
+                line[i] = (line[i] + a) & 0xff
+            elif ft == 2:
+                line[i] = (line[i] + b) & 0xff
+            elif ft == 3:
+                line[i] = (line[i] + (a + b) // 2) & 0xff
+            elif ft == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xff
+        rows.append(line)
+
+    def pixel(x, y):
+        while len(rows) <= y:
+            unfilter(len(rows))
+        return tuple(rows[y][x * bpp:x * bpp + 3])
+    return w, h, pixel
+
+
 def assert_evidence(out, verdict, outcome, exit_code=None, pid=None):
     """The evidence contract for any finished run. Returns the report.
 
