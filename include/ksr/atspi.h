@@ -150,8 +150,8 @@ int ksr_atspi_node_states(ksr_atspi *a, const ksr_atspi_app *app, const char *pa
 
 /* ---- actions ---- */
 
-/* The action to perform for a click: "click", "press", "activate", "toggle",
- * "jump", else the first; -1 when the node has none. */
+/* The action to perform for a click: "click", "press", "activate", "toggle" or
+ * "jump" (any case); -1 when the node has none of these. */
 int ksr_atspi_pick_action(const ksr_atspi_node *n);
 /* Action.DoAction(index); 0 when the app accepted it. */
 int ksr_atspi_do_action(ksr_atspi *a, const ksr_atspi_app *app, const char *path, int index,

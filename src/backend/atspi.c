@@ -258,6 +258,26 @@ int ksr_atspi_open(const ksr_atspi_opts *opts, ksr_deadline d, ksr_atspi **out, 
 	return 0;
 }
 
+/* Activate the registry (at-spi2-registryd) before any app starts: a GTK4 app
+ * that starts first registers only later, when the registry appears. */
+static void start_registry(GMainContext *ctx, const char *session_address, ksr_deadline d)
+{
+	ksr_err ignored = {0};
+	char *addr = a11y_address_from_session(ctx, session_address, d, &ignored);
+	GDBusConnection *a11y = addr ? ksr_atspi_connect(ctx, addr, d, &ignored) : NULL;
+	GVariant *r = a11y ? ksr_atspi_call(ctx, a11y, ATSPI_REGISTRY, ATSPI_ROOT_PATH,
+	                                    ATSPI_IFACE_ACCESSIBLE, "GetChildren", NULL, "(a(so))",
+	                                    d, &ignored)
+	                   : NULL;
+	if (r)
+		g_variant_unref(r);
+	if (a11y) {
+		g_dbus_connection_close_sync(a11y, NULL, NULL);
+		g_object_unref(a11y);
+	}
+	free(addr);
+}
+
 int ksr_atspi_session_ready(const char *session_address, ksr_deadline d, ksr_err *err)
 {
 	GMainContext *ctx = g_main_context_new();
@@ -276,6 +296,7 @@ int ksr_atspi_session_ready(const char *session_address, ksr_deadline d, ksr_err
 		}
 		if (owned) {
 			set_enabled(ctx, c, d);
+			start_registry(ctx, session_address, d);
 			rc = 0;
 			break;
 		}
@@ -337,9 +358,11 @@ int ksr_atspi_apps(ksr_atspi *a, ksr_deadline d, ksr_atspi_app **apps, size_t *n
 	*apps = NULL;
 	*n = 0;
 	ksr_atspi_ctx_enter(a->ctx);
-	GVariant *r =
-	        ksr_atspi_call(a->ctx, a->conn, ATSPI_REGISTRY, ATSPI_ROOT_PATH,
-	                       ATSPI_IFACE_ACCESSIBLE, "GetChildren", NULL, "(a(so))", d, err);
+	GVariant *r = NULL;
+	/* Twice: the first call may be the one that activates the registry. */
+	for (int i = 0; i < 2 && !r && !ksr_deadline_passed(d) && !ksr_cancelled(); i++)
+		r = ksr_atspi_call(a->ctx, a->conn, ATSPI_REGISTRY, ATSPI_ROOT_PATH,
+		                   ATSPI_IFACE_ACCESSIBLE, "GetChildren", NULL, "(a(so))", d, err);
 	if (r) {
 		GVariantIter *it = NULL;
 		const char *bus, *path;
@@ -583,13 +606,13 @@ int ksr_atspi_node_states(ksr_atspi *a, const ksr_atspi_app *app, const char *pa
 int ksr_atspi_pick_action(const ksr_atspi_node *n)
 {
 	static const char *const preferred[] = {"click", "press", "activate", "toggle", "jump"};
-	if (!n->n_actions)
-		return -1;
+	/* Only these: GTK4 lists a label's widget actions ("clipboard.copy",
+	 * "menu.popup"...), and firing the first of those is no click. */
 	for (size_t p = 0; p < sizeof preferred / sizeof *preferred; p++)
 		for (size_t i = 0; i < n->n_actions; i++)
 			if (n->actions[i] && strcasecmp(n->actions[i], preferred[p]) == 0)
 				return (int)i;
-	return 0;
+	return -1;
 }
 
 int ksr_atspi_do_action(ksr_atspi *a, const ksr_atspi_app *app, const char *path, int index,

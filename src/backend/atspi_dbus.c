@@ -125,10 +125,11 @@ GVariant *ksr_atspi_call(GMainContext *ctx, GDBusConnection *c, const char *dest
 {
 	pending_call p = {.pending = 1};
 	GCancellable *cancel = g_cancellable_new();
+	/* Auto-start allowed: the registry (at-spi2-registryd) is D-Bus-activated
+	 * on the a11y bus by the first client that asks for it. */
 	g_dbus_connection_call(c, dest, path, iface, method, params,
 	                       reply_type ? G_VARIANT_TYPE(reply_type) : NULL,
-	                       G_DBUS_CALL_FLAGS_NO_AUTO_START, ksr_atspi_call_ms(d), cancel,
-	                       on_reply, &p);
+	                       G_DBUS_CALL_FLAGS_NONE, ksr_atspi_call_ms(d), cancel, on_reply, &p);
 	/* GDBus ends the call at its timeout; the margin only guards against a
 	 * reply that never gets dispatched. */
 	ksr_deadline hard = ksr_deadline_in_ms(ksr_atspi_call_ms(d) + 250);

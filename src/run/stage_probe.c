@@ -14,6 +14,7 @@
 #define PROBE_LIMIT_S   15
 #define PROBE_WALK_MS   10000
 #define PROBE_MAX_NODES 5000
+#define PROBE_APPEAR_MS 5000
 #define SUMMARY_MAX     60 /* controls listed in report.json; atspi.json has them all */
 
 static const char *probe_skip(const ksr_run *run)
@@ -107,7 +108,7 @@ static void emit_unavailable(ksr_run *run, const char *status, const char *reaso
 static int write_tree(ksr_run *run, const ksr_run_atspi *t, const ksr_atspi_tree *tree)
 {
 	cJSON *doc = tree_doc(t, tree);
-	add_walk_fields(doc, tree);
+	add_walk_fields(cJSON_AddObjectToObject(doc, "walk"), tree);
 	char *text = cJSON_Print(doc);
 	cJSON_Delete(doc);
 	ksr_err err = {0};
@@ -123,12 +124,28 @@ static int write_tree(ksr_run *run, const ksr_run_atspi *t, const ksr_atspi_tree
 	return 0;
 }
 
+/* An app may register on the bus a little after its window maps (GTK4 waits
+ * for the registry): look again for a few seconds before calling it absent. */
+static int open_app(ksr_run *run, ksr_run_atspi *t, ksr_err *err)
+{
+	ksr_deadline until = ksr_deadline_min(run->stage, ksr_deadline_in_ms(PROBE_APPEAR_MS));
+	for (;;) {
+		if (ksr_run_atspi_open(run, run->stage, t, err) == 0)
+			return 0;
+		if (t->no_bus || ksr_deadline_passed(until))
+			return -1;
+		if (ksr_sleep_until(ksr_deadline_min(until, ksr_deadline_in_ms(250))) ==
+		    KSR_WAIT_CANCELLED)
+			return -1;
+	}
+}
+
 static ksr_stage_status stage_probe(ksr_run *run, char *note, size_t len)
 {
 	ksr_run_atspi t;
 	ksr_err err = {0};
 	const char *why_none = run->session ? ksr_session_a11y_error(run->session) : NULL;
-	if (ksr_run_atspi_open(run, run->stage, &t, &err) < 0) {
+	if (open_app(run, &t, &err) < 0) {
 		if (ksr_cancelled())
 			return KSR_STAGE_SKIPPED; /* the next stage records the interruption */
 		snprintf(note, len, "%s%s%s", t.no_bus ? "accessibility unavailable: " : "",
