@@ -4,6 +4,7 @@ screenshots with the click marker, and failing checks. Real Xvfb + openbox
 (the runtime's --xvfb), the GTK3 test app and zenity; what arrived is read back
 from the test app's --record file and zenity's stdout, never from the runtime."""
 
+import math
 import os
 import unittest
 
@@ -77,8 +78,9 @@ class InputTest(ksr.KsrTestCase):
     def assert_pixel_from_geometry(self, row, fx, fy):
         """The pixel is the fraction of the geometry recorded in the same row."""
         w = row["window"]
-        self.assertEqual(row["pixel"], {"x": round(w["x"] + fx * w["w"]),
-                                        "y": round(w["y"] + fy * w["h"])}, row)
+        half_up = lambda v: math.floor(v + 0.5)  # C's lround, not Python's banker's round
+        self.assertEqual(row["pixel"], {"x": half_up(w["x"] + fx * w["w"]),
+                                        "y": half_up(w["y"] + fy * w["h"])}, row)
 
     def test_type_ascii_shifted_unicode_and_select_all(self):
         rec = os.path.join(self.tmp, "rec.txt")
