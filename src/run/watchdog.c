@@ -106,6 +106,14 @@ static void close_open_rows(ksr_run *run, const char *status)
 	}
 }
 
+static void kill_session(const ksr_session *s)
+{
+	int pids[] = {ksr_session_wm_pid(s), ksr_session_dbus_pid(s), ksr_session_xvfb_pid(s)};
+	for (size_t i = 0; i < sizeof pids / sizeof pids[0]; i++)
+		if (pids[i] > 0)
+			kill(pids[i], SIGKILL);
+}
+
 static void emergency(ksr_run *run)
 {
 	struct timespec until;
@@ -132,7 +140,8 @@ static void emergency(ksr_run *run)
 		        run->opts->deadline_s, stage);
 	close_open_rows(run, ksr_cancelled() ? "interrupted" : "timeout");
 	int code = ksr_run_finish_report(run);
-	ksr_session_stop(run->session);
+	/* By PID only: the main thread may wake and free the session itself. */
+	kill_session(run->session);
 	_exit(code ? code : 2);
 }
 
