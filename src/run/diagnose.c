@@ -61,8 +61,40 @@ static bool window_is_apps(const ksr_scenario *sc, const ksr_window *w)
 	       ksr_pattern_match(sc->window_class, w->res_class);
 }
 
-/* The instances there now: pids matching process:/process_cmdline:, or with
- * neither, the ids of windows matching window:/window_class:. */
+/* The display number in a DISPLAY value (":1", "unix:1.0", "localhost:1"). */
+static long display_number(const char *d)
+{
+	const char *colon = d ? strrchr(d, ':') : NULL;
+	char *end = NULL;
+	long n = colon ? strtol(colon + 1, &end, 10) : -1;
+	return colon && end != colon + 1 ? n : -1;
+}
+
+/* Whether pid's environment names display number want. Several sessions may
+ * share a machine (parallel runs, tests): a process matching process: on
+ * another display is not our app coming back. An environment we may not read
+ * (another user's process) cannot rule it out. */
+static bool on_display(int pid, long want)
+{
+	char path[64], buf[16384];
+	snprintf(path, sizeof path, "/proc/%d/environ", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n < 0)
+		return true;
+	buf[n] = '\0';
+	for (char *e = buf; e < buf + n; e += strlen(e) + 1)
+		if (!strncmp(e, "DISPLAY=", 8))
+			return display_number(e + 8) == want;
+	return false;
+}
+
+/* The instances there now: pids matching process:/process_cmdline: on our
+ * display, or with neither pattern, the ids of windows matching
+ * window:/window_class:. */
 static size_t instances(ksr_run *run, bool by_window, unsigned long **out)
 {
 	ksr_err err = {0};
@@ -70,9 +102,11 @@ static size_t instances(ksr_run *run, bool by_window, unsigned long **out)
 	if (!by_window) {
 		ksr_proc_list procs = {0};
 		ksr_proc_find(run->sc->process, run->sc->process_cmdline, &procs, &err);
+		long disp = display_number(run->x ? ksr_x11_display_name(run->x) : NULL);
 		*out = ksr_xcalloc(procs.len + 1, sizeof **out);
 		for (size_t i = 0; i < procs.len; i++)
-			(*out)[n++] = (unsigned long)procs.items[i].pid;
+			if (disp < 0 || on_display(procs.items[i].pid, disp))
+				(*out)[n++] = (unsigned long)procs.items[i].pid;
 		ksr_proc_list_clear(&procs);
 		return n;
 	}
