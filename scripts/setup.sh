@@ -13,7 +13,8 @@ PACKAGES=(
   libwebsockets-dev libatspi2.0-dev libpng-dev libpcre2-dev libgtk-3-dev
   xvfb x11-utils openbox dbus dbus-x11 at-spi2-core xterm zenity
   python3 python3-jsonschema procps util-linux
-  imagemagick scrot
+  imagemagick scrot xdotool
+  gnome-calculator featherpad mousepad python3-pyatspi
 )
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
