@@ -14,6 +14,7 @@ PACKAGES=(
   xvfb x11-utils openbox dbus dbus-x11 at-spi2-core xterm zenity
   python3 python3-jsonschema procps util-linux
   imagemagick scrot xdotool
+  chromium
   gnome-calculator featherpad mousepad python3-pyatspi
 )
 

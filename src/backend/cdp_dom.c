@@ -527,6 +527,15 @@ ksr_cdp_status ksr_cdp_navigate(ksr_cdp *c, const char *url, ksr_deadline d, ksr
 	if (st == KSR_CDP_OK && e && *e)
 		st = (ksr_err_set(err, "%s could not be loaded: %s", url, e), KSR_CDP_ERROR);
 	cJSON_Delete(res);
+	if (st == KSR_CDP_ERROR) {
+		/* A navigation that kills the renderer is first reported as aborted:
+		 * one round trip to the page tells a crash from a network error. */
+		bool t;
+		ksr_err probe_err = {0};
+		ksr_cdp_status alive = ksr_cdp_eval(c, "1", d, &t, NULL, &probe_err);
+		if (alive == KSR_CDP_CRASHED || alive == KSR_CDP_CLOSED)
+			return *err = probe_err, alive;
+	}
 	if (st != KSR_CDP_OK || same_doc)
 		return st;
 	return ksr_cdp_wait_event(c, "Page.loadEventFired", d, NULL, err);
