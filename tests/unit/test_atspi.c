@@ -1,0 +1,56 @@
+/* The accessibility backend's pure parts: state words, role comparison, the
+ * bus address from an environment block. (Walks and actions are tested
+ * against real apps in tests/integration/test_atspi.py.) */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ksr/atspi.h"
+#include "tap.h"
+
+static void states(void)
+{
+	ok(ksr_atspi_state_index("checked") == 4, "checked is AT-SPI state 4");
+	ok(ksr_atspi_state_index("Pressed") == 20, "state words ignore case");
+	ok(ksr_atspi_state_index("multi_line") == ksr_atspi_state_index("multi line"),
+	   "'_' reads as a space");
+	ok(ksr_atspi_state_index("bogus") < 0, "an unknown word is -1");
+	ok(ksr_atspi_state_index(NULL) < 0, "NULL is -1");
+	const char *const *names = ksr_atspi_state_names();
+	int n = 0, round = 1;
+	for (; names[n]; n++)
+		round &= strcmp(ksr_atspi_state_name(ksr_atspi_state_index(names[n])), names[n]) ==
+		         0;
+	ok(n > 30 && round, "every listed state name maps to an index and back (%d)", n);
+}
+
+static void roles(void)
+{
+	ok(ksr_atspi_role_equal("push_button", "push button"), "role: '_' as space");
+	ok(ksr_atspi_role_equal("Check-Box", "check box"), "role: case and '-'");
+	ok(!ksr_atspi_role_equal("button", "push button"), "role: no prefix match");
+	ok(!ksr_atspi_role_equal(NULL, "label"), "role: NULL");
+}
+
+static void environ_block(void)
+{
+	const char block[] = "HOME=/root\0DBUS_SESSION_BUS_ADDRESS=unix:path=/x/bus\0DISPLAY=:1\0";
+	char *v = ksr_atspi_environ_lookup(block, sizeof block - 1, "DBUS_SESSION_BUS_ADDRESS");
+	ok(v && strcmp(v, "unix:path=/x/bus") == 0, "finds the address");
+	free(v);
+	v = ksr_atspi_environ_lookup(block, sizeof block - 1, "DISPLAY");
+	ok(v && strcmp(v, ":1") == 0, "finds the last entry");
+	free(v);
+	ok(ksr_atspi_environ_lookup(block, sizeof block - 1, "DISP") == NULL, "no prefix match");
+	const char cut[] = "A=1\0DBUS_SESSION_BUS_ADDRESS=unix:pa";
+	v = ksr_atspi_environ_lookup(cut, sizeof cut - 1, "DBUS_SESSION_BUS_ADDRESS");
+	ok(v && strcmp(v, "unix:pa") == 0, "an unterminated last entry stays in bounds");
+	free(v);
+}
+
+int main(void)
+{
+	states();
+	roles();
+	environ_block();
+	return tap_done();
+}
