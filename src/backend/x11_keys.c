@@ -34,7 +34,7 @@ typedef struct binding {
 	unsigned long ks[256];
 	KeyCode kc[256];
 	int n;
-	int nspare;
+	int nspare; /* -1 until a missing keysym makes us look for spares */
 	KeyCode spare[256];
 } binding;
 
@@ -133,9 +133,16 @@ static bool keymap_find(const ksr_x11 *x, unsigned long ks, keystroke *out)
 
 /* ---- binding spare keycodes ---- */
 
-static void binding_init(const ksr_x11 *x, binding *b)
+static void binding_init(binding *b)
 {
 	b->n = 0;
+	b->nspare = -1;
+}
+
+/* Scanning every group and level of every keycode costs more than typing a
+ * character, so it is done only when something is missing. */
+static void find_spares(const ksr_x11 *x, binding *b)
+{
 	b->nspare = 0;
 	for (int kc = x->keymap.min_kc; kc <= x->keymap.max_kc; kc++)
 		if (is_spare(x, kc))
@@ -166,6 +173,8 @@ static bool binding_add(const ksr_x11 *x, binding *b, const ksr_chord *c)
 			dup = dup || b->ks[j] == ks;
 		if (keymap_find(x, ks, &k) || dup || binding_has(b, ks, NULL))
 			continue;
+		if (b->nspare < 0)
+			find_spares(x, b);
 		if (n == b->nspare)
 			return false;
 		b->ks[n] = ks;
@@ -380,7 +389,7 @@ static int no_room(const ksr_chord *c, int nspare, ksr_err *err)
 static int run_batch(ksr_x11 *x, const ksr_chord *c, size_t *i, size_t end, ksr_err *err)
 {
 	binding *b = ksr_xmalloc(sizeof *b);
-	binding_init(x, b);
+	binding_init(b);
 	size_t j = *i;
 	while (j < end && binding_add(x, b, &c[j]))
 		j++;
