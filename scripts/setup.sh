@@ -3,6 +3,8 @@
 #   scripts/setup.sh demo   install, build, run scenarios/demo-xterm.yaml on a private Xvfb
 #   scripts/setup.sh test   install, build (-Werror, ASan+UBSan), run every test (ctest)
 #   scripts/setup.sh deps   install packages only
+#   scripts/setup.sh fuzz   install, build the libFuzzer targets (clang), fuzz each for 10 min
+#   scripts/setup.sh bench  install, build optimised (build-bench), run bench/run-all.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,6 +50,19 @@ case "${1:-}" in
     install_deps
     build build-ci -DKSR_WERROR=ON -DKSR_SANITIZE=ON
     ctest --test-dir build-ci --output-on-failure -j2 --timeout 600
+    fuzz/run.sh build-fuzz "${KSR_FUZZ_SECONDS:-30}"
     ;;
-  *) echo "usage: $0 demo|test|deps" >&2; exit 2 ;;
+  fuzz)
+    install_deps
+    fuzz/run.sh build-fuzz "${KSR_FUZZ_SECONDS:-600}"
+    ;;
+  bench)
+    # odiff comes from npm (pinned in bench/package-lock.json): Debian's npm
+    # only where the machine has no Node.js of its own.
+    command -v npm >/dev/null || PACKAGES+=(nodejs npm)
+    install_deps
+    build build-bench
+    bench/run-all.sh build-bench "${KSR_BENCH_ITERATIONS:-15}"
+    ;;
+  *) echo "usage: $0 demo|test|fuzz|bench|deps" >&2; exit 2 ;;
 esac

@@ -1,0 +1,23 @@
+/* Small helpers shared by the benchmarks: a monotonic clock that separate
+ * processes can compare, medians, quiet child processes, markdown rows. */
+#ifndef KSR_BENCH_UTIL_H
+#define KSR_BENCH_UTIL_H
+
+#include <stddef.h>
+
+double bench_now_ms(void); /* CLOCK_MONOTONIC: the same clock in every process */
+double bench_median(const double *v, int n);
+double bench_min(const double *v, int n);
+double bench_max(const double *v, int n);
+/* fork + exec in a new process group, stdio on /dev/null; returns the PID. */
+int bench_spawn(char *const argv[]);
+/* Run to completion; milliseconds taken, or -1 when it did not exit 0. */
+double bench_run(char *const argv[]);
+/* Run to completion and return what it printed, standard output and error
+ * together (caller frees): compare prints its figure on stderr, odiff on stdout. */
+char *bench_run_capture(char *const argv[], double *ms, int *exit_code);
+long bench_file_size(const char *path);
+/* Peak RSS (VmHWM) of a live process in KiB, -1 when it is gone. */
+long bench_vm_hwm_kib(int pid);
+
+#endif
