@@ -5,6 +5,7 @@
 /* A private header of the library (src/ is not on the tests' include path). */
 #include "../../src/run/dialogs.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "tap.h"
@@ -134,10 +135,37 @@ static void test_names(void)
 	is_str(ksr_dialog_class_name((ksr_dialog_class)99), "unknown", "name: out of range");
 }
 
+/* docs/scenario.md quotes the built-in patterns; keep them in step. */
+static void test_docs_quote_defaults(void)
+{
+	FILE *f = fopen("docs/scenario.md", "r");
+	ok(f != NULL, "docs/scenario.md readable from the source folder");
+	if (!f)
+		return;
+	static char doc[1 << 17];
+	size_t n = fread(doc, 1, sizeof doc - 1, f);
+	doc[n] = '\0';
+	fclose(f);
+	const char *pats[] = {ksr_dialog_default_error, ksr_dialog_default_first_run,
+	                      ksr_dialog_default_updater};
+	for (size_t i = 0; i < 3; i++) {
+		char esc[1024];
+		size_t o = 0;
+		for (const char *p = pats[i]; *p && o + 3 < sizeof esc; p++) {
+			if (*p == '|')
+				esc[o++] = '\\'; /* escaped in a markdown table */
+			esc[o++] = *p;
+		}
+		esc[o] = '\0';
+		ok(strstr(doc, esc) != NULL, "docs/scenario.md quotes %.40s...", pats[i]);
+	}
+}
+
 int main(void)
 {
 	test_defaults();
 	test_scenario_lists();
 	test_names();
+	test_docs_quote_defaults();
 	return tap_done();
 }
