@@ -3,6 +3,8 @@
 #ifndef KSR_CLI_H
 #define KSR_CLI_H
 
+#include "ksr/run.h"
+
 typedef struct cli_command {
 	const char *name;
 	const char *summary;
@@ -13,6 +15,17 @@ typedef struct cli_command {
 extern const cli_command cli_cmd_run;
 extern const cli_command cli_cmd_validate;
 extern const cli_command cli_cmd_version;
+extern const cli_command cli_cmd_watch;
+
+/* run --junit FILE (run_junit.c): keep the report, write JUnit after the run. */
+typedef struct cli_junit_state {
+	const char *path;
+	cJSON *report;
+	void (*next)(void *ud, const cJSON *report);
+	void *next_ud;
+} cli_junit_state;
+void cli_junit_hook(cli_junit_state *s, ksr_run_opts *o);
+int cli_junit_finish(cli_junit_state *s, const char *out_dir, int rc);
 
 /* True when argv holds -h/--help (before a `--`). */
 int cli_wants_help(int argc, char **argv);

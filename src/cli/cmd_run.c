@@ -19,6 +19,7 @@ static const char run_usage[] =
         "  --deadline S       hard bound on the whole run (KASM_RUNTIME_DEADLINE_S, 600)\n"
         "  --json             print report.json on stdout at the end\n"
         "  --update-baseline  write the first-look screenshot to the scenario's baseline\n"
+        "  --junit FILE       also write the result as JUnit XML (one testcase per step)\n"
         "  -h, --help         this text\n\n"
         "Environment: DISPLAY, KASM_RUNTIME_XVFB, KASM_RUNTIME_XVFB_SIZE (1280x720),\n"
         "KASM_RUNTIME_OUT, KASM_RUNTIME_DEADLINE_S (see docs/cli.md).\n\n"
@@ -71,10 +72,12 @@ static int run_exec(int argc, char **argv)
 	        {"deadline", required_argument, NULL, 'd'},
 	        {"json", no_argument, NULL, 'j'},
 	        {"update-baseline", no_argument, NULL, 'u'},
+	        {"junit", required_argument, NULL, 'J'},
 	        {NULL, 0, NULL, 0},
 	};
 	ksr_run_opts o = {0};
 	bool json = false;
+	cli_junit_state junit = {0};
 	if (defaults_from_env(&o))
 		return 2;
 	optind = 1;
@@ -93,6 +96,9 @@ static int run_exec(int argc, char **argv)
 			break;
 		case 'u':
 			o.update_baseline = true;
+			break;
+		case 'J':
+			junit.path = optarg;
 			break;
 		case 'd':
 			if (parse_seconds(optarg, &o.deadline_s) < 0)
@@ -116,7 +122,10 @@ static int run_exec(int argc, char **argv)
 	o.on_message_ud = &p;
 	if (json)
 		o.on_report = print_report;
-	return ksr_run_scenario(&o);
+	if (!junit.path)
+		return ksr_run_scenario(&o);
+	cli_junit_hook(&junit, &o);
+	return cli_junit_finish(&junit, o.out_dir, ksr_run_scenario(&o));
 }
 
 const cli_command cli_cmd_run = {

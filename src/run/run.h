@@ -50,7 +50,7 @@ struct ksr_run {
 
 	bool failed; /* a failure signal has been recorded */
 	ksr_outcome failure_outcome;
-	int next_shot; /* NN of the next NN-step.png */
+	int next_shot;                /* NN of the next NN-step.png */
 	int64_t atspi_last_action_ms; /* when click_element last acted (GTK4 spacing) */
 
 	/* Issue #3: a crash held until diagnosis tells crash from crash loop
@@ -137,5 +137,12 @@ void ksr_watchdog_stop(ksr_run *run);
 
 /* Steps (steps.c): run a list; false when a step failed or the run ended. */
 bool ksr_steps_run(ksr_run *run, const ksr_step_list *steps);
+
+/* Blockers (blockers.c): evaluate each of the scenario's blockers once; where
+ * ("first-look", "goal-loop"...) is named in the report. With live remediation
+ * off a blocker that holds ends the run (test-error / blocked); on, the run
+ * pauses (BLOCKED in OUT) until it is gone. false when the run ended. */
+bool ksr_blockers_check(ksr_run *run, const char *where);
+bool ksr_blockers_before_step(ksr_run *run, const ksr_step *step);
 
 #endif

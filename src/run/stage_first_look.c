@@ -178,6 +178,10 @@ static ksr_stage_status stage_first_look(ksr_run *run, char *note, size_t len)
 	shot s = {0};
 	ksr_err err = {0};
 	ksr_stage_status st = KSR_STAGE_OK;
+	/* Blockers first (issue #10): once a person cleared one, the first look
+	 * sees the app, not the login dialog they closed. */
+	if (!ksr_blockers_check(run, "first-look"))
+		return KSR_STAGE_FAILED;
 	if (take_shot(run, &s, &err) < 0 && !ksr_x11_alive(run->x)) {
 		ksr_run_fail(run, KSR_OUTCOME_NO_DISPLAY, 0,
 		             "the X display connection was lost before the first look");

@@ -92,7 +92,8 @@ static void emit_step_end(ksr_run *run, const ksr_step *step, ksr_step_result *r
 	 * xtest when it clicked a position). */
 	for (cJSON *e = res->extra ? res->extra->child : NULL; e; e = e->next)
 		if (cJSON_GetObjectItemCaseSensitive(f, e->string))
-			cJSON_ReplaceItemInObjectCaseSensitive(f, e->string, cJSON_Duplicate(e, true));
+			cJSON_ReplaceItemInObjectCaseSensitive(f, e->string,
+			                                       cJSON_Duplicate(e, true));
 		else
 			cJSON_AddItemToObject(f, e->string, cJSON_Duplicate(e, true));
 	cJSON_Delete(res->extra);
@@ -141,7 +142,8 @@ static bool run_one(ksr_run *run, const ksr_step *step)
 bool ksr_steps_run(ksr_run *run, const ksr_step_list *steps)
 {
 	for (size_t i = 0; i < steps->len; i++)
-		if (!run_one(run, &steps->items[i]))
+		if (!ksr_blockers_before_step(run, &steps->items[i]) ||
+		    !run_one(run, &steps->items[i]))
 			return false;
 	return true;
 }

@@ -1,0 +1,118 @@
+/* A watch line as text (TYPE [event] key=value...) or as one JSON object. */
+#include "watch/watch_priv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sbuf {
+	char *s;
+	size_t len, cap;
+} sbuf;
+
+static void put(sbuf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->s = ksr_xrealloc(b->s, b->cap);
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void puts_(sbuf *b, const char *s)
+{
+	put(b, s, strlen(s));
+}
+
+static bool bare(const char *v)
+{
+	if (!*v)
+		return false;
+	for (const char *p = v; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || strchr("._:/@+,-", *p)))
+			return false;
+	return true;
+}
+
+/* Quoted so that spaces, '=' and quotes inside a reason cannot split a line
+ * or fake a key: the only bytes left raw are printable ASCII and UTF-8. */
+static void put_quoted(sbuf *b, const char *v)
+{
+	put(b, "\"", 1);
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+		char esc[8];
+		if (*p == '"' || *p == '\\')
+			snprintf(esc, sizeof esc, "\\%c", *p);
+		else if (*p == '\n')
+			snprintf(esc, sizeof esc, "\\n");
+		else if (*p == '\t')
+			snprintf(esc, sizeof esc, "\\t");
+		else if (*p < 0x20 || *p == 0x7f)
+			snprintf(esc, sizeof esc, "\\x%02x", *p);
+		else
+			snprintf(esc, sizeof esc, "%c", *p);
+		puts_(b, esc);
+	}
+	put(b, "\"", 1);
+}
+
+static void put_value(sbuf *b, const cJSON *v)
+{
+	char num[64];
+	if (cJSON_IsString(v)) {
+		if (bare(v->valuestring))
+			puts_(b, v->valuestring);
+		else
+			put_quoted(b, v->valuestring);
+	} else if (cJSON_IsNumber(v)) {
+		double d = v->valuedouble;
+		if (d == floor(d) && fabs(d) < 1e15)
+			snprintf(num, sizeof num, "%lld", (long long)d);
+		else
+			snprintf(num, sizeof num, "%g", d);
+		puts_(b, num);
+	} else if (cJSON_IsBool(v)) {
+		puts_(b, cJSON_IsTrue(v) ? "true" : "false");
+	} else {
+		char *text = cJSON_PrintUnformatted(v);
+		put_quoted(b, text ? text : "");
+		cJSON_free(text);
+	}
+}
+
+static char *format_text(const cJSON *line)
+{
+	sbuf b = {0};
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(line, "type");
+	const cJSON *event = cJSON_GetObjectItemCaseSensitive(line, "event");
+	puts_(&b, cJSON_IsString(type) ? type->valuestring : "?");
+	if (cJSON_IsString(event)) {
+		put(&b, " ", 1);
+		puts_(&b, event->valuestring);
+	}
+	for (const cJSON *f = line ? line->child : NULL; f; f = f->next) {
+		if (f == type || f == event || cJSON_IsNull(f))
+			continue;
+		put(&b, " ", 1);
+		puts_(&b, f->string);
+		put(&b, "=", 1);
+		put_value(&b, f);
+	}
+	if (!b.s)
+		puts_(&b, "");
+	return b.s;
+}
+
+char *ksr_watch_format(const cJSON *line, bool json)
+{
+	if (!json)
+		return format_text(line);
+	char *text = cJSON_PrintUnformatted(line);
+	char *out = ksr_xstrdup(text ? text : "{}");
+	cJSON_free(text);
+	return out;
+}
