@@ -61,6 +61,10 @@ bool ksr_cdp_crashed(const ksr_cdp *c);
  * by the caller. An error reply is KSR_CDP_ERROR with its message in err. */
 ksr_cdp_status ksr_cdp_call(ksr_cdp *c, const char *method, cJSON *params, ksr_deadline d,
                             cJSON **result, ksr_err *err);
+/* Queue a command on the page session without waiting for its reply (which is
+ * dropped as late); commands are delivered in order, so a later ksr_cdp_call
+ * returning means the page has handled this one too (input events). */
+ksr_cdp_status ksr_cdp_send(ksr_cdp *c, const char *method, cJSON *params, ksr_err *err);
 /* The same on the browser connection (Target.*, Browser.*). */
 ksr_cdp_status ksr_cdp_call_browser(ksr_cdp *c, const char *method, cJSON *params, ksr_deadline d,
                                     cJSON **result, ksr_err *err);

@@ -429,6 +429,33 @@ static ksr_cdp_status reply_result(ksr_cdp *c, const char *method, cJSON **resul
 	return st;
 }
 
+/* Queue a command with a fresh id; returns the id. */
+static int send_cmd(ksr_cdp *c, bool session, const char *method, cJSON *params)
+{
+	cJSON *msg = cJSON_CreateObject();
+	int id = ++c->next_id;
+	cJSON_AddNumberToObject(msg, "id", id);
+	cJSON_AddStringToObject(msg, "method", method);
+	cJSON_AddItemToObject(msg, "params", params ? params : cJSON_CreateObject());
+	if (session && c->session_id)
+		cJSON_AddStringToObject(msg, "sessionId", c->session_id);
+	char *text = cJSON_PrintUnformatted(msg);
+	cJSON_Delete(msg);
+	enqueue(c, text);
+	free(text);
+	return id;
+}
+
+ksr_cdp_status ksr_cdp_send(ksr_cdp *c, const char *method, cJSON *params, ksr_err *err)
+{
+	if (!c || c->closed || c->crashed) {
+		cJSON_Delete(params);
+		return ksr_err_set(err, "no browser is attached"), KSR_CDP_CLOSED;
+	}
+	send_cmd(c, true, method, params); /* nobody waits: its reply reads as late */
+	return KSR_CDP_OK;
+}
+
 static ksr_cdp_status call(ksr_cdp *c, bool session, const char *method, cJSON *params,
                            ksr_deadline d, cJSON **result, ksr_err *err)
 {
@@ -438,19 +465,9 @@ static ksr_cdp_status call(ksr_cdp *c, bool session, const char *method, cJSON *
 		cJSON_Delete(params);
 		return ksr_err_set(err, "no browser is attached"), KSR_CDP_CLOSED;
 	}
-	cJSON *msg = cJSON_CreateObject();
-	c->want_id = ++c->next_id;
-	cJSON_AddNumberToObject(msg, "id", c->want_id);
-	cJSON_AddStringToObject(msg, "method", method);
-	cJSON_AddItemToObject(msg, "params", params ? params : cJSON_CreateObject());
-	if (session && c->session_id)
-		cJSON_AddStringToObject(msg, "sessionId", c->session_id);
-	char *text = cJSON_PrintUnformatted(msg);
-	cJSON_Delete(msg);
 	cJSON_Delete(c->reply);
 	c->reply = NULL;
-	enqueue(c, text);
-	free(text);
+	c->want_id = send_cmd(c, session, method, params);
 	ksr_cdp_status st = pump(c, d, have_reply, NULL);
 	c->want_id = 0; /* from now on its reply is late */
 	if (st == KSR_CDP_OK)

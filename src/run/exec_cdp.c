@@ -6,9 +6,11 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ksr/cdp.h"
 #include "ksr/proc.h"
@@ -17,6 +19,7 @@
 
 #define CDP_STEP_DEFAULT_S 10
 #define EVAL_VALUE_MAX     300
+#define APP_EXIT_GRACE_MS  1000
 
 static ksr_deadline step_deadline(const ksr_run *run, const ksr_step *step, double *secs)
 {
@@ -59,6 +62,25 @@ static void set_result(ksr_step_result *res, ksr_step_status st, const char *out
 	snprintf(res->reason, sizeof res->reason, fmt, a, b);
 }
 
+/* The connection closes while the browser is still exiting: give its exit a
+ * moment (pidfd, bounded by the run) before calling the loss a crash or not. */
+static bool app_exited(ksr_run *run)
+{
+	if (run->app_pid <= 0)
+		return false;
+	int fd = ksr_proc_pidfd(run->app_pid);
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	ksr_deadline d = ksr_deadline_min(run->work, ksr_deadline_in_ms(APP_EXIT_GRACE_MS));
+	while (ksr_proc_alive(run->app_pid) && !ksr_deadline_passed(d))
+		if (ksr_wait_fds(&p, fd >= 0 ? 1 : 0,
+		                 fd >= 0 ? d : ksr_deadline_min(d, ksr_deadline_in_ms(20))) ==
+		    KSR_WAIT_CANCELLED)
+			break;
+	if (fd >= 0)
+		close(fd);
+	return !ksr_proc_alive(run->app_pid);
+}
+
 /* Turn a CDP status into the step's result. */
 static void finish(ksr_run *run, const ksr_step *step, ksr_cdp_status st, const ksr_err *err,
                    double secs, ksr_step_result *res)
@@ -87,7 +109,7 @@ static void finish(ksr_run *run, const ksr_step *step, ksr_cdp_status st, const 
 		           err->msg, "");
 		return;
 	case KSR_CDP_CLOSED:
-		if (run->app_pid > 0 && !ksr_proc_alive(run->app_pid)) {
+		if (app_exited(run)) {
 			set_result(res, KSR_STEP_FAILED, "crashed",
 			           "the browser exited during the step: %.400s%s", err->msg, "");
 			return;
