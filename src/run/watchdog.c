@@ -126,6 +126,9 @@ static void emergency(ksr_run *run)
 	ksr_run_hold_lock(true);
 	if (run->launched_pid > 0 && !(run->sc && run->sc->keep_running))
 		ksr_proc_stop_group(run->launched_pid, 1000);
+	for (size_t i = 0; i < run->n_tools; i++) /* desktop mode's spawned tools */
+		if (!run->tools[i].stopped && run->tools[i].pid > 1)
+			kill(-run->tools[i].pid, SIGKILL);
 	const char *stage = run->current_stage ? run->current_stage : "the run";
 	if (ksr_cancelled())
 		ksr_run_fail(run, KSR_OUTCOME_INTERRUPTED, 0,

@@ -150,8 +150,9 @@ class RunFailTest(ksr.KsrTestCase):
 
     def test_backend_unavailable_names_line(self):
         text = textwrap.dedent("""\
-            # A step whose backend is not built yet: it loads, and at run time
-            # the run ends test-error / backend-unavailable naming its line.
+            # A step whose backend is not available (a grounded click with no
+            # model configured): it loads, and at run time the run ends
+            # test-error / backend-unavailable naming its line.
             name: backend-missing
             launch: ${KSR_TESTAPP}
             process: ^ksr-testapp$
@@ -161,19 +162,19 @@ class RunFailTest(ksr.KsrTestCase):
             atspi: false
             steps:
               - sleep: 0.1
-              - click_element: Press me
-                role: push button
+              - click_grounded: the Press me button
+                expect: the label says Pressed 1
             """)
         path = self.scenario(text)
-        self.assertEqual(ksr.line_of(path, "click_element"), 12)
+        self.assertEqual(ksr.line_of(path, "click_grounded"), 13)
         rc, so, se, el = self.run_rt(["validate", path])
         self.assertEqual(rc, 0, "a step with a missing backend still loads: " + se)
         out = self.out()
         rc, so, se, el = self.run_rt(["run", "--xvfb", path], out=out, timeout=120)
         self.assertNoSanitizerReport(se)
         report = self.assertEvidence(out, "test-error", "backend-unavailable", rc=rc, stderr=se)
-        self.assertTrue(ksr.names_line(report["reason"], 12), report["reason"])
-        self.assertIn("click_element", report["reason"] + str(report["steps"]))
+        self.assertTrue(ksr.names_line(report["reason"], 13), report["reason"])
+        self.assertIn("click_grounded", report["reason"] + str(report["steps"]))
         self.assertAppGone([APP])
 
 
