@@ -195,8 +195,8 @@ static void on_deleted(ksr_watch *w, ksr_watch_run *r)
 	if (r->terminal || r->given_up)
 		return;
 	char *msg = ksr_xasprintf("the evidence folder was deleted before its run finished; "
-	                          "waiting up to %lld s for it to come back",
-	                          (long long)(w->o.timeout_ms / 1000));
+	                          "waiting up to %g s for it to come back",
+	                          (double)w->o.timeout_ms / 1000.0);
 	emit_error(w, "deleted", r->dir, msg);
 	free(msg);
 	if (r->pidfd >= 0)
@@ -326,8 +326,8 @@ static void give_up(ksr_watch *w, const char *dir, bool *given_up)
 {
 	*given_up = true;
 	w->errors++;
-	char *msg = ksr_xasprintf("no run started in %s within %lld s", dir,
-	                          (long long)(w->o.timeout_ms / 1000));
+	char *msg = ksr_xasprintf("no run started in %s within %g s", dir,
+	                          (double)w->o.timeout_ms / 1000.0);
 	emit_error(w, "no-run", dir, msg);
 	free(msg);
 }

@@ -88,7 +88,10 @@ static char *format_text(const cJSON *line)
 {
 	sbuf b = {0};
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(line, "type");
+	/* The second word: EVENT's event, ERROR's code ("ERROR code message"). */
 	const cJSON *event = cJSON_GetObjectItemCaseSensitive(line, "event");
+	if (!event)
+		event = cJSON_GetObjectItemCaseSensitive(line, "code");
 	puts_(&b, cJSON_IsString(type) ? type->valuestring : "?");
 	if (cJSON_IsString(event)) {
 		put(&b, " ", 1);
