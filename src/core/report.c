@@ -160,6 +160,28 @@ static cJSON *check_rows(const cJSON *checks)
 	return out;
 }
 
+/* Fields of a step.end that have no column of their own (the selector and box
+ * of a CDP step, the focus note of an input step...) go into "details". */
+static cJSON *step_details(const cJSON *e)
+{
+	static const char *const columns[] = {
+		"t_ms",	  "event",	"stage",  "step",	"index",      "line",
+		"kind",	  "backend",	"rung",	  "window",	"pixel",      "checks",
+		"status", "screenshot", "annotated", "reason", "duration_ms", "element",
+	};
+	cJSON *d = cJSON_CreateObject();
+	const cJSON *f;
+	cJSON_ArrayForEach(f, e)
+	{
+		bool known = false;
+		for (size_t i = 0; i < sizeof columns / sizeof columns[0] && !known; i++)
+			known = strcmp(f->string, columns[i]) == 0;
+		if (!known)
+			cJSON_AddItemToObject(d, f->string, cJSON_Duplicate(f, true));
+	}
+	return d;
+}
+
 static cJSON *step_row(const cJSON *e, const char *status, double ms)
 {
 	cJSON *row = cJSON_CreateObject();
@@ -177,6 +199,7 @@ static cJSON *step_row(const cJSON *e, const char *status, double ms)
 	add_str(row, "reason", jstr(e, "reason"));
 	add_ms(row, "duration_ms", ms);
 	add_copy(row, "element", e, "element", cJSON_IsObject);
+	cJSON_AddItemToObject(row, "details", step_details(e));
 	return row;
 }
 
