@@ -53,6 +53,8 @@ static void note_kid(watch *w, int pid)
 	for (int i = 0; i < w->n_kids; i++)
 		if (w->kids[i].pid == pid) {
 			w->kids[i].hwm_kib = kib > w->kids[i].hwm_kib ? kib : w->kids[i].hwm_kib;
+			/* Seen first between fork and exec: the name may change. */
+			proc_name(pid, w->kids[i].name, sizeof w->kids[i].name);
 			return;
 		}
 	if (w->n_kids == MAX_KIDS)
@@ -150,6 +152,9 @@ int main(int argc, char **argv)
 		snprintf(what, sizeof what, "  its child `%s`", w.kids[i].name);
 		row(what, w.kids[i].hwm_kib, base, "VmHWM sampled");
 	}
+	char *ver[] = {argv[1], "version", NULL};
+	row("kasm-session-runtime version (libraries loaded, nothing done)", tool_maxrss(ver), base,
+	    "wait4 ru_maxrss");
 	char *xd[] = {"xdotool", "search", "--name", "no-such-window", NULL};
 	char *py[] = {"python3", "-c", "import pyatspi", NULL};
 	row("xdotool search --name (one search)", tool_maxrss(xd), base, "wait4 ru_maxrss");
