@@ -232,6 +232,13 @@ static void release_held(ksr_run *run)
 	free(d);
 }
 
+void ksr_diag_record_held_now(ksr_run *run)
+{
+	const struct ksr_diag *d = run->diag;
+	if (d) /* not freed: the main thread may still hold it */
+		ksr_run_fail(run, KSR_OUTCOME_CRASHED, 0, "%s%s", d->reason, d->signature);
+}
+
 /* ---- logs --------------------------------------------------------------- */
 
 /* The last max bytes of a regular file (a FIFO or device named in logs: must

@@ -13,6 +13,10 @@
  * case (also when it is skipped). reason: "the app (pid N) ... during X". */
 void ksr_diag_hold_crash(ksr_run *run, const char *reason);
 
+/* The watchdog's path: record a held crash as `crashed` now, without the
+ * recheck (the main thread is stuck) and without freeing it. */
+void ksr_diag_record_held_now(ksr_run *run);
+
 /* The end of a run that passed its final checks: a crash signature in
  * launch.log or a `logs:` file is a `crash-signature` concern. */
 void ksr_diag_scan_logs_at_end(ksr_run *run);

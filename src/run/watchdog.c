@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ksr/proc.h"
+#include "run/diagnose.h"
 
 /* How long the main thread may take to wind down after SIGTERM. */
 #define CANCEL_GRACE_MS 15000
@@ -129,6 +130,7 @@ static void emergency(ksr_run *run)
 	for (size_t i = 0; i < run->n_tools; i++) /* desktop mode's spawned tools */
 		if (!run->tools[i].stopped && run->tools[i].pid > 1)
 			kill(-run->tools[i].pid, SIGKILL);
+	ksr_diag_record_held_now(run); /* a crash found before the main thread got stuck */
 	const char *stage = run->current_stage ? run->current_stage : "the run";
 	if (ksr_cancelled())
 		ksr_run_fail(run, KSR_OUTCOME_INTERRUPTED, 0,
