@@ -135,6 +135,16 @@ static void record_app(ksr_run *run, app_match *m)
 /* /proc has no change events: rescan on every X event and on this slow timer. */
 #define PROC_RESCAN_MS 250
 
+/* The launch command died by a signal before any window: a crash, not a slow
+ * start (a launcher that forks and exits 0 is normal, and the wait goes on). */
+static bool launch_crashed(ksr_run *run)
+{
+	if (run->launched_pid <= 0 || !ksr_app_reap_launch(run, 0))
+		return false;
+	int st = run->launch_status;
+	return WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) > 128);
+}
+
 static ksr_stage_status stage_app_wait(ksr_run *run, char *note, size_t len)
 {
 	const ksr_scenario *sc = run->sc;
@@ -145,6 +155,11 @@ static ksr_stage_status stage_app_wait(ksr_run *run, char *note, size_t len)
 			snprintf(note, len, "pid %d, window \"%s\"", m.pid,
 			         run->window.title ? run->window.title : "");
 			return KSR_STAGE_OK;
+		}
+		if (launch_crashed(run)) {
+			run->app_pid = run->launched_pid;
+			ksr_app_record_crash(run, "before its window appeared");
+			return KSR_STAGE_FAILED;
 		}
 		ksr_deadline tick =
 		        ksr_deadline_min(run->stage, ksr_deadline_in_ms(PROC_RESCAN_MS));
@@ -187,6 +202,13 @@ static void describe_exit(int status, char *buf, size_t len)
 		snprintf(buf, len, "killed by signal %d (%s)%s", WTERMSIG(status),
 		         sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?",
 		         WCOREDUMP(status) ? ", core dumped" : "");
+	else if (WEXITSTATUS(status) > 128) /* sh reports a child killed by signal N as 128+N */
+		snprintf(buf, len, "ended by signal %d (%s; the launch shell's exit status %d)",
+		         WEXITSTATUS(status) - 128,
+		         sigabbrev_np(WEXITSTATUS(status) - 128)
+		                 ? sigabbrev_np(WEXITSTATUS(status) - 128)
+		                 : "?",
+		         WEXITSTATUS(status));
 	else
 		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
 }
@@ -213,15 +235,9 @@ void ksr_app_record_crash(ksr_run *run, const char *when)
 	char how[128] = "exited";
 	if (run->launched_pid > 0 && ksr_app_reap_launch(run, 300)) {
 		int st = run->launch_status;
-		if (run->app_pid == run->launched_pid)
+		if (run->app_pid == run->launched_pid || WIFSIGNALED(st) ||
+		    (WIFEXITED(st) && WEXITSTATUS(st) > 128))
 			describe_exit(st, how, sizeof how);
-		else if (WIFEXITED(st) && WEXITSTATUS(st) > 128)
-			/* sh reports a child killed by signal N as exit 128+N. */
-			snprintf(how, sizeof how, "ended (the launch shell reported signal %d, %s)",
-			         WEXITSTATUS(st) - 128,
-			         sigabbrev_np(WEXITSTATUS(st) - 128)
-			                 ? sigabbrev_np(WEXITSTATUS(st) - 128)
-			                 : "?");
 	}
 	cJSON *f = cJSON_CreateObject();
 	cJSON_AddNumberToObject(f, "pid", run->app_pid);

@@ -44,6 +44,23 @@ class RunFailTest(ksr.KsrTestCase):
                          "the run never reached first look")
         self.assertAppGone([APP])
 
+    def test_crash_before_the_window(self):
+        # The launch command dies by a signal before any window appears: that is
+        # a crash, found at once, not a never-appeared after the whole timeout.
+        path, out, rc, se, el = self.run_scenario("""\
+            name: crashes-early
+            launch: sh -c 'sleep 0.3; kill -SEGV $$'
+            process: ^ksr-testapp$
+            window: ^KSR Test App$
+            launch_timeout_s: 60
+            settle_s: 1
+            atspi: false
+            """)
+        report = self.assertEvidence(out, "app-failed", "crashed", rc=rc, stderr=se)
+        self.assertLess(el, 45, "found before the 60 s launch timeout")
+        self.assertIn("signal 11", report["reason"])
+        self.assertIn("before its window appeared", report["reason"])
+
     def test_crash_during_settle(self):
         path, out, rc, se, el = self.run_scenario("""\
             name: crashes
