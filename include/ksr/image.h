@@ -47,4 +47,10 @@ int ksr_image_diff(const ksr_image *a, const ksr_image *b, const ksr_diff_opts *
 /* Draw a visible marker (a ring and cross-hair) centred on (x, y), clipped. */
 void ksr_image_mark(ksr_image *img, int x, int y);
 
+/* Downscaling for models (issue #7, image_scale.c): the size with the long edge
+ * at most max_edge (aspect kept, rounded; max_edge <= 0: unchanged), and a new
+ * image of that size by area averaging (a copy when no scaling is needed). */
+void ksr_image_fit_size(int w, int h, int max_edge, int *ow, int *oh);
+ksr_image *ksr_image_downscale(const ksr_image *src, int max_edge, ksr_err *err);
+
 #endif

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "ksr/proc.h"
+#include "run/judge.h"
 #include "run/stage.h"
 
 #define RECHECK_MS      3000 /* a supervisor relaunches within a second or two */
@@ -479,6 +480,9 @@ static void diagnose(ksr_run *run, char *note, size_t len)
 	if (run->x && ksr_x11_alive(run->x) &&
 	    ksr_run_screenshot(run, "99-failure.png", "the screen when the run failed") == 0)
 		append(note, len, "failure screenshot");
+	char described[96]; /* with a model: what the failure screen shows (issue #7) */
+	if (ksr_judge_describe_failure(run, described, sizeof described))
+		append(note, len, "%s", described);
 	if (run->diag) {
 		recheck(run, run->diag);
 		emit_recheck(run, run->diag);

@@ -34,6 +34,11 @@ int ksr_check_element(ksr_run *run, const ksr_check *c, char *why, size_t why_le
 void ksr_exec_cdp(ksr_run *run, const ksr_step *step, ksr_step_result *res);
 int ksr_check_page(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
 
+/* Vision models (exec_vision.c): observe, click_grounded (rung 3); the screen: check. */
+void ksr_exec_observe(ksr_run *run, const ksr_step *step, ksr_step_result *res);
+void ksr_exec_click_grounded(ksr_run *run, const ksr_step *step, ksr_step_result *res);
+int ksr_check_screen(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
+
 #define KSR_EXEC_SHELL       ksr_exec_shell
 #define KSR_EXEC_SLEEP       ksr_exec_sleep
 #define KSR_EXEC_WAIT_WINDOW ksr_exec_wait_window
@@ -43,8 +48,8 @@ int ksr_check_page(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
 #define KSR_EXEC_CLICK          ksr_exec_click
 #define KSR_EXEC_SCROLL         ksr_exec_scroll
 #define KSR_EXEC_CLICK_ELEMENT  ksr_exec_click_element
-#define KSR_EXEC_CLICK_GROUNDED NULL
-#define KSR_EXEC_OBSERVE        NULL
+#define KSR_EXEC_CLICK_GROUNDED ksr_exec_click_grounded
+#define KSR_EXEC_OBSERVE        ksr_exec_observe
 #define KSR_EXEC_CDP            ksr_exec_cdp
 #define KSR_EXEC_SPAWN          ksr_exec_spawn
 #define KSR_EXEC_KILL           ksr_exec_kill
@@ -57,6 +62,6 @@ int ksr_check_page(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
 #define KSR_CHECK_STATE     ksr_check_state
 #define KSR_CHECK_ELEMENT   ksr_check_element
 #define KSR_CHECK_PAGE      ksr_check_page
-#define KSR_CHECK_SCREEN    NULL
+#define KSR_CHECK_SCREEN    ksr_check_screen
 
 #endif

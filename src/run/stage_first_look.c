@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "run/dialogs.h"
+#include "run/judge.h"
 
 /* A pixel differs from the baseline when a channel moves by more than this.
  * 24 of 255 (9.4%) is about pixelmatch's default (0.1 in YIQ): above the
@@ -198,12 +199,18 @@ static ksr_stage_status stage_first_look(ksr_run *run, char *note, size_t len)
 		update_baseline(run, &s, base, sizeof base);
 	else
 		compare_baseline(run, &s, base, sizeof base);
+	/* The model's judgement last, only when nothing has failed yet (issue #7). */
+	char judged[96] = "";
+	if (s.img && !run->failed)
+		ksr_judge_first_look(run, s.img, judged, sizeof judged);
 	if (run->failed)
 		st = KSR_STAGE_FAILED;
 	if (s.png)
 		snprintf(note, len, "screenshot 00-first-look.png; %s; %s", dialogs, base);
 	else
 		snprintf(note, len, "no screenshot (%s); %s; %s", err.msg, dialogs, base);
+	if (judged[0] && strlen(note) + 2 < len)
+		snprintf(note + strlen(note), len - strlen(note), "; %s", judged);
 cleanup:
 	ksr_image_free(s.img);
 	free(s.png);
