@@ -9,6 +9,7 @@
 static const cli_command *const commands[] = {
         &cli_cmd_run,
         &cli_cmd_validate,
+        &cli_cmd_inspect,
         &cli_cmd_version,
         &cli_cmd_watch,
 };

@@ -1,0 +1,434 @@
+/* `inspect`: gather what a scenario author needs into one cJSON document
+ * (windows, each window process's accessibility controls with the step that
+ * reaches them, a browser page's interactive elements). Everything started
+ * here (a private session, a launched app) is stopped before returning. */
+#include "ksr/inspect.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "ksr/cdp.h"
+#include "ksr/proc.h"
+#include "ksr/session.h"
+
+#define DEFAULT_TIMEOUT_S 30
+#define REGISTER_MS       5000 /* a launched app may join the AT-SPI bus after it maps */
+#define REGISTER_POLL_MS  200
+#define STOP_GRACE_MS     2000
+#define WALK_SHARE        2 /* each app's walk gets at most 1/WALK_SHARE of what is left */
+
+typedef struct insp {
+	const ksr_inspect_opts *o;
+	ksr_deadline d;
+	ksr_session *session;
+	ksr_x11 *x;
+	ksr_pattern *window_re, *wait_re;
+	int launched_pid;
+	int app_pid; /* _NET_WM_PID of the launched app's window */
+	ksr_window_list wins;
+	cJSON *doc;
+} insp;
+
+/* ---- display, session, launch ---- */
+
+static int start_session(insp *s, ksr_err *err)
+{
+	ksr_session_opts so = {.width = s->o->xvfb_w > 0 ? s->o->xvfb_w : 1280,
+	                       .height = s->o->xvfb_h > 0 ? s->o->xvfb_h : 720};
+	if (ksr_session_start(&so, s->d, &s->session, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int open_display(insp *s, ksr_err *err)
+{
+	ksr_wait w = ksr_x11_open_wait(NULL, s->d, &s->x, err);
+	if (w == KSR_WAIT_READY)
+		return 0;
+	if (w != KSR_WAIT_ERROR)
+		ksr_err_set(err, "the X display did not accept a connection (%s)",
+		            ksr_wait_name(w));
+	return -1;
+}
+
+static bool listed(const ksr_window_list *l, unsigned long id)
+{
+	for (size_t i = 0; i < l->len; i++)
+		if (l->items[i].id == id)
+			return true;
+	return false;
+}
+
+/* The launched app's window: one matching --wait-window, else any new one. */
+static const ksr_window *new_window(const insp *s, const ksr_window_list *before,
+                                    const ksr_window_list *now)
+{
+	for (size_t i = 0; i < now->len; i++) {
+		const ksr_window *w = &now->items[i];
+		if (s->wait_re ? ksr_pattern_match(s->wait_re, w->title) : !listed(before, w->id))
+			return w;
+	}
+	return NULL;
+}
+
+static int launch(insp *s, ksr_err *err)
+{
+	ksr_window_list before = {0}, now = {0};
+	if (ksr_x11_list_windows(s->x, &before, err) < 0)
+		return -1;
+	const char *log = s->o->launch_log ? s->o->launch_log : "/dev/null";
+	int rc = ksr_proc_launch(s->o->launch, log, &s->launched_pid, err);
+	while (rc == 0) {
+		if (ksr_x11_list_windows(s->x, &now, err) < 0) {
+			rc = -1;
+			break;
+		}
+		const ksr_window *w = new_window(s, &before, &now);
+		if (w) {
+			s->app_pid = w->pid;
+			break;
+		}
+		ksr_window_list_clear(&now);
+		ksr_wait wr = ksr_x11_wait_change(s->x, s->d);
+		if (wr == KSR_WAIT_CANCELLED || wr == KSR_WAIT_ERROR || ksr_deadline_passed(s->d))
+			rc = ksr_err_set(err, "no window %s%s appeared after launching '%s' (%s)",
+			                 s->o->wait_window ? "matching " : "",
+			                 s->o->wait_window ? s->o->wait_window : "", s->o->launch,
+			                 wr == KSR_WAIT_READY ? "timed out" : ksr_wait_name(wr));
+	}
+	ksr_window_list_clear(&now);
+	ksr_window_list_clear(&before);
+	return rc;
+}
+
+/* ---- windows ---- */
+
+static cJSON *window_json(const ksr_window *w)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "id", (double)w->id);
+	cJSON_AddStringToObject(o, "title", w->title ? w->title : "");
+	cJSON_AddStringToObject(o, "class", w->res_class ? w->res_class : "");
+	cJSON_AddStringToObject(o, "instance", w->res_name ? w->res_name : "");
+	cJSON_AddNumberToObject(o, "pid", w->pid);
+	cJSON *g = cJSON_AddObjectToObject(o, "geometry");
+	cJSON_AddNumberToObject(g, "x", w->x);
+	cJSON_AddNumberToObject(g, "y", w->y);
+	cJSON_AddNumberToObject(g, "w", w->w);
+	cJSON_AddNumberToObject(g, "h", w->h);
+	cJSON_AddStringToObject(o, "type", w->is_dialog ? "dialog" : "normal");
+	if (w->transient_for)
+		cJSON_AddNumberToObject(o, "transient_for", (double)w->transient_for);
+	else
+		cJSON_AddNullToObject(o, "transient_for");
+	char *line = ksr_inspect_window_line(w->title);
+	cJSON_AddStringToObject(o, "line", line);
+	free(line);
+	return o;
+}
+
+/* Drop the windows --window does not match (kept in place, order unchanged). */
+static void filter_windows(insp *s)
+{
+	size_t keep = 0;
+	for (size_t i = 0; i < s->wins.len; i++) {
+		ksr_window *w = &s->wins.items[i];
+		if (!s->window_re || ksr_pattern_match(s->window_re, w->title)) {
+			s->wins.items[keep++] = *w;
+			continue;
+		}
+		free(w->title);
+		free(w->res_name);
+		free(w->res_class);
+	}
+	s->wins.len = keep;
+}
+
+static void add_windows(insp *s)
+{
+	cJSON *arr = cJSON_AddArrayToObject(s->doc, "windows");
+	for (size_t i = 0; i < s->wins.len; i++)
+		cJSON_AddItemToArray(arr, window_json(&s->wins.items[i]));
+}
+
+/* ---- accessibility ---- */
+
+/* The app's windows, its main (first non-dialog) window first. */
+static size_t app_windows(const insp *s, int pid, const char *hint, ksr_window *out)
+{
+	size_t n = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < s->wins.len; i++) {
+			const ksr_window *w = &s->wins.items[i];
+			bool mine =
+			        pid > 0 ? w->pid == pid
+			                : w->pid == 0 && w->res_name && !strcmp(w->res_name, hint);
+			if (mine && w->is_dialog == (pass == 1))
+				out[n++] = *w;
+		}
+	return n;
+}
+
+static int find_app(insp *s, ksr_atspi *a, int pid, const char *hint, ksr_atspi_app *app,
+                    const char **found_by, ksr_err *err)
+{
+	/* Only the app we launched is waited for: another window's process that
+	 * is not on the bus (xterm) would cost the whole wait. */
+	bool wait = pid > 0 && pid == s->app_pid;
+	ksr_deadline until = ksr_deadline_min(s->d, ksr_deadline_in_ms(REGISTER_MS));
+	for (;;) {
+		if (ksr_atspi_find_app(a, pid, hint, s->d, app, found_by, err) == 0)
+			return 0;
+		if (!wait || ksr_deadline_passed(until) ||
+		    ksr_sleep_until(ksr_deadline_min(
+		            until, ksr_deadline_in_ms(REGISTER_POLL_MS))) == KSR_WAIT_CANCELLED)
+			return -1;
+	}
+}
+
+/* One a scenario could act on or check. The top-level frames and dialogs
+ * are the windows already listed (a window: line reaches them). */
+static bool worth_listing(const ksr_atspi_node *n)
+{
+	if (n->depth == 1 && ksr_atspi_pick_action(n) < 0)
+		return false;
+	return n->n_actions > 0 || (n->name && *n->name && n->has_extents);
+}
+
+static void add_controls(cJSON *app, const ksr_atspi_tree *t, const ksr_window *wins, size_t nw)
+{
+	cJSON *arr = cJSON_AddArrayToObject(app, "controls");
+	for (size_t i = 1; i < t->len; i++) {
+		if (!worth_listing(&t->nodes[i]))
+			continue;
+		cJSON *c = ksr_atspi_node_json(t, i);
+		cJSON *reach = ksr_inspect_reach(t, i, wins, nw);
+		cJSON *step = reach ? cJSON_GetObjectItem(reach, "step") : NULL;
+		cJSON *first = step ? cJSON_GetArrayItem(step, 0) : NULL;
+		if (first)
+			cJSON_AddStringToObject(c, "line", first->valuestring);
+		else
+			cJSON_AddNullToObject(c, "line");
+		cJSON_AddItemToObject(c, "reach", reach ? reach : cJSON_CreateNull());
+		cJSON_AddItemToArray(arr, c);
+	}
+}
+
+static void add_walk(cJSON *app, const ksr_atspi_tree *t)
+{
+	cJSON *w = cJSON_AddObjectToObject(app, "walk");
+	cJSON_AddNumberToObject(w, "nodes", (double)t->len);
+	cJSON_AddNumberToObject(w, "ms", (double)t->ms);
+	cJSON_AddNumberToObject(w, "calls", t->calls);
+	cJSON_AddBoolToObject(w, "truncated", t->truncated);
+	if (t->cut_by)
+		cJSON_AddStringToObject(w, "cut_by", t->cut_by);
+	else
+		cJSON_AddNullToObject(w, "cut_by");
+	cJSON_AddNumberToObject(w, "unanswered", t->unanswered);
+}
+
+static void app_head(cJSON *o, const ksr_atspi_app *app, const char *found_by)
+{
+	cJSON_AddStringToObject(o, "name", app->name ? app->name : "");
+	cJSON_AddStringToObject(o, "toolkit", app->toolkit ? app->toolkit : "");
+	cJSON_AddNumberToObject(o, "toolkit_major", app->toolkit_major);
+	cJSON_AddStringToObject(o, "found_by", found_by);
+}
+
+static void inspect_app(insp *s, ksr_atspi *a, int pid, const char *hint, cJSON *apps)
+{
+	ksr_window *wins = ksr_xcalloc(s->wins.len + 1, sizeof *wins);
+	size_t nw = app_windows(s, pid, hint, wins);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToArray(apps, o);
+	cJSON_AddNumberToObject(o, "pid", pid);
+	cJSON *ids = cJSON_AddArrayToObject(o, "windows");
+	for (size_t k = 0; k < nw; k++)
+		cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)wins[k].id));
+	ksr_atspi_app app = {0};
+	const char *found_by = NULL;
+	ksr_atspi_tree t = {0};
+	ksr_err e = {0};
+	if (find_app(s, a, pid, hint, &app, &found_by, &e) < 0) {
+		cJSON_AddStringToObject(o, "status", "not-on-bus");
+		cJSON_AddStringToObject(o, "reason", e.msg);
+		goto cleanup;
+	}
+	app_head(o, &app, found_by);
+	ksr_atspi_walk_opts wo = {.max_nodes = s->o->max_nodes, .have_origin = nw > 0};
+	if (nw > 0)
+		wo.origin_x = wins[0].x, wo.origin_y = wins[0].y;
+	ksr_deadline wd = ksr_deadline_in_ms(ksr_deadline_remaining_ms(s->d) / WALK_SHARE);
+	if (ksr_atspi_walk(a, &app, &wo, wd, &t, &e) < 0) {
+		cJSON_AddStringToObject(o, "status", "no-answer");
+		cJSON_AddStringToObject(o, "reason", e.msg);
+		goto cleanup;
+	}
+	cJSON_AddStringToObject(o, "status", "ok");
+	add_walk(o, &t);
+	add_controls(o, &t, wins, nw);
+cleanup:
+	ksr_atspi_tree_clear(&t);
+	ksr_atspi_app_clear(&app);
+	free(wins);
+}
+
+/* One entry per process with a listed window (pid 0: by WM_CLASS instance). */
+static bool seen_before(const insp *s, size_t i)
+{
+	const ksr_window *w = &s->wins.items[i];
+	for (size_t k = 0; k < i; k++) {
+		const ksr_window *p = &s->wins.items[k];
+		if (w->pid > 0 ? p->pid == w->pid
+		               : p->pid == 0 && p->res_name && w->res_name &&
+		                         !strcmp(p->res_name, w->res_name))
+			return true;
+	}
+	return false;
+}
+
+static void add_accessibility(insp *s)
+{
+	cJSON *acc = cJSON_AddObjectToObject(s->doc, "accessibility");
+	ksr_atspi *a = NULL;
+	ksr_err e = {0};
+	int pid = s->app_pid > 0 ? s->app_pid : (s->wins.len ? s->wins.items[0].pid : 0);
+	ksr_atspi_opts ao = {.x = s->x, .app_pid = pid};
+	if (ksr_atspi_open(&ao, s->d, &a, &e) < 0) {
+		const char *why = s->session ? ksr_session_a11y_error(s->session) : NULL;
+		cJSON_AddStringToObject(acc, "status", "unavailable");
+		cJSON_AddStringToObject(acc, "reason", why ? why : e.msg);
+		return;
+	}
+	cJSON_AddStringToObject(acc, "status", "ok");
+	cJSON_AddStringToObject(acc, "bus_source", ksr_atspi_source_name(ksr_atspi_bus_source(a)));
+	cJSON *apps = cJSON_AddArrayToObject(acc, "apps");
+	for (size_t i = 0; i < s->wins.len && !ksr_deadline_passed(s->d); i++) {
+		const ksr_window *w = &s->wins.items[i];
+		if (seen_before(s, i) || (w->pid <= 0 && (!w->res_name || !*w->res_name)))
+			continue;
+		inspect_app(s, a, w->pid, w->res_name, apps);
+	}
+	ksr_atspi_close(a);
+}
+
+/* ---- page elements (rung 0) ---- */
+
+static void add_elements(cJSON *page, const ksr_cdp_element_list *l)
+{
+	cJSON *arr = cJSON_AddArrayToObject(page, "elements");
+	for (size_t i = 0; i < l->len; i++) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "id", l->items[i].id);
+		cJSON_AddStringToObject(o, "role", l->items[i].role ? l->items[i].role : "");
+		cJSON_AddStringToObject(o, "name", l->items[i].name ? l->items[i].name : "");
+		cJSON_AddItemToArray(arr, o);
+	}
+}
+
+static void add_page(insp *s)
+{
+	cJSON *page = cJSON_AddObjectToObject(s->doc, "page");
+	if (s->o->cdp_port <= 0) {
+		cJSON_AddStringToObject(page, "status", "not-requested");
+		cJSON_AddStringToObject(page, "reason",
+		                        "give --cdp PORT (a browser's remote debugging port) to "
+		                        "list the page's elements");
+		return;
+	}
+	ksr_cdp_status st = KSR_CDP_OK;
+	ksr_err e = {0};
+	ksr_cdp_element_list l = {0};
+	ksr_cdp *c = ksr_cdp_connect("127.0.0.1", s->o->cdp_port, s->d, &st, &e);
+	if (c)
+		st = ksr_cdp_list_interactive(c, s->d, &l, &e);
+	cJSON_AddStringToObject(page, "status", st == KSR_CDP_OK ? "ok" : ksr_cdp_status_name(st));
+	if (st != KSR_CDP_OK) {
+		cJSON_AddStringToObject(page, "reason", e.msg);
+	} else {
+		cJSON_AddStringToObject(page, "url",
+		                        ksr_cdp_page_url(c) ? ksr_cdp_page_url(c) : "");
+		/* Element ids live only as long as the page: a scenario names a
+		 * CSS selector (cdp_targets) instead, so no line is offered. */
+		add_elements(page, &l);
+	}
+	ksr_cdp_element_list_clear(&l);
+	ksr_cdp_close(c);
+}
+
+/* ---- the whole ---- */
+
+static int compile(const char *src, ksr_pattern **out, const char *what, ksr_err *err)
+{
+	if (!src)
+		return 0;
+	ksr_err e = {0};
+	*out = ksr_pattern_compile(src, &e);
+	return *out ? 0 : ksr_err_set(err, "%s '%s': %s", what, src, e.msg);
+}
+
+static void add_head(insp *s)
+{
+	int w = 0, h = 0;
+	ksr_x11_screen_size(s->x, &w, &h);
+	cJSON_AddStringToObject(s->doc, "display", ksr_x11_display_name(s->x));
+	cJSON *scr = cJSON_AddObjectToObject(s->doc, "screen");
+	cJSON_AddNumberToObject(scr, "w", w);
+	cJSON_AddNumberToObject(scr, "h", h);
+	cJSON_AddBoolToObject(s->doc, "private_session", s->session != NULL);
+	if (!s->o->launch) {
+		cJSON_AddNullToObject(s->doc, "launched");
+		return;
+	}
+	cJSON *l = cJSON_AddObjectToObject(s->doc, "launched");
+	cJSON_AddStringToObject(l, "command", s->o->launch);
+	cJSON_AddNumberToObject(l, "pid", s->launched_pid);
+	cJSON_AddNumberToObject(l, "window_pid", s->app_pid);
+}
+
+static void finish(insp *s)
+{
+	if (s->launched_pid > 0)
+		ksr_proc_stop_group(s->launched_pid, STOP_GRACE_MS);
+	ksr_window_list_clear(&s->wins);
+	ksr_x11_close(s->x);
+	ksr_session_stop(s->session);
+	ksr_pattern_free(s->window_re);
+	ksr_pattern_free(s->wait_re);
+	cJSON_Delete(s->doc);
+}
+
+int ksr_inspect(const ksr_inspect_opts *opts, cJSON **out, ksr_err *err)
+{
+	ksr_inspect_opts o = opts ? *opts : (ksr_inspect_opts){0};
+	insp s = {.o = &o};
+	int rc = -1;
+	*out = NULL;
+	s.d = ksr_deadline_in_ms((int64_t)(o.timeout_s > 0 ? o.timeout_s : DEFAULT_TIMEOUT_S) *
+	                         1000);
+	if (compile(o.window_re, &s.window_re, "--window", err) < 0 ||
+	    compile(o.wait_window, &s.wait_re, "--wait-window", err) < 0)
+		goto cleanup;
+	if (o.xvfb && start_session(&s, err) < 0)
+		goto cleanup;
+	if (open_display(&s, err) < 0 || (o.launch && launch(&s, err) < 0))
+		goto cleanup;
+	if (ksr_x11_list_windows(s.x, &s.wins, err) < 0)
+		goto cleanup;
+	filter_windows(&s);
+	s.doc = cJSON_CreateObject();
+	add_head(&s);
+	add_windows(&s);
+	add_accessibility(&s);
+	add_page(&s);
+	*out = s.doc;
+	s.doc = NULL;
+	rc = 0;
+cleanup:
+	finish(&s);
+	return rc;
+}

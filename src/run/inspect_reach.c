@@ -1,0 +1,261 @@
+/* The pure half of `inspect`: which scenario step reaches a control, and how a
+ * window title or a name is written in YAML. The element rung is offered only
+ * when the runtime's own finder (ksr_atspi_tree_find, the one click_element
+ * uses) returns this very node for the name (or the name and role), so a line
+ * printed here never clicks another control. */
+#include "ksr/inspect.h"
+
+#include <atspi/atspi-constants.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#define PCRE_META "\\^$.|?*+()[]{}/"
+
+/* A growable string; enough for the few short lines built here. */
+typedef struct sbuf {
+	char *s;
+	size_t len, cap;
+} sbuf;
+
+static void sb_putc(sbuf *b, char c)
+{
+	if (b->len + 2 > b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 64;
+		b->s = ksr_xrealloc(b->s, b->cap);
+	}
+	b->s[b->len++] = c;
+	b->s[b->len] = '\0';
+}
+
+static void sb_puts(sbuf *b, const char *s)
+{
+	while (*s)
+		sb_putc(b, *s++);
+}
+
+static void pcre_escape(sbuf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (strchr(PCRE_META, *s))
+			sb_putc(b, '\\');
+		sb_putc(b, *s);
+	}
+}
+
+/* A YAML double-quoted scalar: backslash, quote and control characters escaped. */
+static void yaml_quoted(sbuf *b, const char *s)
+{
+	sb_putc(b, '"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			sb_putc(b, '\\');
+			sb_putc(b, (char)c);
+		} else if (c < 0x20 || c == 0x7f) {
+			char hex[8];
+			snprintf(hex, sizeof hex, "\\x%02x", c);
+			sb_puts(b, hex);
+		} else {
+			sb_putc(b, (char)c);
+		}
+	}
+	sb_putc(b, '"');
+}
+
+/* Plain (unquoted) YAML is kept for the common case, as authors write it; any
+ * character that could change how YAML reads the value forces quotes. */
+static bool yaml_plain_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || strchr("-?:,[]{}#&*!|>'\"%@` ", s[0]) || s[n - 1] == ' ' || s[n - 1] == ':')
+		return false;
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == '"')
+			return false;
+	return !strstr(s, ": ") && !strstr(s, " #");
+}
+
+static void yaml_scalar(sbuf *b, const char *s)
+{
+	if (yaml_plain_ok(s))
+		sb_puts(b, s);
+	else
+		yaml_quoted(b, s);
+}
+
+static void anchored(sbuf *b, const char *text)
+{
+	sb_putc(b, '^');
+	pcre_escape(b, text);
+	sb_putc(b, '$');
+}
+
+char *ksr_inspect_window_line(const char *title)
+{
+	sbuf re = {0}, line = {0};
+	anchored(&re, title ? title : "");
+	sb_puts(&line, "window: ");
+	yaml_scalar(&line, re.s);
+	free(re.s);
+	return line.s;
+}
+
+/* A name as click_element reads it: exact, unless it looks like /regex/ (then
+ * an anchored, escaped pattern, so it still means exactly this name). */
+static char *element_line(const char *name)
+{
+	sbuf b = {0};
+	size_t n = strlen(name);
+	sb_puts(&b, "click_element: ");
+	if (n >= 2 && name[0] == '/' && name[n - 1] == '/') {
+		sbuf re = {0};
+		sb_putc(&re, '/');
+		anchored(&re, name);
+		sb_putc(&re, '/');
+		yaml_quoted(&b, re.s);
+		free(re.s);
+	} else {
+		yaml_quoted(&b, name);
+	}
+	return b.s;
+}
+
+static bool contains(const ksr_window *w, int px, int py)
+{
+	return px >= w->x && px < w->x + w->w && py >= w->y && py < w->y + w->h;
+}
+
+static long to_pixel(int origin, int size, double f)
+{
+	return origin + lround(f * size);
+}
+
+int ksr_inspect_fraction(const ksr_window *w, int x, int y, int cw, int ch, double *fx, double *fy,
+                         int *decimals)
+{
+	int cx = x + cw / 2, cy = y + ch / 2;
+	if (!w || w->w <= 0 || w->h <= 0 || !contains(w, cx, cy))
+		return -1;
+	double rx = (double)(cx - w->x) / w->w, ry = (double)(cy - w->y) / w->h;
+	for (int d = 2; d <= 4; d++) {
+		double scale = pow(10, d);
+		*fx = round(rx * scale) / scale;
+		*fy = round(ry * scale) / scale;
+		*decimals = d;
+		long px = to_pixel(w->x, w->w, *fx), py = to_pixel(w->y, w->h, *fy);
+		/* As few decimals as keep the rounded point on the control. */
+		if (px >= x && px < x + cw && py >= y && py < y + ch)
+			break;
+	}
+	return 0;
+}
+
+/* The window holding the control's centre: a dialog (on top) before others. */
+static int window_of(const ksr_atspi_node *n, const ksr_window *wins, size_t n_wins)
+{
+	int found = -1;
+	for (size_t k = 0; k < n_wins; k++) {
+		if (!contains(&wins[k], n->x + n->w / 2, n->y + n->h / 2))
+			continue;
+		if (found < 0 || (wins[k].is_dialog && !wins[found].is_dialog))
+			found = (int)k;
+	}
+	return found;
+}
+
+/* A position worth clicking: laid out and on screen (GTK4 sets visible, never
+ * showing). */
+static bool showing_at(const ksr_atspi_node *n)
+{
+	uint64_t seen = (1ull << ATSPI_STATE_SHOWING) | (1ull << ATSPI_STATE_VISIBLE);
+	return n->has_extents && (n->states & seen);
+}
+
+static bool usable_name(const char *name)
+{
+	for (const char *p = name; p && *p; p++)
+		if (*p != ' ' && *p != '\t' && *p != '\n')
+			return true;
+	return false;
+}
+
+static void add_line(cJSON *step, char *line)
+{
+	cJSON_AddItemToArray(step, cJSON_CreateString(line));
+	free(line);
+}
+
+static cJSON *reach_object(int rung, const char *kind, const char *backend)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddNumberToObject(r, "rung", rung);
+	cJSON_AddStringToObject(r, "kind", kind);
+	cJSON_AddStringToObject(r, "backend", backend);
+	cJSON_AddArrayToObject(r, "step");
+	return r;
+}
+
+static cJSON *by_name(const ksr_atspi_tree *t, size_t i)
+{
+	const ksr_atspi_node *n = &t->nodes[i];
+	bool action = ksr_atspi_pick_action(n) >= 0;
+	if (!usable_name(n->name) || (!action && !showing_at(n)))
+		return NULL;
+	ksr_name_match m = {.text = n->name};
+	bool need_role = ksr_atspi_tree_find(t, &m, NULL) != (int)i;
+	if (need_role && (!n->role || ksr_atspi_tree_find(t, &m, n->role) != (int)i))
+		return NULL; /* another control of the same name and role comes first */
+	cJSON *r = reach_object(2, "element", action ? "atspi" : "xtest");
+	cJSON *step = cJSON_GetObjectItem(r, "step");
+	add_line(step, element_line(n->name));
+	if (need_role) {
+		sbuf b = {0};
+		sb_puts(&b, "role: ");
+		yaml_scalar(&b, n->role);
+		add_line(step, b.s);
+	}
+	return r;
+}
+
+static cJSON *by_fraction(const ksr_atspi_node *n, const ksr_window *wins, int k)
+{
+	double fx, fy;
+	int dec;
+	if (ksr_inspect_fraction(&wins[k], n->x, n->y, n->w, n->h, &fx, &fy, &dec) < 0)
+		return NULL;
+	cJSON *r = reach_object(1, "literal", "xtest");
+	cJSON *step = cJSON_GetObjectItem(r, "step");
+	add_line(step, ksr_xasprintf("click: %.*f %.*f", dec, fx, dec, fy));
+	if (k > 0) {
+		/* Not the app's main window: the fractions are of this one. */
+		sbuf re = {0}, b = {0};
+		anchored(&re, wins[k].title ? wins[k].title : "");
+		sb_puts(&b, "target: {window: ");
+		yaml_quoted(&b, re.s);
+		sb_putc(&b, '}');
+		free(re.s);
+		add_line(step, b.s);
+	}
+	cJSON *f = cJSON_AddObjectToObject(r, "fraction");
+	cJSON_AddNumberToObject(f, "x", fx);
+	cJSON_AddNumberToObject(f, "y", fy);
+	return r;
+}
+
+cJSON *ksr_inspect_reach(const ksr_atspi_tree *t, size_t i, const ksr_window *wins, size_t n_wins)
+{
+	if (!t || i >= t->len)
+		return NULL;
+	const ksr_atspi_node *n = &t->nodes[i];
+	int k = showing_at(n) ? window_of(n, wins, n_wins) : -1;
+	cJSON *r = by_name(t, i);
+	if (!r && k >= 0)
+		r = by_fraction(n, wins, k);
+	if (r && k >= 0)
+		cJSON_AddNumberToObject(r, "window", (double)wins[k].id);
+	return r;
+}

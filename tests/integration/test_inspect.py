@@ -1,0 +1,140 @@
+"""`inspect` against real apps: the runtime's own --xvfb session (Xvfb, D-Bus,
+AT-SPI bus, openbox), the GTK3 test app and gnome-calculator (GTK4) launched
+with --launch. Checks that the listing names the test app's known controls
+with the step that reaches them, the window line, and fractions that lie in
+0..1 and land on their control."""
+
+import json
+import re
+import shutil
+
+import ksr
+
+TITLE = "KSR Test App"
+
+
+class InspectTestApp(ksr.KsrTestCase):
+    def inspect(self, *extra, timeout=90):
+        args = ["inspect", "--xvfb", "--launch", ksr.TESTAPP, "--wait-window", TITLE] + list(extra)
+        rc, so, se, _t = self.run_rt(args, timeout=timeout)
+        self.assertNoSanitizerReport(se)
+        self.assertEqual(rc, 0, "stderr:\n%s" % se[-3000:])
+        return so
+
+    def test_text(self):
+        so = self.inspect()
+        self.assertIn("window: ^KSR Test App$", so)
+        for line in ('click_element: "Press me"', 'click_element: "Enable feature"',
+                     'click_element: "Text field"'):
+            self.assertIn(line, so)
+        # each control row is followed by its step
+        self.assertRegex(so, r'push button "Press me".*\n\s+- click_element: "Press me"')
+        self.assertRegex(so, r'check box "Enable feature".*\n\s+- click_element: "Enable feature"')
+        # the launched app and the private session were stopped
+        self.assertAppGone(["ksr-testapp", "Xvfb"])
+
+    def test_json(self):
+        doc = json.loads(self.inspect("--json"))
+        self.assertTrue(doc["private_session"])
+        wins = [w for w in doc["windows"] if w["title"] == TITLE]
+        self.assertEqual(len(wins), 1, doc["windows"])
+        win = wins[0]
+        self.assertEqual(win["line"], "window: ^KSR Test App$")
+        self.assertEqual(win["type"], "normal")
+        self.assertGreater(win["pid"], 0)
+        self.assertEqual(doc["launched"]["window_pid"], win["pid"])
+        self.assertTrue(win["geometry"]["w"] > 0 and win["geometry"]["h"] > 0)
+        acc = doc["accessibility"]
+        self.assertEqual(acc["status"], "ok", acc)
+        apps = [a for a in acc["apps"] if a["pid"] == win["pid"]]
+        self.assertEqual(len(apps), 1, acc)
+        app = apps[0]
+        self.assertEqual((app["status"], app["found_by"]), ("ok", "pid"))
+        self.assertFalse(app["walk"]["truncated"])
+        by_name = {c["name"]: c for c in app["controls"]}
+        press = by_name["Press me"]
+        self.assertEqual(press["role"], "push button")
+        self.assertEqual(press["line"], 'click_element: "Press me"')
+        self.assertEqual((press["reach"]["rung"], press["reach"]["backend"]), (2, "atspi"))
+        self.assertEqual(press["reach"]["window"], win["id"])
+        self.assertIn("click", [a.lower() for a in press["actions"]])
+        self.assertEqual(by_name["Enable feature"]["role"], "check box")
+        self.assertEqual(by_name["Enable feature"]["line"], 'click_element: "Enable feature"')
+        self.assertEqual(by_name["Text field"]["line"], 'click_element: "Text field"')
+        self.assertIn("editable", by_name["Text field"]["states"])
+        # the label has no action: reached through its position (an XTest click)
+        self.assertEqual(by_name["Pressed 0"]["reach"]["backend"], "xtest")
+        g = win["geometry"]
+        for c in app["controls"]:
+            e = c["extents"]
+            if e and "showing" in c["states"]:
+                cx, cy = e["x"] + e["w"] // 2, e["y"] + e["h"] // 2
+                self.assertTrue(g["x"] <= cx < g["x"] + g["w"] and g["y"] <= cy < g["y"] + g["h"],
+                                (c, g))
+        self.assertEqual(doc["page"]["status"], "not-requested")
+
+    def test_window_filter_and_usage(self):
+        doc = json.loads(self.inspect("--json", "--window", "^No such window$"))
+        self.assertEqual(doc["windows"], [])
+        self.assertEqual(doc["accessibility"]["apps"], [])
+        rc, _so, se, _t = self.run_rt(["inspect", "--wait-window", "x"])
+        self.assertEqual(rc, 2)
+        self.assertIn("--wait-window needs --launch", se)
+        rc, so, _se, _t = self.run_rt(["inspect", "--help"])
+        self.assertEqual(rc, 0)
+        self.assertIn("click_element", so)
+        rc, _so, se, _t = self.run_rt(["inspect", "--xvfb", "--window", "("])
+        self.assertEqual(rc, 2)
+        self.assertIn("--window", se)
+
+    def test_no_display(self):
+        rc, _so, se, _t = self.run_rt(["inspect", "--timeout", "2"])
+        self.assertEqual(rc, 2)
+        self.assertRegex(se, r"(?i)display")
+
+    def test_window_that_never_comes(self):
+        rc, _so, se, elapsed = self.run_rt(["inspect", "--xvfb", "--timeout", "4", "--launch",
+                                            "sleep 30", "--wait-window", "never"], timeout=60)
+        self.assertEqual(rc, 2)
+        self.assertIn("no window matching never appeared", se)
+        self.assertAppGone(["sleep", "Xvfb"])
+
+
+class InspectGtk4(ksr.KsrTestCase):
+    needs_testapp = False
+
+    def test_calculator_fractions(self):
+        if not shutil.which("gnome-calculator"):
+            self.fail("gnome-calculator is not installed (scripts/setup.sh deps)")
+        rc, so, se, _t = self.run_rt(["inspect", "--xvfb", "--json", "--launch", "gnome-calculator",
+                                      "--wait-window", "Calculator"], timeout=120)
+        self.assertNoSanitizerReport(se)
+        self.assertEqual(rc, 0, se[-3000:])
+        doc = json.loads(so)
+        wins = {w["id"]: w for w in doc["windows"]}
+        app = [a for a in doc["accessibility"]["apps"] if a.get("name") == "gnome-calculator"][0]
+        lines = [c["line"] for c in app["controls"]]
+        self.assertIn('click_element: "= ="', lines)
+        fractions = [c for c in app["controls"] if c["reach"] and c["reach"]["kind"] == "literal"]
+        self.assertTrue(fractions, "the calculator has unnamed controls reached by fraction")
+        for c in fractions:
+            fx, fy = c["reach"]["fraction"]["x"], c["reach"]["fraction"]["y"]
+            self.assertTrue(0 <= fx <= 1 and 0 <= fy <= 1, c)
+            self.assertRegex(c["line"], r"^click: [01]\.\d{2,4} [01]\.\d{2,4}$")
+            # the runtime's own rounding (exec_input.c) puts the click on the control
+            g, e = wins[c["reach"]["window"]]["geometry"], c["extents"]
+            px, py = g["x"] + round(fx * g["w"]), g["y"] + round(fy * g["h"])
+            self.assertTrue(e["x"] <= px < e["x"] + e["w"] and e["y"] <= py < e["y"] + e["h"],
+                            (c, g, px, py))
+        # every element line is unique up to its role: it reaches one control
+        seen = set()
+        for c in app["controls"]:
+            if c["reach"] and c["reach"]["kind"] == "element":
+                key = tuple(c["reach"]["step"])
+                self.assertNotIn(key, seen, c)
+                seen.add(key)
+
+
+if __name__ == "__main__":
+    import unittest
+    unittest.main()
