@@ -64,7 +64,7 @@ static int parse(int argc, char **argv, watch_args *a)
 	optind = 1;
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+r", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r", longopts, NULL)) != -1) {
 		if (c == 'r')
 			a->o.recursive = true;
 		else if (c == 'j')
