@@ -14,7 +14,7 @@ PACKAGES=(
   libx11-dev libxtst-dev libxext-dev libyaml-dev libcjson-dev libcurl4-openssl-dev
   libwebsockets-dev libatspi2.0-dev libpng-dev libpcre2-dev libgtk-3-dev
   xvfb x11-utils openbox dbus dbus-x11 at-spi2-core xterm zenity
-  python3 python3-jsonschema procps util-linux
+  python3 python3-jsonschema python3-lxml procps util-linux
   imagemagick scrot xdotool
   chromium
   gnome-calculator featherpad mousepad python3-pyatspi
