@@ -248,6 +248,22 @@ static void test_from_events(void)
 
 	d = ksr_verdict_from_events(NULL);
 	is_str(ksr_verdict_name(d.verdict), "pass", "events: none");
+
+	/* A model's yes after a failure (a later judgement, a verified grounded
+	 * click, a successful call) clears nothing: only failure/concern count. */
+	ev = cJSON_Parse(
+	        "[{\"event\":\"failure\",\"outcome\":\"check-failed\",\"reason\":"
+	        "\"the judge answered no\",\"line\":7},"
+	        "{\"event\":\"judgement\",\"rendered\":\"yes\",\"error_showing\":\"no\"},"
+	        "{\"event\":\"model_call\",\"role\":\"judge\",\"ok\":true,\"ms\":5},"
+	        "{\"event\":\"grounding\",\"step\":2,\"verified\":true},"
+	        "{\"event\":\"concern\",\"code\":\"unverified-click\",\"message\":\"m\"}]");
+	d = ksr_verdict_from_events(ev);
+	is_str(ksr_verdict_name(d.verdict), "app-failed",
+	       "events: a model's yes never clears a failure");
+	is_str(ksr_outcome_name(d.outcome), "check-failed",
+	       "events: the visual check's outcome stays");
+	cJSON_Delete(ev);
 }
 
 int main(void)
