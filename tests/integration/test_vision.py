@@ -210,10 +210,10 @@ class VisionTest(ksr.KsrTestCase):
         # diagnosis asks for a description of the failure screen; recorded, the
         # verdict unchanged
         desc = events(out, "screen_description")
-        if desc:  # present once diagnosis calls the judge (issue #3's file)
-            self.assertTrue(desc[0]["ok"])
-            names = [a["name"] for a in report["artifacts"]]
-            self.assertIn("99-failure-description.txt", names)
+        self.assertEqual(len(desc), 1)
+        self.assertEqual(desc[0]["text"], "A small window with a button.")
+        arts = {a["name"]: a for a in report["artifacts"]}
+        self.assertIn("A small window", arts["99-failure-description.txt"]["description"])
 
     def test_screen_check_yes_passes_and_inconclusive_is_test_error(self):
         display = self.start_xvfb()
