@@ -234,14 +234,18 @@ static bool focus_in(ksr_x11 *x, Window w)
 	return false;
 }
 
-/* Keys go where the X input focus is, so that is what counts; the WM's word
- * (_NET_ACTIVE_WINDOW) alone is accepted only once we have also set the focus
- * ourselves (a client that never takes focus). */
-static bool is_active(ksr_x11 *x, Window w, bool accept_property)
+/* Keys go where the X input focus is, so that counts first. With a window
+ * manager, we also wait for its _NET_ACTIVE_WINDOW to agree: its shortcuts
+ * (alt+F4) act on the window it believes active, and under load it can lag
+ * behind the server. Once we have set the focus ourselves (the WM ignored the
+ * request), either word is enough (a client that never takes focus). */
+static bool is_active(ksr_x11 *x, Window w, bool wm, bool forced)
 {
-	return focus_in(x, w) ||
-	       (accept_property &&
-	        root_window_prop(x, x->atoms[KSR_NET_ACTIVE_WINDOW], XA_WINDOW) == w);
+	bool focus = focus_in(x, w);
+	if (!wm)
+		return focus;
+	bool wm_agrees = root_window_prop(x, x->atoms[KSR_NET_ACTIVE_WINDOW], XA_WINDOW) == w;
+	return forced ? focus || wm_agrees : focus && wm_agrees;
 }
 
 typedef struct activate_ctx {
@@ -319,7 +323,7 @@ int ksr_x11_activate(ksr_x11 *x, unsigned long window, ksr_deadline d, ksr_err *
 	for (;;) {
 		if (x->dead)
 			return ksr_x11_lost(x, err);
-		if (is_active(x, window, forced))
+		if (is_active(x, window, wm, forced))
 			return 0;
 		ksr_wait w = ksr_x11_input_wait(x, forced ? d : fallback, activation_event, &ctx);
 		if (w == KSR_WAIT_TIMEOUT && !forced && !ksr_deadline_passed(d)) {
@@ -329,8 +333,9 @@ int ksr_x11_activate(ksr_x11 *x, unsigned long window, ksr_deadline d, ksr_err *
 			continue;
 		}
 		if (w != KSR_WAIT_READY)
-			return is_active(x, window, true) ? 0
-			                                  : activation_failed(x, window, w, err);
+			return is_active(x, window, wm, true)
+			               ? 0
+			               : activation_failed(x, window, w, err);
 		if (viewable(x, window, err) < 0) /* unmapped or destroyed meanwhile */
 			return -1;
 	}
