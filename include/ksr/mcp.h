@@ -1,0 +1,62 @@
+/* MCP server core: JSON-RPC 2.0 per MCP revision 2025-11-25 (also answering
+ * clients that ask for 2025-06-18 or 2025-03-26), transport-independent. A
+ * transport (stdio, Streamable HTTP) hands complete messages to ksr_mcp_handle
+ * and writes back what it returns. The tools act through the same backends a
+ * run uses (x11, atspi, cdp, model, ksr_run_scenario). No printing. */
+#ifndef KSR_MCP_H
+#define KSR_MCP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ksr/error.h"
+
+typedef struct ksr_mcp ksr_mcp;
+
+typedef struct ksr_mcp_opts {
+	bool underscore_names; /* --tool-names underscore: list input_click, not input.click */
+	const char *display;   /* NULL: $DISPLAY */
+	bool xvfb;             /* start a private session (Xvfb + WM + D-Bus + AT-SPI) at create */
+} ksr_mcp_opts;
+
+/* The longest message a transport should pass on; longer ones get an error
+ * reply (ksr_mcp_error_reply) and the server keeps serving. */
+#define KSR_MCP_MAX_MESSAGE (16u * 1024u * 1024u)
+
+/* The newest protocol revision served (the default answer to initialize). */
+#define KSR_MCP_PROTOCOL "2025-11-25"
+
+ksr_mcp *ksr_mcp_create(const ksr_mcp_opts *o, ksr_err *err);
+void ksr_mcp_destroy(ksr_mcp *m); /* NULL-safe; stops a private session */
+
+/* Handle one complete JSON-RPC message (UTF-8 JSON text, not NUL-terminated).
+ * Returns the reply as a compact one-line JSON string (caller frees) or NULL
+ * when no reply is due: a notification, or a request cancelled while it ran
+ * (MCP: no response to a cancelled request; an HTTP transport answers such a
+ * POST with an empty 202 or closes its stream). While a tool runs, notify(ud, line)
+ * may be called with notifications (progress, logging) to send to the client
+ * (notify may be NULL). Thread-safe for one call at a time plus concurrent
+ * ksr_mcp_cancel. */
+char *ksr_mcp_handle(ksr_mcp *m, const char *msg, size_t len,
+                     void (*notify)(void *ud, const char *line), void *ud);
+
+/* Cancel the in-flight request with this JSON-RPC id (compact JSON text of the
+ * id, e.g. "7" or "\"abc\"", as in notifications/cancelled), from another
+ * thread. A no-op when that request is not running. */
+void ksr_mcp_cancel(ksr_mcp *m, const char *id_json);
+
+/* A JSON-RPC error reply with a null id (for transports: an over-long message,
+ * -32600; unreadable input, -32700). Caller frees. */
+char *ksr_mcp_error_reply(int code, const char *message);
+
+/* What a transport needs to apply a cancellation without going through
+ * ksr_mcp_handle (which may be busy): when msg is a notifications/cancelled,
+ * returns the compact id JSON of the request to cancel (caller frees), else
+ * NULL. */
+char *ksr_mcp_cancelled_id(const char *msg, size_t len);
+
+/* Is this message a request that may run long (tools/call)? Transports run
+ * such requests off their reader thread so cancellations can still be read. */
+bool ksr_mcp_is_tool_call(const char *msg, size_t len);
+
+#endif
