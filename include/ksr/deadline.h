@@ -36,6 +36,9 @@ int ksr_cancel_fd(void); /* readable once cancelled; -1 before install */
 bool ksr_cancelled(void);
 int ksr_cancel_signal(void);   /* the signal that cancelled, or 0 */
 void ksr_cancel_request(void); /* cancel from code (tests, MCP cancellation) */
+/* Undo a ksr_cancel_request once the cancelled work has ended (the MCP server
+ * keeps serving after a cancelled tool call). A real SIGTERM/SIGINT stays. */
+void ksr_cancel_reset(void);
 
 /* Poll fds (may be NULL/0) together with the cancel fd until one is ready, the
  * deadline passes or the run is cancelled. Retries on EINTR. */

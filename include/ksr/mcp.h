@@ -59,4 +59,12 @@ char *ksr_mcp_cancelled_id(const char *msg, size_t len);
  * such requests off their reader thread so cancellations can still be read. */
 bool ksr_mcp_is_tool_call(const char *msg, size_t len);
 
+/* The stdio transport: newline-delimited JSON-RPC read from in_fd, replies and
+ * notifications written to out_fd as compact lines. Messages are handled in
+ * order on a worker thread, so a notifications/cancelled is read and applied
+ * while a tool runs. A line over KSR_MCP_MAX_MESSAGE gets an error reply and is
+ * skipped. Returns 0 at EOF (after the queued requests are answered) or on
+ * SIGTERM/SIGINT (ksr_cancel_install first), -1 with err on a read error. */
+int ksr_mcp_serve_stdio(ksr_mcp *m, int in_fd, int out_fd, ksr_err *err);
+
 #endif

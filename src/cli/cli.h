@@ -17,6 +17,7 @@ extern const cli_command cli_cmd_validate;
 extern const cli_command cli_cmd_inspect;
 extern const cli_command cli_cmd_version;
 extern const cli_command cli_cmd_watch;
+extern const cli_command cli_cmd_mcp;
 
 /* run --junit FILE (run_junit.c): keep the report, write JUnit after the run. */
 typedef struct cli_junit_state {

@@ -12,6 +12,7 @@ static const cli_command *const commands[] = {
         &cli_cmd_inspect,
         &cli_cmd_version,
         &cli_cmd_watch,
+        &cli_cmd_mcp,
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

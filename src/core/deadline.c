@@ -50,8 +50,8 @@ bool ksr_deadline_passed(ksr_deadline d)
 static void on_cancel_signal(int sig)
 {
 	int saved = errno;
-	if (!cancel_signal)
-		cancel_signal = sig;
+	if (!cancel_signal || (sig > 0 && cancel_signal < 0))
+		cancel_signal = sig; /* a real signal outranks a request from code */
 	if (cancel_pipe[1] >= 0) {
 		char byte = 1;
 		ssize_t r = write(cancel_pipe[1], &byte, 1);
@@ -96,6 +96,19 @@ void ksr_cancel_request(void)
 	if (cancel_pipe[0] < 0)
 		ksr_cancel_install();
 	on_cancel_signal(-1);
+}
+
+void ksr_cancel_reset(void)
+{
+	if (cancel_signal >= 0 || cancel_pipe[0] < 0)
+		return;
+	char buf[64];
+	while (read(cancel_pipe[0], buf, sizeof buf) > 0)
+		;
+	if (cancel_signal < 0)
+		cancel_signal = 0;
+	else /* a signal raced the reset: keep the pipe readable */
+		on_cancel_signal(cancel_signal);
 }
 
 static int poll_timeout(ksr_deadline d)

@@ -1,0 +1,106 @@
+/* mcp: serve the runtime's actions to outside agents over MCP (DESIGN §11).
+ * stdio here; --http is the Streamable HTTP transport. */
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "ksr/deadline.h"
+#include "ksr/mcp.h"
+
+typedef struct mcp_args {
+	const char *http;
+	ksr_mcp_opts o;
+} mcp_args;
+
+static int parse(int argc, char **argv, mcp_args *a)
+{
+	enum { OPT_HTTP = 1, OPT_NAMES, OPT_XVFB };
+	static const struct option longopts[] = {{"http", required_argument, NULL, OPT_HTTP},
+	                                         {"tool-names", required_argument, NULL, OPT_NAMES},
+	                                         {"xvfb", no_argument, NULL, OPT_XVFB},
+	                                         {NULL, 0, NULL, 0}};
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+		if (c == OPT_HTTP)
+			a->http = optarg;
+		else if (c == OPT_XVFB)
+			a->o.xvfb = true;
+		else if (c == OPT_NAMES && !strcmp(optarg, "underscore"))
+			a->o.underscore_names = true;
+		else if (c == OPT_NAMES && strcmp(optarg, "dots"))
+			return cli_usage_error(&cli_cmd_mcp, "--tool-names is underscore or dots");
+		else if (c != OPT_NAMES)
+			return cli_usage_error(&cli_cmd_mcp, "unknown or incomplete option '%s'",
+			                       argv[optind - 1]);
+	}
+	if (optind < argc)
+		return cli_usage_error(&cli_cmd_mcp, "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+/* The protocol owns stdin and stdout: keep private copies and point fds 0 and
+ * 1 at /dev/null and stderr, so an app a scenario launches (it inherits them)
+ * can neither read requests nor write into the reply stream. */
+static int take_stdio(int *in_fd, int *out_fd)
+{
+	*in_fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
+	*out_fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (*in_fd < 0 || *out_fd < 0 || null < 0 || dup2(null, 0) < 0 || dup2(2, 1) < 0)
+		return -1;
+	close(null);
+	return 0;
+}
+
+static int exec_mcp(int argc, char **argv)
+{
+	mcp_args a = {0};
+	int rc = parse(argc, argv, &a);
+	if (rc)
+		return rc;
+	if (a.http)
+		return cli_usage_error(&cli_cmd_mcp, "--http is not available in this build yet");
+	ksr_cancel_install();
+	int in_fd, out_fd;
+	if (take_stdio(&in_fd, &out_fd) < 0) {
+		perror("kasm-session-runtime mcp: standard input/output");
+		return 2;
+	}
+	ksr_err err = {0};
+	ksr_mcp *m = ksr_mcp_create(&a.o, &err);
+	if (!m) {
+		fprintf(stderr, "kasm-session-runtime mcp: %s\n", err.msg);
+		return 2;
+	}
+	rc = ksr_mcp_serve_stdio(m, in_fd, out_fd, &err);
+	if (rc < 0)
+		fprintf(stderr, "kasm-session-runtime mcp: %s\n", err.msg);
+	ksr_mcp_destroy(m);
+	close(in_fd);
+	close(out_fd);
+	return rc < 0 ? 2 : 0;
+}
+
+const cli_command cli_cmd_mcp = {
+        .name = "mcp",
+        .summary = "serve the runtime's actions to outside agents (MCP)",
+        .usage =
+                "usage: kasm-session-runtime mcp [--http HOST:PORT] [--tool-names underscore|dots] "
+                "[--xvfb]\n\n"
+                "Model Context Protocol server (revision 2025-11-25; 2025-06-18 and 2025-03-26\n"
+                "on request). Without --http: newline-delimited JSON-RPC on stdin/stdout, logs\n"
+                "on stderr, exit 0 at end of input.\n\n"
+                "  --http HOST:PORT     Streamable HTTP instead of stdio\n"
+                "  --tool-names MODE    dots (input.click, default) or underscore (input_click)\n"
+                "                       for clients that reject dots; calls accept both\n"
+                "  --xvfb               a private Xvfb + window manager + AT-SPI for the tools\n\n"
+                "Tools: screen.capture, screen.ground, input.click/move/drag/scroll/type/key,\n"
+                "window.list/focus, a11y.tree/click/state, cdp.list_interactive/click/fill/\n"
+                "navigate, scenario.run. Coordinates are in the last screenshot's space.\n",
+        .exec = exec_mcp,
+};

@@ -1,0 +1,126 @@
+/* The MCP server's insides, shared by server.c (JSON-RPC), tools.c (the table
+ * and argument checks) and the tool handlers (tools_*.c). */
+#ifndef KSR_MCP_PRIV_H
+#define KSR_MCP_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "ksr/atspi.h"
+#include "ksr/cdp.h"
+#include "ksr/mcp.h"
+#include "ksr/session.h"
+#include "ksr/x11.h"
+
+/* How the last screenshot maps to the screen: screen = origin + shot / scale. */
+typedef struct mcp_view {
+	int origin_x, origin_y; /* screen pixels of the screenshot's top-left */
+	int w, h;               /* the screenshot's size (its coordinate space) */
+	double scale;           /* screenshot pixels per screen pixel (<= 1 when downscaled) */
+	bool have;              /* a capture was made; else the whole screen at scale 1 */
+} mcp_view;
+
+struct ksr_mcp {
+	ksr_mcp_opts opts;
+	ksr_session *session;
+	ksr_x11 *x;
+	ksr_atspi *atspi;
+	ksr_cdp *cdp;
+	int cdp_port;
+	mcp_view view;
+	char protocol[16];
+	int log_level;   /* index into the syslog-style levels; messages below are dropped */
+	cJSON **schemas; /* parsed input/output schemas, two per tool row */
+	/* The request running now, for ksr_mcp_cancel from another thread. */
+	pthread_mutex_t lock;
+	char *inflight_id;
+	bool cancel_hit;
+	/* Where notifications go during ksr_mcp_handle. */
+	void (*notify)(void *ud, const char *line);
+	void *notify_ud;
+	cJSON *progress_token; /* the current call's, or NULL */
+	double progress;
+};
+
+/* A tool call's answer: content blocks, structuredContent, isError. */
+typedef struct mcp_result {
+	cJSON *content;    /* array */
+	cJSON *structured; /* object or NULL */
+	bool is_error;
+} mcp_result;
+
+typedef int (*mcp_tool_fn)(ksr_mcp *m, const cJSON *args, mcp_result *r);
+
+typedef struct mcp_tool {
+	const char *name; /* with dots: "input.click" */
+	const char *title;
+	const char *description;
+	const char *input_schema;  /* JSON text */
+	const char *output_schema; /* JSON text */
+	bool read_only;
+	bool destructive;
+	bool open_world;
+	mcp_tool_fn run;
+} mcp_tool;
+
+extern const mcp_tool mcp_tools[];
+extern const size_t mcp_n_tools;
+
+/* The row for a name in either form ("input.click" or "input_click"); -1. */
+int mcp_tool_find(const char *name);
+/* The name as listed: dots, or underscores when asked. Writes into buf. */
+const char *mcp_tool_listed_name(const mcp_tool *t, bool underscore, char *buf, size_t len);
+/* Check args against a tool's inputSchema (type, required, enum, bounds, no
+ * unknown properties). 0, or -1 with why. */
+int mcp_check_args(const cJSON *schema, const cJSON *args, char *why, size_t len);
+/* The tools/list entry for row i. */
+cJSON *mcp_tool_json(const ksr_mcp *m, size_t i);
+
+/* Result helpers: a text block, an error (isError with a text block). Both return 0. */
+int mcp_text(mcp_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int mcp_fail(mcp_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Structured content plus its compact JSON as a text block (for clients
+ * without structuredContent support). Takes obj. */
+int mcp_structured(mcp_result *r, cJSON *obj);
+
+/* Lazily connected backends. -1 with r's error set. */
+int mcp_need_x11(ksr_mcp *m, mcp_result *r);
+/* Screenshot coordinates to screen pixels; -1 (error set) when outside. */
+int mcp_to_screen(ksr_mcp *m, double sx, double sy, int *px, int *py, mcp_result *r);
+/* Send a progress notification when the client asked for them. */
+void mcp_progress(ksr_mcp *m, double total, const char *message);
+/* A notifications/message at level ("info", "warning"...) when not filtered. */
+void mcp_log(ksr_mcp *m, const char *level, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+/* The current request was cancelled (by ksr_mcp_cancel). */
+bool mcp_cancel_hit(ksr_mcp *m);
+
+/* Argument helpers: the member's value, or def when absent. */
+int mcp_arg_int(const cJSON *args, const char *name, int def);
+double mcp_arg_num(const cJSON *args, const char *name, double def);
+const char *mcp_arg_str(const cJSON *args, const char *name);
+bool mcp_arg_bool(const cJSON *args, const char *name, bool def);
+
+/* Handlers, by family. */
+int mcp_tool_capture(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_ground(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_click(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_move(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_drag(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_scroll(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_type(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_key(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_window_list(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_window_focus(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_a11y_tree(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_a11y_click(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_a11y_state(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_cdp_list(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_cdp_click(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_cdp_fill(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_cdp_navigate(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_scenario_run(ksr_mcp *m, const cJSON *a, mcp_result *r);
+
+#endif

@@ -1,0 +1,378 @@
+/* The tools table, one row a tool (like the ladder): name, description,
+ * schemas, annotations, handler. Schemas are JSON text, parsed once at create
+ * and used both for tools/list and to check a call's arguments, so what is
+ * advertised is what is enforced. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mcp/mcp_priv.h"
+
+#define XY_IN                                                                                      \
+	"\"x\":{\"type\":\"number\",\"description\":\"screenshot x (from the last "                \
+	"screen.capture)\"},"                                                                      \
+	"\"y\":{\"type\":\"number\",\"description\":\"screenshot y\"}"
+#define POINT_OUT                                                                                  \
+	"{\"type\":\"object\",\"properties\":{\"screen_x\":{\"type\":\"integer\"},"                \
+	"\"screen_y\":{\"type\":\"integer\"}},\"required\":[\"screen_x\",\"screen_y\"]}"
+#define DONE_OUT                                                                                   \
+	"{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\"}},\"required\":["       \
+	"\"ok\"]}"
+#define APP_IN                                                                                     \
+	"\"pid\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"the app's process\"},"      \
+	"\"window\":{\"type\":\"string\",\"description\":\"a window title pattern (PCRE); its "    \
+	"process\"},"                                                                              \
+	"\"app\":{\"type\":\"string\",\"description\":\"the AT-SPI application name\"}"
+#define PORT_IN                                                                                    \
+	"\"port\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":65535,\"description\":"          \
+	"\"the browser's debugging port; default: found from the windows' processes\"}"
+#define REF_IN                                                                                     \
+	"\"ref\":{\"type\":\"string\",\"description\":\"a CSS selector or an id from "             \
+	"cdp.list_interactive (@e123)\"}"
+
+const mcp_tool mcp_tools[] = {
+        {"screen.capture", "Capture the screen",
+         "Screenshot of the whole screen, a window (id or title pattern) or a region, as PNG. "
+         "Downscaled by default (long edge <= 1280); later coordinates are in this screenshot's "
+         "space. zoom returns a region at full resolution.",
+         "{\"type\":\"object\",\"properties\":{\"window_id\":{\"type\":\"integer\",\"minimum\":1},"
+         "\"window\":{\"type\":\"string\",\"description\":\"title pattern (PCRE)\"},"
+         "\"region\":{\"type\":\"object\",\"description\":\"in the last screenshot's space\","
+         "\"properties\":{\"x\":{\"type\":\"number\"},\"y\":{\"type\":\"number\"},"
+         "\"width\":{\"type\":\"number\",\"exclusiveMinimum\":0},"
+         "\"height\":{\"type\":\"number\",\"exclusiveMinimum\":0}},"
+         "\"required\":[\"x\",\"y\",\"width\",\"height\"]},"
+         "\"zoom\":{\"type\":\"boolean\",\"description\":\"full resolution (no downscale)\"},"
+         "\"max_edge\":{\"type\":\"integer\",\"minimum\":64,\"maximum\":4096}}}",
+         "{\"type\":\"object\",\"properties\":{\"width\":{\"type\":\"integer\"},"
+         "\"height\":{\"type\":\"integer\"},\"scale\":{\"type\":\"number\"},"
+         "\"origin_x\":{\"type\":\"integer\"},\"origin_y\":{\"type\":\"integer\"},"
+         "\"screen_width\":{\"type\":\"integer\"},\"screen_height\":{\"type\":\"integer\"},"
+         "\"png_bytes\":{\"type\":\"integer\"}},\"required\":[\"width\",\"height\",\"scale\","
+         "\"origin_x\",\"origin_y\",\"screen_width\",\"screen_height\",\"png_bytes\"]}",
+         true, false, false, mcp_tool_capture},
+        {"screen.ground", "Locate a described element",
+         "Ask the configured grounding model (KASM_RUNTIME_MODEL...) where the described element "
+         "is; returns a point in the new screenshot's space.",
+         "{\"type\":\"object\",\"properties\":{\"description\":{\"type\":\"string\",\"minLength\":"
+         "1}},"
+         "\"required\":[\"description\"]}",
+         "{\"type\":\"object\",\"properties\":{\"found\":{\"type\":\"boolean\"},"
+         "\"x\":{\"type\":\"number\"},\"y\":{\"type\":\"number\"},\"scale\":{\"type\":\"number\"},"
+         "\"screen_x\":{\"type\":\"integer\"},\"screen_y\":{\"type\":\"integer\"}},"
+         "\"required\":[\"found\"]}",
+         true, false, true, mcp_tool_ground},
+        {"input.click", "Click", "Click at a point in screenshot space (XTest).",
+         "{\"type\":\"object\",\"properties\":{" XY_IN ",\"button\":{\"type\":\"string\","
+         "\"enum\":[\"left\",\"middle\",\"right\"]},\"count\":{\"type\":\"integer\",\"minimum\":1,"
+         "\"maximum\":3}},\"required\":[\"x\",\"y\"]}",
+         POINT_OUT, false, true, false, mcp_tool_click},
+        {"input.move", "Move the pointer", "Move the pointer to a point in screenshot space.",
+         "{\"type\":\"object\",\"properties\":{" XY_IN "},\"required\":[\"x\",\"y\"]}", POINT_OUT,
+         false, true, false, mcp_tool_move},
+        {"input.drag", "Drag", "Press at (x1, y1), move to (x2, y2), release; screenshot space.",
+         "{\"type\":\"object\",\"properties\":{\"x1\":{\"type\":\"number\"},\"y1\":{\"type\":"
+         "\"number\"},\"x2\":{\"type\":\"number\"},\"y2\":{\"type\":\"number\"},\"button\":{"
+         "\"type\":\"string\",\"enum\":[\"left\",\"middle\",\"right\"]}},"
+         "\"required\":[\"x1\",\"y1\",\"x2\",\"y2\"]}",
+         DONE_OUT, false, true, false, mcp_tool_drag},
+        {"input.scroll", "Scroll",
+         "Scroll at a point in screenshot space: amount wheel clicks, negative up.",
+         "{\"type\":\"object\",\"properties\":{" XY_IN ",\"amount\":{\"type\":\"integer\","
+         "\"minimum\":-50,\"maximum\":50}},\"required\":[\"x\",\"y\",\"amount\"]}",
+         POINT_OUT, false, true, false, mcp_tool_scroll},
+        {"input.type", "Type text", "Type UTF-8 text into the focused window (\\n is Return).",
+         "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},"
+         "\"required\":[\"text\"]}",
+         DONE_OUT, false, true, false, mcp_tool_type},
+        {"input.key", "Press keys",
+         "Space-separated key chords, e.g. \"ctrl+s\", \"alt+F4 Return\".",
+         "{\"type\":\"object\",\"properties\":{\"keys\":{\"type\":\"string\",\"minLength\":1}},"
+         "\"required\":[\"keys\"]}",
+         DONE_OUT, false, true, false, mcp_tool_key},
+        {"window.list", "List windows",
+         "Top-level windows: id, title, class, process, geometry (screen pixels).",
+         "{\"type\":\"object\",\"properties\":{}}",
+         "{\"type\":\"object\",\"properties\":{\"windows\":{\"type\":\"array\",\"items\":{"
+         "\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\"},\"title\":{\"type\":"
+         "\"string\"},\"class\":{\"type\":\"string\"},\"pid\":{\"type\":\"integer\"},\"x\":{"
+         "\"type\":\"integer\"},\"y\":{\"type\":\"integer\"},\"width\":{\"type\":\"integer\"},"
+         "\"height\":{\"type\":\"integer\"},\"dialog\":{\"type\":\"boolean\"}}}}},"
+         "\"required\":[\"windows\"]}",
+         true, false, false, mcp_tool_window_list},
+        {"window.focus", "Focus a window", "Activate a window by id or title pattern.",
+         "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"minimum\":1},"
+         "\"title\":{\"type\":\"string\"}}}",
+         "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\"},\"title\":{\"type\":"
+         "\"string\"}},\"required\":[\"id\",\"title\"]}",
+         false, true, false, mcp_tool_window_focus},
+        {"a11y.tree", "Accessibility tree",
+         "An app's AT-SPI controls (bounded): role, name, states, actions, screen extents, path.",
+         "{\"type\":\"object\",\"properties\":{" APP_IN ",\"max_nodes\":{\"type\":\"integer\","
+         "\"minimum\":1,\"maximum\":5000}}}",
+         "{\"type\":\"object\",\"properties\":{\"app\":{\"type\":\"string\"},\"pid\":{\"type\":"
+         "\"integer\"},\"truncated\":{\"type\":\"boolean\"},\"nodes\":{\"type\":\"array\","
+         "\"items\":{\"type\":\"object\"}}},\"required\":[\"app\",\"pid\",\"truncated\",\"nodes\"]"
+         "}",
+         true, false, false, mcp_tool_a11y_tree},
+        {"a11y.click", "Click a control",
+         "Find a control by name (exact, or /pattern/) and role, and perform its click action "
+         "(as the scenario step click_element); an XTest click at its centre when it has none.",
+         "{\"type\":\"object\",\"properties\":{" APP_IN ",\"name\":{\"type\":\"string\"},"
+         "\"role\":{\"type\":\"string\"}},\"required\":[\"name\"]}",
+         "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"backend\":{"
+         "\"type\":\"string\"},\"action\":{\"type\":\"string\"}},\"required\":[\"path\","
+         "\"backend\"]}",
+         false, true, false, mcp_tool_a11y_click},
+        {"a11y.state", "Control state", "A control's current AT-SPI states, read now.",
+         "{\"type\":\"object\",\"properties\":{" APP_IN ",\"name\":{\"type\":\"string\"},"
+         "\"role\":{\"type\":\"string\"}},\"required\":[\"name\"]}",
+         "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"name\":{\"type\":"
+         "\"string\"},\"states\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
+         "\"required\":[\"path\",\"name\",\"states\"]}",
+         true, false, false, mcp_tool_a11y_state},
+        {"cdp.list_interactive", "Page elements",
+         "The browser page's interactive elements (CDP accessibility tree) with ids for "
+         "cdp.click and cdp.fill.",
+         "{\"type\":\"object\",\"properties\":{" PORT_IN "}}",
+         "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"},\"elements\":{"
+         "\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":"
+         "\"string\"},\"role\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"}}}}},"
+         "\"required\":[\"url\",\"elements\"]}",
+         true, false, false, mcp_tool_cdp_list},
+        {"cdp.click", "Click a page element",
+         "Click an element once it is actionable (visible, enabled, stable, not covered).",
+         "{\"type\":\"object\",\"properties\":{" PORT_IN "," REF_IN "},\"required\":[\"ref\"]}",
+         DONE_OUT, false, true, false, mcp_tool_cdp_click},
+        {"cdp.fill", "Fill a page field", "Focus an editable element and replace its text.",
+         "{\"type\":\"object\",\"properties\":{" PORT_IN "," REF_IN ",\"text\":{\"type\":"
+         "\"string\"}},\"required\":[\"ref\",\"text\"]}",
+         DONE_OUT, false, true, false, mcp_tool_cdp_fill},
+        {"cdp.navigate", "Navigate the page", "Load a URL and wait for the load event.",
+         "{\"type\":\"object\",\"properties\":{" PORT_IN ",\"url\":{\"type\":\"string\","
+         "\"minLength\":1}},\"required\":[\"url\"]}",
+         "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"}},"
+         "\"required\":[\"url\"]}",
+         false, true, true, mcp_tool_cdp_navigate},
+        {"scenario.run", "Run a scenario",
+         "Run a scenario (a file path or inline YAML) as `kasm-session-runtime run` does; "
+         "returns the verdict, outcome, reason and the evidence folder. Progress per stage.",
+         "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"yaml\":{\"type\":"
+         "\"string\"},\"out\":{\"type\":\"string\",\"description\":\"evidence folder; default a "
+         "new temporary one\"},\"xvfb\":{\"type\":\"boolean\"},\"deadline_s\":{\"type\":"
+         "\"integer\",\"minimum\":1,\"maximum\":86400}}}",
+         "{\"type\":\"object\",\"properties\":{\"verdict\":{\"type\":\"string\",\"enum\":[\"pass\","
+         "\"pass-with-concerns\",\"app-failed\",\"test-error\"]},\"exit_code\":{\"type\":"
+         "\"integer\"},\"outcome\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},"
+         "\"evidence\":{\"type\":\"string\"}},\"required\":[\"verdict\",\"exit_code\",\"outcome\","
+         "\"reason\",\"evidence\"]}",
+         false, true, true, mcp_tool_scenario_run},
+};
+const size_t mcp_n_tools = sizeof mcp_tools / sizeof mcp_tools[0];
+
+/* Names compare with '_' and '.' as one: clients that reject dots call
+ * input_click, and no two tool names differ only there. */
+static bool same_name(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++) {
+		bool sep_a = *a == '.' || *a == '_', sep_b = *b == '.' || *b == '_';
+		if (sep_a != sep_b || (!sep_a && *a != *b))
+			return false;
+	}
+	return *a == *b;
+}
+
+int mcp_tool_find(const char *name)
+{
+	if (!name)
+		return -1;
+	for (size_t i = 0; i < mcp_n_tools; i++)
+		if (same_name(mcp_tools[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+const char *mcp_tool_listed_name(const mcp_tool *t, bool underscore, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", t->name);
+	for (char *p = buf; underscore && *p; p++)
+		if (*p == '.')
+			*p = '_';
+	return buf;
+}
+
+cJSON *mcp_tool_json(const ksr_mcp *m, size_t i)
+{
+	const mcp_tool *t = &mcp_tools[i];
+	char name[64];
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(
+	        o, "name", mcp_tool_listed_name(t, m->opts.underscore_names, name, sizeof name));
+	cJSON_AddStringToObject(o, "title", t->title);
+	cJSON_AddStringToObject(o, "description", t->description);
+	cJSON_AddItemToObject(o, "inputSchema", cJSON_Duplicate(m->schemas[2 * i], 1));
+	cJSON_AddItemToObject(o, "outputSchema", cJSON_Duplicate(m->schemas[2 * i + 1], 1));
+	cJSON *an = cJSON_AddObjectToObject(o, "annotations");
+	cJSON_AddStringToObject(an, "title", t->title);
+	cJSON_AddBoolToObject(an, "readOnlyHint", t->read_only);
+	cJSON_AddBoolToObject(an, "destructiveHint", t->destructive);
+	cJSON_AddBoolToObject(an, "idempotentHint", t->read_only);
+	cJSON_AddBoolToObject(an, "openWorldHint", t->open_world);
+	return o;
+}
+
+/* ---- argument checks against the inputSchema --------------------------------- */
+
+static bool type_ok(const char *type, const cJSON *v)
+{
+	if (!strcmp(type, "string"))
+		return cJSON_IsString(v);
+	if (!strcmp(type, "boolean"))
+		return cJSON_IsBool(v);
+	if (!strcmp(type, "object"))
+		return cJSON_IsObject(v);
+	if (!strcmp(type, "array"))
+		return cJSON_IsArray(v);
+	if (!strcmp(type, "number"))
+		return cJSON_IsNumber(v) && isfinite(v->valuedouble);
+	if (!strcmp(type, "integer"))
+		return cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) &&
+		       fabs(v->valuedouble) < 2147483647.0;
+	return true;
+}
+
+static int check_bounds(const cJSON *s, const cJSON *v, const char *name, char *why, size_t len)
+{
+	const cJSON *b;
+	if (cJSON_IsNumber(v)) {
+		if ((b = cJSON_GetObjectItem(s, "minimum")) && v->valuedouble < b->valuedouble)
+			return snprintf(why, len, "%s must be >= %g", name, b->valuedouble), -1;
+		if ((b = cJSON_GetObjectItem(s, "maximum")) && v->valuedouble > b->valuedouble)
+			return snprintf(why, len, "%s must be <= %g", name, b->valuedouble), -1;
+		if ((b = cJSON_GetObjectItem(s, "exclusiveMinimum")) &&
+		    v->valuedouble <= b->valuedouble)
+			return snprintf(why, len, "%s must be > %g", name, b->valuedouble), -1;
+	}
+	if (cJSON_IsString(v) && (b = cJSON_GetObjectItem(s, "minLength")) &&
+	    strlen(v->valuestring) < (size_t)b->valueint)
+		return snprintf(why, len, "%s must not be empty", name), -1;
+	const cJSON *en = cJSON_GetObjectItem(s, "enum"), *e;
+	if (!en || !cJSON_IsString(v))
+		return 0;
+	cJSON_ArrayForEach(e, en) if (cJSON_IsString(e) &&
+	                              !strcmp(e->valuestring, v->valuestring)) return 0;
+	return snprintf(why, len, "%s must be one of the schema's enum values", name), -1;
+}
+
+static int check_value(const cJSON *s, const cJSON *v, const char *name, char *why, size_t len);
+
+static int check_object(const cJSON *s, const cJSON *v, const char *name, char *why, size_t len)
+{
+	const cJSON *props = cJSON_GetObjectItem(s, "properties"), *req, *it;
+	cJSON_ArrayForEach(req, cJSON_GetObjectItem(s, "required"))
+	{
+		if (!cJSON_GetObjectItemCaseSensitive(v, req->valuestring))
+			return snprintf(why, len, "missing required argument %s%s%s", name,
+			                *name ? "." : "", req->valuestring),
+			       -1;
+	}
+	cJSON_ArrayForEach(it, v)
+	{
+		const cJSON *ps = cJSON_GetObjectItemCaseSensitive(props, it->string);
+		if (!ps)
+			return snprintf(why, len, "unknown argument %s%s%s", name, *name ? "." : "",
+			                it->string),
+			       -1;
+		if (check_value(ps, it, it->string, why, len) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int check_value(const cJSON *s, const cJSON *v, const char *name, char *why, size_t len)
+{
+	const cJSON *type = cJSON_GetObjectItem(s, "type");
+	if (cJSON_IsString(type) && !type_ok(type->valuestring, v))
+		return snprintf(why, len, "%s must be %s %s", *name ? name : "arguments",
+		                strchr("aeiou", type->valuestring[0]) ? "an" : "a",
+		                type->valuestring),
+		       -1;
+	if (cJSON_IsObject(v))
+		return check_object(s, v, name, why, len);
+	return check_bounds(s, v, name, why, len);
+}
+
+int mcp_check_args(const cJSON *schema, const cJSON *args, char *why, size_t len)
+{
+	return check_value(schema, args, "", why, len);
+}
+
+/* ---- results and arguments ---------------------------------------------------- */
+
+static void add_text(mcp_result *r, const char *text)
+{
+	if (!r->content)
+		r->content = cJSON_CreateArray();
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "type", "text");
+	cJSON_AddStringToObject(b, "text", text);
+	cJSON_AddItemToArray(r->content, b);
+}
+
+int mcp_text(mcp_result *r, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	add_text(r, buf);
+	return 0;
+}
+
+int mcp_fail(mcp_result *r, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	r->is_error = true;
+	add_text(r, buf);
+	return 0;
+}
+
+int mcp_structured(mcp_result *r, cJSON *obj)
+{
+	char *text = cJSON_PrintUnformatted(obj);
+	add_text(r, text ? text : "{}");
+	cJSON_free(text);
+	cJSON_Delete(r->structured);
+	r->structured = obj;
+	return 0;
+}
+
+int mcp_arg_int(const cJSON *args, const char *name, int def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
+	return cJSON_IsNumber(v) ? (int)v->valuedouble : def;
+}
+
+double mcp_arg_num(const cJSON *args, const char *name, double def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
+	return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+const char *mcp_arg_str(const cJSON *args, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+bool mcp_arg_bool(const cJSON *args, const char *name, bool def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
+	return cJSON_IsBool(v) ? cJSON_IsTrue(v) : def;
+}

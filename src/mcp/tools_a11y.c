@@ -1,0 +1,177 @@
+/* a11y.*: the accessibility rung (AT-SPI) through the same backend the run's
+ * click_element step and state checks use. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ksr/pattern.h"
+#include "mcp/mcp_priv.h"
+
+#define CALL_MS 8000
+
+/* The PID the arguments name: pid, else a window title's process, else the
+ * newest window with a process; 0 with app set means "by name". */
+static int target_pid(ksr_mcp *m, const cJSON *a, mcp_result *r)
+{
+	int pid = mcp_arg_int(a, "pid", 0);
+	const char *title = mcp_arg_str(a, "window");
+	if (pid || (mcp_arg_str(a, "app") && !title))
+		return pid;
+	ksr_err e = {0};
+	ksr_pattern *re = title ? ksr_pattern_compile(title, &e) : NULL;
+	if (title && !re)
+		return mcp_fail(r, "bad window pattern: %s", e.msg), -1;
+	ksr_window_list l = {0};
+	if (ksr_x11_list_windows(m->x, &l, &e) < 0)
+		mcp_fail(r, "listing windows: %s", e.msg);
+	for (size_t i = l.len; i-- > 0 && !pid;)
+		if (l.items[i].pid > 0 && (!re || ksr_pattern_match(re, l.items[i].title)))
+			pid = l.items[i].pid;
+	ksr_window_list_clear(&l);
+	ksr_pattern_free(re);
+	if (!pid && !r->is_error)
+		mcp_fail(r, "no window %s%s with a process (_NET_WM_PID)", title ? "titled " : "",
+		         title ? title : "");
+	return pid ? pid : -1;
+}
+
+/* Connect (lazily), find the app and walk it. -1 with r's error set. */
+static int walk(ksr_mcp *m, const cJSON *a, int max_nodes, ksr_atspi_app *app, ksr_atspi_tree *tree,
+                mcp_result *r)
+{
+	if (mcp_need_x11(m, r) < 0)
+		return -1;
+	int pid = target_pid(m, a, r);
+	if (pid < 0)
+		return -1;
+	ksr_deadline d = ksr_deadline_in_ms(CALL_MS);
+	ksr_err e = {0};
+	ksr_atspi_opts ao = {.x = m->x, .app_pid = pid};
+	if (!m->atspi && ksr_atspi_open(&ao, d, &m->atspi, &e) < 0)
+		return mcp_fail(r, "accessibility bus: %s", e.msg), -1;
+	const char *by = NULL;
+	if (ksr_atspi_find_app(m->atspi, pid, mcp_arg_str(a, "app"), d, app, &by, &e) < 0)
+		return mcp_fail(r, "%s", e.msg), -1;
+	ksr_atspi_walk_opts wo = {.max_nodes = max_nodes};
+	if (ksr_atspi_walk(m->atspi, app, &wo, d, tree, &e) < 0) {
+		ksr_atspi_app_clear(app);
+		return mcp_fail(r, "walking %s: %s", app->name ? app->name : "the app", e.msg), -1;
+	}
+	return 0;
+}
+
+int mcp_tool_a11y_tree(ksr_mcp *m, const cJSON *a, mcp_result *r)
+{
+	ksr_atspi_app app = {0};
+	ksr_atspi_tree tree = {0};
+	if (walk(m, a, mcp_arg_int(a, "max_nodes", 300), &app, &tree, r) < 0)
+		return 0;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "app", app.name ? app.name : "");
+	cJSON_AddNumberToObject(o, "pid", app.pid);
+	cJSON_AddBoolToObject(o, "truncated", tree.truncated);
+	cJSON *nodes = cJSON_AddArrayToObject(o, "nodes");
+	for (size_t i = 0; i < tree.len; i++)
+		cJSON_AddItemToArray(nodes, ksr_atspi_node_json(&tree, i));
+	ksr_atspi_tree_clear(&tree);
+	ksr_atspi_app_clear(&app);
+	return mcp_structured(r, o);
+}
+
+/* The node the name/role arguments pick; -1 with r's error set. */
+static int pick(const cJSON *a, const ksr_atspi_tree *tree, mcp_result *r)
+{
+	ksr_name_match nm = {0};
+	ksr_err e = {0};
+	if (ksr_name_match_parse(&nm, mcp_arg_str(a, "name"), &e) < 0)
+		return mcp_fail(r, "bad name: %s", e.msg), -1;
+	int i = ksr_atspi_tree_find(tree, &nm, mcp_arg_str(a, "role"));
+	if (i < 0)
+		mcp_fail(r, "no control named %s%s%s in the accessibility tree (%zu nodes)",
+		         nm.text, mcp_arg_str(a, "role") ? " with role " : "",
+		         mcp_arg_str(a, "role") ? mcp_arg_str(a, "role") : "", tree->len);
+	ksr_name_match_clear(&nm);
+	return i;
+}
+
+static int click_node(ksr_mcp *m, const ksr_atspi_app *app, const ksr_atspi_node *n, cJSON *o,
+                      mcp_result *r)
+{
+	ksr_err e = {0};
+	int act = ksr_atspi_pick_action(n);
+	if (act >= 0) {
+		cJSON_AddStringToObject(o, "backend", "atspi");
+		cJSON_AddStringToObject(o, "action", n->actions[act]);
+		if (ksr_atspi_do_action(m->atspi, app, n->path, act, ksr_deadline_in_ms(CALL_MS),
+		                        &e) < 0)
+			return mcp_fail(r, "the %s action failed: %s", n->actions[act], e.msg), -1;
+		return 0;
+	}
+	if (!n->has_extents || n->w <= 0 || n->h <= 0)
+		return mcp_fail(r, "the control has no click action and no screen extents"), -1;
+	cJSON_AddStringToObject(o, "backend", "xtest");
+	if (ksr_x11_click(m->x, n->x + n->w / 2, n->y + n->h / 2, 1, 1, &e) < 0 ||
+	    ksr_x11_sync(m->x) < 0)
+		return mcp_fail(r, "the XTest click failed: %s", e.msg), -1;
+	return 0;
+}
+
+int mcp_tool_a11y_click(ksr_mcp *m, const cJSON *a, mcp_result *r)
+{
+	ksr_atspi_app app = {0};
+	ksr_atspi_tree tree = {0};
+	if (walk(m, a, 0, &app, &tree, r) < 0)
+		return 0;
+	int i = pick(a, &tree, r);
+	if (i >= 0) {
+		cJSON *o = cJSON_CreateObject();
+		char *path = ksr_atspi_node_path(&tree, (size_t)i);
+		cJSON_AddStringToObject(o, "path", path);
+		free(path);
+		if (click_node(m, &app, &tree.nodes[i], o, r) == 0)
+			mcp_structured(r, o);
+		else
+			cJSON_Delete(o);
+	}
+	ksr_atspi_tree_clear(&tree);
+	ksr_atspi_app_clear(&app);
+	return 0;
+}
+
+static void state_answer(const ksr_atspi_tree *tree, int i, uint64_t states, const char *name,
+                         mcp_result *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *path = ksr_atspi_node_path(tree, (size_t)i);
+	cJSON_AddStringToObject(o, "path", path);
+	free(path);
+	cJSON_AddStringToObject(o, "name", name ? name : "");
+	cJSON *arr = cJSON_AddArrayToObject(o, "states");
+	for (int b = 0; b < 64; b++)
+		if (states & (1ull << b) && ksr_atspi_state_name(b))
+			cJSON_AddItemToArray(arr, cJSON_CreateString(ksr_atspi_state_name(b)));
+	mcp_structured(r, o);
+}
+
+int mcp_tool_a11y_state(ksr_mcp *m, const cJSON *a, mcp_result *r)
+{
+	ksr_atspi_app app = {0};
+	ksr_atspi_tree tree = {0};
+	if (walk(m, a, 0, &app, &tree, r) < 0)
+		return 0;
+	int i = pick(a, &tree, r);
+	if (i >= 0) {
+		uint64_t states = tree.nodes[i].states;
+		char *name = NULL;
+		ksr_err e = {0};
+		if (ksr_atspi_node_states(m->atspi, &app, tree.nodes[i].path,
+		                          ksr_deadline_in_ms(CALL_MS), &states, &name, &e) < 0)
+			mcp_fail(r, "reading states: %s", e.msg);
+		else
+			state_answer(&tree, i, states, name ? name : tree.nodes[i].name, r);
+		free(name);
+	}
+	ksr_atspi_tree_clear(&tree);
+	ksr_atspi_app_clear(&app);
+	return 0;
+}
