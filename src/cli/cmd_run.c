@@ -1,23 +1,34 @@
-/* run: the staged run of one scenario; exit code = the verdict's. */
+/* run: the staged run of one scenario, or of several one after another into
+ * OUT/<name>/ (one private display for all with --xvfb); exit code = the
+ * verdict's, the worst one for several. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
+#include "ksr/junit.h"
 #include "ksr/run.h"
+#include "ksr/scenario.h"
+#include "ksr/session.h"
 #include "progress.h"
 
 static const char run_usage[] =
-        "usage: kasm-session-runtime run [OPTIONS] SCENARIO.yaml\n\n"
+        "usage: kasm-session-runtime run [OPTIONS] SCENARIO.yaml...\n\n"
         "Waits for the display and the app, runs the scenario's stages and steps,\n"
-        "decides a verdict and writes the evidence folder (DONE last).\n\n"
+        "decides a verdict and writes the evidence folder (DONE last).\n"
+        "Several scenarios run one after another, each into OUT/NAME/ (NAME: the\n"
+        "scenario's name, made safe and unique); with --xvfb they share one private\n"
+        "display. The exit code is then the worst of the runs'.\n\n"
         "Options:\n"
         "  --xvfb             run on a private Xvfb + window manager (KASM_RUNTIME_XVFB=1)\n"
         "  --out DIR          evidence folder (KASM_RUNTIME_OUT, default ./ksr-out)\n"
-        "  --deadline S       hard bound on the whole run (KASM_RUNTIME_DEADLINE_S, 600)\n"
-        "  --json             print report.json on stdout at the end\n"
+        "  --deadline S       hard bound on each run (KASM_RUNTIME_DEADLINE_S, 600)\n"
+        "  --json             print report.json on stdout at the end (several\n"
+        "                     scenarios: one document {exit_code, runs: [...]})\n"
         "  --update-baseline  write the first-look screenshot to the scenario's baseline\n"
         "  --junit FILE       also write the result as JUnit XML (one testcase per step)\n"
         "  -h, --help         this text\n\n"
@@ -64,7 +75,15 @@ static int defaults_from_env(ksr_run_opts *o)
 	return 0;
 }
 
-static int run_exec(int argc, char **argv)
+typedef struct run_args {
+	ksr_run_opts o;
+	bool json;
+	const char *junit;
+	char **scenarios;
+	int n_scenarios;
+} run_args;
+
+static int parse(int argc, char **argv, run_args *a)
 {
 	static const struct option longopts[] = {
 	        {"xvfb", no_argument, NULL, 'x'},
@@ -75,57 +94,286 @@ static int run_exec(int argc, char **argv)
 	        {"junit", required_argument, NULL, 'J'},
 	        {NULL, 0, NULL, 0},
 	};
-	ksr_run_opts o = {0};
-	bool json = false;
-	cli_junit_state junit = {0};
-	if (defaults_from_env(&o))
+	if (defaults_from_env(&a->o))
 		return 2;
 	optind = 1;
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'x':
-			o.xvfb = true;
-			break;
-		case 'o':
-			o.out_dir = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'u':
-			o.update_baseline = true;
-			break;
-		case 'J':
-			junit.path = optarg;
-			break;
-		case 'd':
-			if (parse_seconds(optarg, &o.deadline_s) < 0)
-				return cli_usage_error(&cli_cmd_run,
-				                       "--deadline '%s' is not a number of seconds",
-				                       optarg);
-			break;
-		default:
+		if (c == 'x')
+			a->o.xvfb = true;
+		else if (c == 'o')
+			a->o.out_dir = optarg;
+		else if (c == 'j')
+			a->json = true;
+		else if (c == 'u')
+			a->o.update_baseline = true;
+		else if (c == 'J')
+			a->junit = optarg;
+		else if (c == 'd' && parse_seconds(optarg, &a->o.deadline_s) < 0)
+			return cli_usage_error(
+			        &cli_cmd_run, "--deadline '%s' is not a number of seconds", optarg);
+		else if (c != 'd')
 			return cli_usage_error(&cli_cmd_run, "unknown or incomplete option '%s'",
 			                       argv[optind - 1]);
-		}
 	}
-	if (optind != argc - 1)
-		return cli_usage_error(&cli_cmd_run, "needs exactly one SCENARIO.yaml");
-	o.scenario_path = argv[optind];
+	if (optind >= argc)
+		return cli_usage_error(&cli_cmd_run, "needs at least one SCENARIO.yaml");
+	a->scenarios = argv + optind;
+	a->n_scenarios = argc - optind;
+	return 0;
+}
+
+static void attach_progress(ksr_run_opts *o, progress *p)
+{
+	progress_init(p);
+	o->on_event = progress_event;
+	o->on_event_ud = p;
+	o->on_message = progress_message;
+	o->on_message_ud = p;
+}
+
+static int run_single(run_args *a)
+{
+	ksr_run_opts o = a->o;
+	cli_junit_state junit = {.path = a->junit};
 	progress p;
-	progress_init(&p);
-	o.on_event = progress_event;
-	o.on_event_ud = &p;
-	o.on_message = progress_message;
-	o.on_message_ud = &p;
-	if (json)
+	attach_progress(&o, &p);
+	o.scenario_path = a->scenarios[0];
+	if (a->json)
 		o.on_report = print_report;
 	if (!junit.path)
 		return ksr_run_scenario(&o);
 	cli_junit_hook(&junit, &o);
 	return cli_junit_finish(&junit, o.out_dir, ksr_run_scenario(&o));
+}
+
+/* ---- several scenarios: OUT/<name>/ each, worst exit code ---------------- */
+
+typedef struct run_many {
+	char **names; /* sanitised, unique folder names */
+	char **dirs;  /* OUT/<name> */
+	int *codes;
+	cJSON **reports; /* each run's rendered report (NULL when none) */
+	int n;
+} run_many;
+
+/* The folder name: the scenario's name (its file's base name when it does
+ * not load), kept to [A-Za-z0-9._-], never hidden, never empty, at most 64. */
+static char *folder_name(const char *path)
+{
+	ksr_errlist errs = {0};
+	ksr_scenario *sc = ksr_scenario_load(path, &errs);
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char *name = ksr_xstrdup(sc && sc->name && *sc->name ? sc->name : base);
+	bool loaded = sc != NULL;
+	ksr_scenario_free(sc);
+	ksr_errlist_free(&errs);
+	char *dot = loaded ? NULL : strrchr(name, '.');
+	if (dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0))
+		*dot = '\0';
+	if (strlen(name) > 64)
+		name[64] = '\0';
+	for (char *c = name; *c; c++) {
+		bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		          (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.';
+		if (!ok || (c == name && *c == '.'))
+			*c = '_';
+	}
+	if (!*name) {
+		free(name);
+		name = ksr_xstrdup("scenario");
+	}
+	return name;
+}
+
+/* mkdir -p: OUT holds the shared display's log before any run creates it. */
+static int mkdir_p(const char *dir)
+{
+	char *path = ksr_xstrdup(dir);
+	int rc = 0;
+	for (char *c = path + 1; rc == 0; c++) {
+		bool last = *c == '\0';
+		if (*c != '/' && !last)
+			continue;
+		*c = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			rc = -1;
+		if (last)
+			break;
+		*c = '/';
+	}
+	free(path);
+	return rc;
+}
+
+static bool name_taken(const run_many *m, int upto, const char *name)
+{
+	for (int i = 0; i < upto; i++)
+		if (strcmp(m->names[i], name) == 0)
+			return true;
+	return false;
+}
+
+static void name_runs(run_many *m, const run_args *a)
+{
+	for (int i = 0; i < m->n; i++) {
+		char *name = folder_name(a->scenarios[i]);
+		for (int k = 2; name_taken(m, i, name); k++) {
+			char *base = folder_name(a->scenarios[i]);
+			free(name);
+			name = ksr_xasprintf("%s-%d", base, k);
+			free(base);
+		}
+		m->names[i] = name;
+		m->dirs[i] = ksr_xasprintf("%s/%s", a->o.out_dir, name);
+	}
+}
+
+static void keep_report(void *ud, const cJSON *report)
+{
+	cJSON **slot = ud;
+	cJSON_Delete(*slot);
+	*slot = cJSON_Duplicate(report, true);
+}
+
+/* One private display for every run: started here, shared through DISPLAY
+ * (and the D-Bus/AT-SPI variables) that ksr_session_start exports. NULL when
+ * it could not start: each run then starts its own and records why it failed. */
+static ksr_session *start_shared_session(const run_args *a)
+{
+	ksr_session_opts so = {.width = 1280, .height = 720};
+	if (a->o.xvfb_size && ksr_session_parse_size(a->o.xvfb_size, &so.width, &so.height) < 0)
+		return NULL; /* each run reports the bad size in its own evidence */
+	if (mkdir_p(a->o.out_dir) < 0)
+		return NULL;
+	char *log = ksr_xasprintf("%s/session.log", a->o.out_dir);
+	so.log_path = log;
+	ksr_session *s = NULL;
+	ksr_err err = {0};
+	if (ksr_session_start(&so, ksr_deadline_in_ms(60000), &s, &err) < 0) {
+		fprintf(stderr,
+		        "kasm-session-runtime: the shared private display did not start (%s); "
+		        "each run starts its own\n",
+		        err.msg);
+		s = NULL;
+	}
+	free(log);
+	return s;
+}
+
+static int worse(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+static void print_many_json(const run_many *m, const run_args *a, int rc)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddNumberToObject(doc, "exit_code", rc);
+	cJSON *runs = cJSON_AddArrayToObject(doc, "runs");
+	for (int i = 0; i < m->n; i++) {
+		cJSON *r = cJSON_CreateObject();
+		cJSON_AddStringToObject(r, "scenario", a->scenarios[i]);
+		cJSON_AddStringToObject(r, "out", m->dirs[i]);
+		cJSON_AddNumberToObject(r, "exit_code", m->codes[i]);
+		cJSON_AddItemToObject(r, "report",
+		                      m->reports[i] ? cJSON_Duplicate(m->reports[i], true)
+		                                    : cJSON_CreateNull());
+		cJSON_AddItemToArray(runs, r);
+	}
+	print_report(NULL, doc);
+	cJSON_Delete(doc);
+}
+
+static int write_many_junit(const run_many *m, const char *path)
+{
+	ksr_junit_run *runs = ksr_xcalloc((size_t)m->n, sizeof *runs);
+	char(*abs)[PATH_MAX] = ksr_xcalloc((size_t)m->n, sizeof *abs);
+	for (int i = 0; i < m->n; i++)
+		runs[i] = (ksr_junit_run){.report = m->reports[i],
+		                          .out_dir = realpath(m->dirs[i], abs[i]) ? abs[i]
+		                                                                  : m->dirs[i]};
+	ksr_err err = {0};
+	int rc = ksr_junit_write(path, runs, (size_t)m->n, &err);
+	if (rc < 0)
+		fprintf(stderr, "kasm-session-runtime run: --junit: %s\n", err.msg);
+	free(runs);
+	free(abs);
+	return rc;
+}
+
+static int run_each(run_many *m, const run_args *a, bool shared_display)
+{
+	int rc = 0;
+	for (int i = 0; i < m->n; i++) {
+		ksr_run_opts o = a->o;
+		progress p;
+		attach_progress(&o, &p);
+		o.scenario_path = a->scenarios[i];
+		o.out_dir = m->dirs[i];
+		o.xvfb = a->o.xvfb && !shared_display;
+		o.on_report = keep_report;
+		o.on_report_ud = &m->reports[i];
+		fprintf(stderr, "kasm-session-runtime: [%d/%d] %s -> %s\n", i + 1, m->n,
+		        a->scenarios[i], m->dirs[i]);
+		/* After SIGTERM every later run ends at once as interrupted, so each
+		 * folder still gets its DONE for an orchestrator waiting on it. */
+		m->codes[i] = ksr_run_scenario(&o);
+		rc = worse(rc, m->codes[i]);
+	}
+	return rc;
+}
+
+static void print_summary(const run_many *m)
+{
+	for (int i = 0; i < m->n; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->reports[i], "verdict");
+		fprintf(stderr, "kasm-session-runtime: %-12s exit %d  %s\n",
+		        cJSON_IsString(v) ? v->valuestring : "no-report", m->codes[i], m->dirs[i]);
+	}
+}
+
+static void run_many_free(run_many *m)
+{
+	for (int i = 0; i < m->n; i++) {
+		free(m->names[i]);
+		free(m->dirs[i]);
+		cJSON_Delete(m->reports[i]);
+	}
+	free(m->names);
+	free(m->dirs);
+	free(m->codes);
+	free(m->reports);
+}
+
+static int run_several(const run_args *a)
+{
+	run_many m = {.n = a->n_scenarios};
+	m.names = ksr_xcalloc((size_t)m.n, sizeof *m.names);
+	m.dirs = ksr_xcalloc((size_t)m.n, sizeof *m.dirs);
+	m.codes = ksr_xcalloc((size_t)m.n, sizeof *m.codes);
+	m.reports = ksr_xcalloc((size_t)m.n, sizeof *m.reports);
+	name_runs(&m, a);
+	ksr_cancel_install();
+	ksr_session *shared = a->o.xvfb ? start_shared_session(a) : NULL;
+	int rc = run_each(&m, a, shared != NULL);
+	ksr_session_stop(shared);
+	print_summary(&m);
+	if (a->json)
+		print_many_json(&m, a, rc);
+	if (a->junit && write_many_junit(&m, a->junit) < 0)
+		rc = 2;
+	run_many_free(&m);
+	return rc;
+}
+
+static int run_exec(int argc, char **argv)
+{
+	run_args a = {0};
+	if (parse(argc, argv, &a))
+		return 2;
+	return a.n_scenarios == 1 ? run_single(&a) : run_several(&a);
 }
 
 const cli_command cli_cmd_run = {

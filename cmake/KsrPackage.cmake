@@ -1,0 +1,26 @@
+# CPack: `cpack -G DEB` in an optimised build folder (scripts/setup.sh package).
+# Depends is computed by dpkg-shlibdeps (dpkg-dev) from the libraries the
+# binary really links, so a KSR_PORTABLE build gets the shorter list by itself.
+set(CPACK_PACKAGE_NAME kasm-session-runtime)
+set(CPACK_PACKAGE_VENDOR "The kasm-session-runtime authors")
+set(CPACK_PACKAGE_CONTACT "The kasm-session-runtime authors <kasm-session-runtime@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+  "tests desktop apps inside remote-desktop (Kasm, X11) sessions")
+set(CPACK_PACKAGE_DESCRIPTION
+  "One executable that waits for the display and the app, acts through the best channel\n\
+(CDP, declared positions, AT-SPI, a vision model), checks, decides a verdict and writes\n\
+evidence (trace.jsonl, report.json, report.md, screenshots, DONE last).")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_RESOURCE_FILE_LICENSE "${CMAKE_SOURCE_DIR}/LICENSE")
+set(CPACK_STRIP_FILES ON)
+set(CPACK_GENERATOR DEB)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# --xvfb starts these; a Kasm session already has a display, so they are not
+# needed to test on :1 and stay recommendations.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "xvfb, openbox, dbus, at-spi2-core")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "chromium")
+set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/kasm-session-runtime/kasm-session-runtime")
+include(CPack)

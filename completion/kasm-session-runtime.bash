@@ -1,0 +1,69 @@
+# bash completion for kasm-session-runtime(1).
+# Options are listed here by hand; tests/integration/test_manpage.py checks
+# that every option a command's --help prints is offered here too.
+
+_kasm_session_runtime()
+{
+	local cur prev words cword
+	_init_completion || return
+
+	local commands="run validate watch inspect mcp version"
+	local cmd="" i
+	for ((i = 1; i < cword; i++)); do
+		case ${words[i]} in
+		-*) ;;
+		*)
+			cmd=${words[i]}
+			break
+			;;
+		esac
+	done
+
+	if [[ -z $cmd ]]; then
+		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
+		return
+	fi
+
+	case $prev in
+	--out | --http)
+		[[ $prev == --out ]] && _filedir -d
+		return
+		;;
+	--junit)
+		_filedir xml
+		return
+		;;
+	--format)
+		COMPREPLY=($(compgen -W "text json github" -- "$cur"))
+		return
+		;;
+	--tool-names)
+		COMPREPLY=($(compgen -W "underscore" -- "$cur"))
+		return
+		;;
+	--deadline | --timeout | --waiting-heartbeat | --cdp | --max-nodes | --launch | \
+		--wait-window | --window)
+		return
+		;;
+	esac
+
+	local opts=""
+	case $cmd in
+	run) opts="--xvfb --out --deadline --json --update-baseline --junit --help" ;;
+	validate) opts="--json --format --help" ;;
+	watch) opts="-r --recursive --timeout --waiting-heartbeat --json --junit --help" ;;
+	inspect) opts="--xvfb --launch --wait-window --window --cdp --max-nodes --timeout --json --help" ;;
+	mcp) opts="--http --tool-names --xvfb --help" ;;
+	version) opts="--help" ;;
+	esac
+
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+		return
+	fi
+	case $cmd in
+	run | validate) _filedir '@(yaml|yml)' ;;
+	watch) _filedir -d ;;
+	esac
+} &&
+	complete -F _kasm_session_runtime kasm-session-runtime
