@@ -1,0 +1,270 @@
+/* The MCP server core without a display: JSON-RPC framing and errors,
+ * protocol revisions, the tools list (schemas, annotations, names in both
+ * forms), argument checks against the inputSchema, and the stdio transport's
+ * line handling (an over-long line, EOF). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "ksr/mcp.h"
+#include "tap.h"
+
+static cJSON *call(ksr_mcp *m, const char *msg)
+{
+	char *r = ksr_mcp_handle(m, msg, strlen(msg), NULL, NULL);
+	if (!r)
+		return NULL;
+	ok(!strchr(r, '\n'), "reply is one line: %.60s", r);
+	cJSON *o = cJSON_Parse(r);
+	free(r);
+	return o;
+}
+
+static int error_code(const cJSON *o)
+{
+	const cJSON *c = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "error"), "code");
+	return cJSON_IsNumber(c) ? c->valueint : 0;
+}
+
+static const cJSON *result(const cJSON *o)
+{
+	return cJSON_GetObjectItem(o, "result");
+}
+
+static bool is_error_result(const cJSON *o, const char *needle)
+{
+	const cJSON *r = result(o);
+	const cJSON *text = cJSON_GetObjectItem(
+	        cJSON_GetArrayItem(cJSON_GetObjectItem(r, "content"), 0), "text");
+	return cJSON_IsTrue(cJSON_GetObjectItem(r, "isError")) && cJSON_IsString(text) &&
+	       strstr(text->valuestring, needle) != NULL;
+}
+
+static void test_initialize(ksr_mcp *m)
+{
+	static const char *const asked[][2] = {{"2025-11-25", "2025-11-25"},
+	                                       {"2025-06-18", "2025-06-18"},
+	                                       {"2025-03-26", "2025-03-26"},
+	                                       {"1999-01-01", "2025-11-25"}};
+	for (size_t i = 0; i < 4; i++) {
+		char msg[256];
+		snprintf(msg, sizeof msg,
+		         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+		         "\"protocolVersion\":\"%s\",\"capabilities\":{},\"clientInfo\":{\"name\":"
+		         "\"t\",\"version\":\"1\"}}}",
+		         asked[i][0]);
+		cJSON *o = call(m, msg);
+		const cJSON *v = cJSON_GetObjectItem(result(o), "protocolVersion");
+		is_str(cJSON_IsString(v) ? v->valuestring : "", asked[i][1], asked[i][0]);
+		ok(cJSON_GetObjectItem(cJSON_GetObjectItem(result(o), "capabilities"), "tools") !=
+		           NULL,
+		   "tools capability announced");
+		cJSON_Delete(o);
+	}
+	ok(call(m, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}") == NULL,
+	   "a notification gets no reply");
+}
+
+static void expect_error(ksr_mcp *m, const char *msg, int code, bool null_id, const char *what)
+{
+	cJSON *o = call(m, msg);
+	is_int(error_code(o), code, what);
+	if (null_id)
+		ok(cJSON_IsNull(cJSON_GetObjectItem(o, "id")), "%s: id is null", what);
+	cJSON_Delete(o);
+}
+
+static void test_errors(ksr_mcp *m)
+{
+	expect_error(m, "{\"jsonrpc\":\"2.0\",\"id\":", -32700, true, "malformed JSON");
+	expect_error(m, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", -32600, true,
+	             "a batch is rejected");
+	expect_error(m, "{\"id\":1,\"method\":\"ping\"}", -32600, false, "no jsonrpc member");
+	expect_error(m, "{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}", -32600, true,
+	             "an object id");
+	expect_error(m, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"server/discover\"}", -32601,
+	             false, "server/discover is an unknown method");
+	expect_error(m, "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"resources/list\"}", -32601,
+	             false, "resources/list is unknown");
+	expect_error(m,
+	             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+	             "\"no.such\"}}",
+	             -32602, false, "unknown tool");
+	expect_error(m,
+	             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"logging/setLevel\",\"params\":{"
+	             "\"level\":\"loud\"}}",
+	             -32602, false, "unknown log level");
+	cJSON *o = call(m, "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}");
+	ok(cJSON_IsObject(result(o)), "ping answers {}");
+	is_str(cJSON_GetObjectItem(o, "id")->valuestring, "p", "ping keeps a string id");
+	cJSON_Delete(o);
+	o = call(m, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"logging/setLevel\",\"params\":{"
+	            "\"level\":\"debug\"}}");
+	ok(cJSON_IsObject(result(o)), "logging/setLevel debug accepted");
+	cJSON_Delete(o);
+}
+
+static bool valid_tool(const cJSON *t, bool underscore)
+{
+	const cJSON *name = cJSON_GetObjectItem(t, "name");
+	const cJSON *in = cJSON_GetObjectItem(t, "inputSchema");
+	const cJSON *out = cJSON_GetObjectItem(t, "outputSchema");
+	const cJSON *an = cJSON_GetObjectItem(t, "annotations");
+	if (!cJSON_IsString(name) || !cJSON_IsString(cJSON_GetObjectItem(t, "description")))
+		return false;
+	if (strchr(name->valuestring, underscore ? '.' : '_') &&
+	    strcmp(name->valuestring, "cdp.list_interactive"))
+		return false;
+	return !strcmp(cJSON_GetObjectItem(in, "type")->valuestring, "object") &&
+	       !strcmp(cJSON_GetObjectItem(out, "type")->valuestring, "object") &&
+	       cJSON_IsObject(cJSON_GetObjectItem(out, "properties")) &&
+	       cJSON_IsBool(cJSON_GetObjectItem(an, "readOnlyHint")) &&
+	       cJSON_IsBool(cJSON_GetObjectItem(an, "destructiveHint"));
+}
+
+static const cJSON *find_tool(const cJSON *tools, const char *name)
+{
+	const cJSON *t;
+	cJSON_ArrayForEach(
+	        t, tools) if (!strcmp(cJSON_GetObjectItem(t, "name")->valuestring, name)) return t;
+	return NULL;
+}
+
+static void test_list(bool underscore)
+{
+	ksr_err err = {0};
+	ksr_mcp_opts o = {.underscore_names = underscore};
+	ksr_mcp *m = ksr_mcp_create(&o, &err);
+	cJSON *r = call(m, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	const cJSON *tools = cJSON_GetObjectItem(result(r), "tools"), *t;
+	ok(cJSON_GetArraySize(tools) >= 18, "%d tools listed", cJSON_GetArraySize(tools));
+	int bad = 0;
+	cJSON_ArrayForEach(t, tools) bad += !valid_tool(t, underscore);
+	is_int(bad, 0, underscore ? "every tool valid, underscore names" : "every tool valid");
+	const char *click = underscore ? "input_click" : "input.click";
+	const char *cap = underscore ? "screen_capture" : "screen.capture";
+	const cJSON *ic = find_tool(tools, click), *sc = find_tool(tools, cap);
+	ok(ic && cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(ic, "annotations"),
+	                                          "destructiveHint")),
+	   "%s is listed and destructive", click);
+	ok(sc && cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "annotations"),
+	                                          "readOnlyHint")),
+	   "%s is listed and read-only", cap);
+	const cJSON *req = cJSON_GetObjectItem(cJSON_GetObjectItem(ic, "inputSchema"), "required");
+	is_int(cJSON_GetArraySize(req), 2, "input.click requires x and y");
+	cJSON_Delete(r);
+	ksr_mcp_destroy(m);
+}
+
+static void call_tool(ksr_mcp *m, const char *name, const char *args, const char *needle,
+                      const char *what)
+{
+	char msg[512];
+	snprintf(msg, sizeof msg,
+	         "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/"
+	         "call\",\"params\":{\"name\":\"%s\","
+	         "\"arguments\":%s}}",
+	         name, args);
+	cJSON *o = call(m, msg);
+	ok(is_error_result(o, needle), "%s", what);
+	cJSON_Delete(o);
+}
+
+static void test_arguments(ksr_mcp *m)
+{
+	call_tool(m, "input.click", "{\"x\":\"10\",\"y\":5}", "x must be a number",
+	          "x as a string");
+	call_tool(m, "input_click", "{\"x\":1.5,\"y\":true}", "y must be a number",
+	          "underscore form is accepted, y as a boolean");
+	call_tool(m, "input.click", "{\"x\":1}", "missing required argument y", "y missing");
+	call_tool(m, "input.click", "{\"x\":1,\"y\":1,\"z\":1}", "unknown argument z",
+	          "an unknown argument");
+	call_tool(m, "input.click", "{\"x\":1,\"y\":1,\"count\":9}", "count must be <= 3",
+	          "count over its maximum");
+	call_tool(m, "input.click", "{\"x\":1,\"y\":1,\"count\":1.5}", "count must be an integer",
+	          "a fractional count");
+	call_tool(m, "input.click", "{\"x\":1,\"y\":1,\"button\":\"fourth\"}", "enum",
+	          "a button outside the enum");
+	call_tool(m, "input.type", "[1]", "arguments must be an object", "arguments as an array");
+	call_tool(m, "screen.capture", "{\"region\":{\"x\":0}}",
+	          "missing required argument region.y", "a nested required member");
+	call_tool(m, "input.click", "{\"x\":1,\"y\":1}", "no X display",
+	          "a valid click without a display is an isError result");
+	call_tool(m, "screen.ground", "{\"description\":\"the OK button\"}", "no model configured",
+	          "screen.ground without a model");
+	call_tool(m, "scenario.run", "{}", "exactly one of path and yaml",
+	          "scenario.run without a scenario");
+	cJSON *o = call(m, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\"}");
+	ok(cJSON_IsObject(result(o)), "still serving after failed calls");
+	cJSON_Delete(o);
+}
+
+static void test_helpers(void)
+{
+	const char *c = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+	                "\"requestId\":\"ab\",\"reason\":\"x\"}}";
+	char *id = ksr_mcp_cancelled_id(c, strlen(c));
+	is_str(id, "\"ab\"", "cancelled id as compact JSON");
+	free(id);
+	const char *p = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}";
+	ok(ksr_mcp_cancelled_id(p, strlen(p)) == NULL, "a call is not a cancellation");
+	ok(ksr_mcp_is_tool_call(p, strlen(p)), "tools/call is a tool call");
+	ok(!ksr_mcp_is_tool_call("{", 1), "malformed is not a tool call");
+}
+
+/* Input: ping, a 17 MiB line, malformed JSON, ping without a final newline. */
+static void test_stdio(void)
+{
+	FILE *in = tmpfile(), *out = tmpfile();
+	fputs("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n\n", in);
+	fputs("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":{\"pad\":\"", in);
+	for (int i = 0; i < 17 * 1024; i++)
+		fprintf(in, "%01024d", 0);
+	fputs("\"}}\n{oops\n{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}", in);
+	fflush(in);
+	rewind(in);
+	ksr_err err = {0};
+	ksr_mcp *m = ksr_mcp_create(NULL, &err);
+	is_int(ksr_mcp_serve_stdio(m, fileno(in), fileno(out), &err), 0, "serve returns 0 at EOF");
+	ksr_mcp_destroy(m);
+	rewind(out);
+	char line[4096];
+	int codes[8] = {0}, ids[8] = {0}, n = 0;
+	while (n < 8 && fgets(line, sizeof line, out)) {
+		cJSON *o = cJSON_Parse(line);
+		codes[n] = error_code(o);
+		const cJSON *id = cJSON_GetObjectItem(o, "id");
+		ids[n++] = cJSON_IsNumber(id) ? id->valueint : -1;
+		cJSON_Delete(o);
+	}
+	is_int(n, 4, "four replies");
+	ok(ids[0] == 1 && codes[0] == 0, "first ping answered");
+	ok(ids[1] == -1 && codes[1] == -32600, "the over-long line gets -32600 with a null id");
+	ok(codes[2] == -32700, "malformed JSON gets -32700");
+	ok(ids[3] == 3 && codes[3] == 0, "ping after them, without a final newline, answered");
+	fclose(in);
+	fclose(out);
+}
+
+int main(void)
+{
+	unsetenv("DISPLAY");
+	unsetenv("KASM_RUNTIME_MODEL");
+	unsetenv("KASM_RUNTIME_GROUNDER_MODEL");
+	ksr_err err = {0};
+	ksr_mcp *m = ksr_mcp_create(NULL, &err);
+	ok(m != NULL, "create: %s", err.msg);
+	test_initialize(m);
+	test_errors(m);
+	test_arguments(m);
+	ksr_mcp_destroy(m);
+	test_list(false);
+	test_list(true);
+	test_helpers();
+	test_stdio();
+	ksr_mcp_destroy(NULL);
+	return tap_done();
+}
