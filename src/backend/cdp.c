@@ -4,6 +4,8 @@
  * id is not the awaited one is late and dropped. See docs/cdp.md. */
 #include "ksr/cdp.h"
 
+#include "backend/cdp_fuzz.h"
+
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <fcntl.h>
@@ -236,9 +238,11 @@ static void on_message(ksr_cdp *c)
 		cJSON_Delete(msg); /* e.g. -32700 without an id: nobody can match it */
 }
 
-static void on_receive(ksr_cdp *c, struct lws *wsi, const void *in, size_t len)
+/* One fragment of a message: len bytes now, more still announced by the frame
+ * header; the message is handled when its final fragment is complete. Apart
+ * from on_receive so that the fuzzer (ksr_cdp_fuzz_frames) goes through it. */
+static void rx_fragment(ksr_cdp *c, const void *in, size_t len, size_t more, bool final)
 {
-	size_t more = lws_remaining_packet_payload(wsi);
 	if (c->rx_len + len + more > MESSAGE_MAX) {
 		note_closed(c, "the browser sent a message over the 64 MiB cap");
 		return;
@@ -249,8 +253,13 @@ static void on_receive(ksr_cdp *c, struct lws *wsi, const void *in, size_t len)
 	}
 	memcpy(c->rx + c->rx_len, in, len);
 	c->rx_len += len;
-	if (lws_is_final_fragment(wsi) && more == 0)
+	if (final && more == 0)
 		on_message(c);
+}
+
+static void on_receive(ksr_cdp *c, struct lws *wsi, const void *in, size_t len)
+{
+	rx_fragment(c, in, len, lws_remaining_packet_payload(wsi), lws_is_final_fragment(wsi));
 }
 
 static int on_writeable(ksr_cdp *c, struct lws *wsi)
@@ -690,4 +699,37 @@ const char *ksr_cdp_page_url(const ksr_cdp *c)
 bool ksr_cdp_crashed(const ksr_cdp *c)
 {
 	return c && c->crashed;
+}
+
+/* ---- fuzzing entry (backend/cdp_fuzz.h) ------------------------------------ */
+
+/* The frames are [flags][len hi][len lo][payload]: bit 0 of flags ends the
+ * message, bit 1 claims 1 KiB more is coming in the frame, bit 2 makes the
+ * next message the awaited reply. Between frames the caller-side paths that
+ * read what arrived (a reply, an event by method, the crash flag) run too. */
+void ksr_cdp_fuzz_frames(const unsigned char *data, size_t size)
+{
+	ksr_cdp *c = ksr_xcalloc(1, sizeof *c);
+	c->events = cJSON_CreateArray();
+	c->session_id = ksr_xstrdup("S1");
+	c->target_id = ksr_xstrdup("T1");
+	while (size >= 3) {
+		unsigned flags = data[0];
+		size_t n = ((size_t)data[1] << 8) | data[2];
+		data += 3, size -= 3;
+		n = n < size ? n : size;
+		if (flags & 4)
+			c->want_id = ++c->next_id;
+		rx_fragment(c, data, n, flags & 2 ? 1024 : 0, flags & 1);
+		data += n, size -= n;
+		if (c->reply) {
+			cJSON *result = NULL;
+			ksr_err err = {0};
+			reply_result(c, "Fuzz.method", &result, &err);
+			cJSON_Delete(result);
+		}
+		cJSON_Delete(take_event(c, "Page.loadEventFired"));
+	}
+	ksr_cdp_drop_events(c);
+	ksr_cdp_close(c);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ksr/verdict.h"
+#include "ksr/x11.h"
 
 static void unavailable(const ksr_step *step, ksr_step_result *res)
 {
@@ -105,6 +106,14 @@ static void record_step_failure(ksr_run *run, const ksr_step *step, const ksr_st
 {
 	if (run->failed || res->status == KSR_STEP_OK)
 		return; /* already recorded (interrupted, deadline) */
+	if (run->x && !ksr_x11_alive(run->x)) {
+		/* The step failed because the display went away (a window never
+		 * "appeared" on a dead X server): the environment's fault, not the app's. */
+		ksr_run_fail_setup(run, KSR_OUTCOME_NO_DISPLAY, step->pos.line,
+		                   "the X display connection was lost during the %s step",
+		                   step->info->name);
+		return;
+	}
 	int o = ksr_outcome_from_name(res->outcome ? res->outcome : "step-failed");
 	if (o < 0)
 		o = KSR_OUTCOME_STEP_FAILED;
