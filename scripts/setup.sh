@@ -5,6 +5,8 @@
 #   scripts/setup.sh deps   install packages only
 #   scripts/setup.sh fuzz   install, build the libFuzzer targets (clang), fuzz each for 10 min
 #   scripts/setup.sh bench  install, build optimised (build-bench), run bench/run-all.sh
+#   scripts/setup.sh package  install, build optimised (build-package), cpack -G DEB
+#                           (KSR_PORTABLE=1: the portable build, docs/packaging.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +20,7 @@ PACKAGES=(
   imagemagick scrot xdotool
   chromium
   gnome-calculator featherpad mousepad python3-pyatspi
+  dpkg-dev libcap-dev libssl-dev man-db
 )
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -48,8 +51,10 @@ case "${1:-}" in
     ;;
   test)
     install_deps
-    build build-ci -DKSR_WERROR=ON -DKSR_SANITIZE=ON
-    ctest --test-dir build-ci --output-on-failure -j2 --timeout 600
+    build build-ci -DKSR_WERROR=ON -DKSR_SANITIZE=ON -DKSR_PACKAGE_TEST=ON
+    ctest --test-dir build-ci --output-on-failure -j2 --timeout 600 -LE package
+    # Alone: it builds twice (optimised, no sanitizers) and installs the .deb.
+    ctest --test-dir build-ci --output-on-failure -L package
     fuzz/run.sh build-fuzz "${KSR_FUZZ_SECONDS:-30}"
     ;;
   fuzz)
@@ -64,5 +69,16 @@ case "${1:-}" in
     build build-bench
     bench/run-all.sh build-bench "${KSR_BENCH_ITERATIONS:-15}"
     ;;
-  *) echo "usage: $0 demo|test|fuzz|bench|deps" >&2; exit 2 ;;
+  package)
+    install_deps
+    portable=OFF cjson=()
+    if [ "${KSR_PORTABLE:-0}" = 1 ]; then
+      # Debian ships no libcjson.a: compile the matching source in.
+      packaging/fetch-cjson-source.sh build-package/cjson-src
+      portable=ON cjson=(-DKSR_CJSON_SOURCE_DIR="$PWD/build-package/cjson-src")
+    fi
+    build build-package -DBUILD_TESTING=OFF -DKSR_SANITIZE=OFF -DKSR_PORTABLE=$portable "${cjson[@]}"
+    (cd build-package && rm -f ./*.deb && cpack -G DEB >/dev/null && ls "$PWD"/*.deb)
+    ;;
+  *) echo "usage: $0 demo|test|fuzz|bench|package|deps" >&2; exit 2 ;;
 esac
