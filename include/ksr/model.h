@@ -131,6 +131,20 @@ void ksr_model_first_look(const ksr_model_config *cfg, const ksr_model_image *im
 int ksr_model_describe(const ksr_model_config *cfg, const ksr_model_image *img, ksr_deadline d,
                        char *text, size_t text_len, ksr_model_usage *usage);
 
+/* A neutral description of the screen (the goal loop's planner reads it
+ * instead of the screenshot). 0, or -1 (usage says why). */
+int ksr_model_describe_screen(const ksr_model_config *cfg, const ksr_model_image *img,
+                              ksr_deadline d, char *text, size_t text_len, ksr_model_usage *usage);
+
+/* The planner's turn: a text-only call (no image) whose answer is one tool
+ * choice as strict JSON {"tool", "name"?, "text"?, "expect"?, "seconds"?,
+ * "outcome"?, "claim"?} (json_schema / forced tool use / format, as for the
+ * other questions; the same retries, deadline and redaction). prompt holds the
+ * goal, the screen description, the history and the offered tools. NULL with
+ * usage->error when no usable object came back. */
+cJSON *ksr_model_plan_turn(const ksr_model_config *cfg, const char *prompt, ksr_deadline d,
+                           ksr_model_usage *usage);
+
 /* ---- parsing (model_parse.c; pure, unit-tested) ------------------------------ */
 
 /* The first balanced JSON object in a model's text that parses, after dropping

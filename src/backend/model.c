@@ -354,17 +354,13 @@ void ksr_model_first_look(const ksr_model_config *cfg, const ksr_model_image *im
 	cJSON_Delete(schema);
 }
 
-int ksr_model_describe(const ksr_model_config *cfg, const ksr_model_image *img, ksr_deadline d,
-                       char *text, size_t text_len, ksr_model_usage *u)
+static int describe_with(const ksr_model_config *cfg, const ksr_model_image *img,
+                         const char *prompt, ksr_deadline d, char *text, size_t text_len,
+                         ksr_model_usage *u)
 {
 	cJSON *schema = schema_of("{\"type\":\"object\",\"properties\":{\"description\":{\"type\":"
 	                          "\"string\"}},\"required\":[\"description\"],"
 	                          "\"additionalProperties\":false}");
-	const char *prompt =
-	        "A test of a desktop application failed and this is the screen at that moment. "
-	        "Describe in two or three sentences what the screen shows, naming any error "
-	        "message, dialog or sign of failure word for word. Answer with a JSON object "
-	        "{\"description\": \"...\"}.";
 	cJSON *a = ksr_model_ask(cfg, img, prompt, schema, d, u);
 	const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(a, "description"));
 	if (a && !s) {
@@ -375,4 +371,57 @@ int ksr_model_describe(const ksr_model_config *cfg, const ksr_model_image *img, 
 	cJSON_Delete(a);
 	cJSON_Delete(schema);
 	return s ? 0 : -1;
+}
+
+int ksr_model_describe(const ksr_model_config *cfg, const ksr_model_image *img, ksr_deadline d,
+                       char *text, size_t text_len, ksr_model_usage *u)
+{
+	return describe_with(
+	        cfg, img,
+	        "A test of a desktop application failed and this is the screen at that moment. "
+	        "Describe in two or three sentences what the screen shows, naming any error "
+	        "message, dialog or sign of failure word for word. Answer with a JSON object "
+	        "{\"description\": \"...\"}.",
+	        d, text, text_len, u);
+}
+
+int ksr_model_describe_screen(const ksr_model_config *cfg, const ksr_model_image *img,
+                              ksr_deadline d, char *text, size_t text_len, ksr_model_usage *u)
+{
+	return describe_with(
+	        cfg, img,
+	        "This is a screenshot of a desktop application under test. Describe what the "
+	        "screen shows in at most five sentences for someone who cannot see it: the "
+	        "windows and dialogs, their titles, the visible controls with their labels and "
+	        "states (checked, disabled...), text in fields and any message, word for word. "
+	        "Answer with a JSON object {\"description\": \"...\"}.",
+	        d, text, text_len, u);
+}
+
+/* The planner's answer: one tool a turn. Names and text only; nothing here
+ * can carry a coordinate (the loop also rejects one written into a string). */
+static const char plan_schema[] =
+        "{\"type\":\"object\",\"properties\":{"
+        "\"tool\":{\"type\":\"string\",\"enum\":[\"click_target\",\"cdp_click\","
+        "\"click_element\",\"page_element\",\"key\",\"type\",\"click_grounded\",\"wait\","
+        "\"done\"]},"
+        "\"name\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},"
+        "\"expect\":{\"type\":\"string\"},\"seconds\":{\"type\":\"number\"},"
+        "\"outcome\":{\"type\":\"string\",\"enum\":[\"success\",\"failure\"]},"
+        "\"claim\":{\"type\":\"string\"},\"thought\":{\"type\":\"string\"}},"
+        "\"required\":[\"tool\"],\"additionalProperties\":false}";
+
+cJSON *ksr_model_plan_turn(const ksr_model_config *cfg, const char *prompt, ksr_deadline d,
+                           ksr_model_usage *u)
+{
+	cJSON *schema = schema_of(plan_schema);
+	cJSON *a = ksr_model_ask(cfg, NULL, prompt, schema, d, u);
+	if (a && !cJSON_IsString(cJSON_GetObjectItem(a, "tool"))) {
+		u->ok = false;
+		snprintf(u->error, sizeof u->error, "the answer names no tool");
+		cJSON_Delete(a);
+		a = NULL;
+	}
+	cJSON_Delete(schema);
+	return a;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "run/exec.h"
+#include "run/grounding_cache.h"
 #include "run/judge.h"
 
 #define RECHECK_MS  1000 /* a screen that said "no" is asked again at most this often */
@@ -166,7 +167,52 @@ typedef struct grounded {
 	int clicks;
 	int sx[MAX_CLICKS], sy[MAX_CLICKS];
 	char why[480];
+	char *cache_path;     /* the grounding cache (grounding_cache.h), or NULL */
+	bool from_cache;      /* the last location came from the cache */
+	ksr_gcache_geom geom; /* the app's window when the step began (else the screen) */
 } grounded;
+
+/* The cache, on the first try only: a hit is clicked without a grounder
+ * call, and confirmed like any grounded click (a "no" grounds afresh). */
+static bool cache_try(ksr_run *run, const ksr_step *step, grounded *g, const ksr_image *full,
+                      ksr_model_image *img, int *ix, int *iy, int *sx, int *sy)
+{
+	char why[320] = "";
+	g->from_cache = false;
+	if (g->clicks > 0 || !g->cache_path || !full)
+		return false;
+	if (!g->geom.w)
+		g->geom = (ksr_gcache_geom){0, 0, full->w, full->h};
+	int r = ksr_gcache_lookup(g->cache_path, step->text, &g->geom, full, sx, sy, why,
+	                          sizeof why);
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddNumberToObject(f, "step", step->index);
+	cJSON_AddStringToObject(f, "asked", step->text);
+	cJSON_AddBoolToObject(f, "hit", r > 0);
+	cJSON_AddStringToObject(f, "reason", why);
+	ksr_run_emit(run, "grounding_cache", f);
+	if (r <= 0)
+		return false;
+	*ix = img->screen_w ? *sx * img->w / img->screen_w : *sx;
+	*iy = img->screen_h ? *sy * img->h / img->screen_h : *sy;
+	g->from_cache = true;
+	return true;
+}
+
+/* A fresh location the judge confirmed: remembered for the next run. */
+static void cache_store(ksr_run *run, const ksr_step *step, grounded *g,
+                        const uint8_t fp[KSR_GCACHE_FP_CELLS], int sx, int sy)
+{
+	ksr_err err = {0};
+	if (!g->cache_path || g->from_cache)
+		return;
+	if (ksr_gcache_store(g->cache_path, step->text, &g->geom, fp, sx, sy, &err) < 0) {
+		cJSON *f = cJSON_CreateObject();
+		cJSON_AddNumberToObject(f, "step", step->index);
+		cJSON_AddStringToObject(f, "error", err.msg);
+		ksr_run_emit(run, "grounding_cache", f);
+	}
+}
 
 /* Best effort: the app's window on top before the screen is read. */
 static void raise_app(ksr_run *run, ksr_step_result *res)
@@ -230,6 +276,8 @@ static ksr_model_answer locate(ksr_run *run, const ksr_step *step, grounded *g, 
 		         err.msg);
 		return KSR_MODEL_INCONCLUSIVE;
 	}
+	if (cache_try(run, step, g, *full, img, ix, iy, sx, sy))
+		return KSR_MODEL_YES;
 	ksr_model_answer a =
 	        ksr_model_ground(&g->grounder, img, step->text, call_deadline(run, step->timeout_s),
 	                         ix, iy, sx, sy, &u);
@@ -299,6 +347,8 @@ static int one_try(ksr_run *run, const ksr_step *step, grounded *g, ksr_step_res
 		        step->expect, g->sx[0], g->sy[0], step->text, sx, sy);
 	} else {
 		char shot[64] = "";
+		uint8_t fp[KSR_GCACHE_FP_CELLS];
+		ksr_gcache_fingerprint(full, sx, sy, KSR_GCACHE_RADIUS, fp); /* before the mark */
 		g->sx[g->clicks] = sx, g->sy[g->clicks] = sy;
 		g->clicks++;
 		res->has_pixel = true, res->px = sx, res->py = sy;
@@ -311,6 +361,8 @@ static int one_try(ksr_run *run, const ksr_step *step, grounded *g, ksr_step_res
 			ksr_x11_sync(run->x);
 			out = confirm(run, step, g);
 			emit_grounding(run, step, g, ix, iy, &img, out == KSR_MODEL_YES, shot);
+			if (out == KSR_MODEL_YES)
+				cache_store(run, step, g, fp, sx, sy);
 		}
 	}
 	ksr_image_free(full);
@@ -356,6 +408,9 @@ void ksr_exec_click_grounded(ksr_run *run, const ksr_step *step, ksr_step_result
 	if (!g.have_judge)
 		snprintf(g.why, sizeof g.why, "%s", why);
 	raise_app(run, res);
+	g.cache_path = ksr_gcache_path(run->sc);
+	if (res->has_window)
+		g.geom = (ksr_gcache_geom){res->win_x, res->win_y, res->win_w, res->win_h};
 	int answer = KSR_MODEL_NO;
 	/* Confirm; if the change is absent, ground again and click again only at
 	 * a new place (DESIGN §5). */
@@ -366,6 +421,7 @@ void ksr_exec_click_grounded(ksr_run *run, const ksr_step *step, ksr_step_result
 	}
 	explicit_bzero(&g.grounder.api_key, sizeof g.grounder.api_key);
 	explicit_bzero(&g.judge.api_key, sizeof g.judge.api_key);
+	free(g.cache_path);
 	if (res->status == KSR_STEP_OK && answer >= 0)
 		grounded_outcome(run, step, &g, answer, res);
 }

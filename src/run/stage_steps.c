@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "ksr/proc.h"
+#include "run/goal.h"
+#include "run/plan.h"
 
 /* ---- steps, plan, goal loop --------------------------------------------- */
 
@@ -32,10 +34,8 @@ static const char *plan_skip(const ksr_run *run)
 
 static ksr_stage_status stage_plan(ksr_run *run, char *note, size_t len)
 {
-	(void)note, (void)len;
-	ksr_run_fail_setup(run, KSR_OUTCOME_BACKEND_UNAVAILABLE, run->sc->plan.items[0].pos.line,
-	                   "plan replay is not built yet (issue #8); the plan was not run");
-	return KSR_STAGE_FAILED;
+	ksr_plan_state st = ksr_plan_replay(run, note, len);
+	return st == KSR_PLAN_FAILED || run->failed ? KSR_STAGE_FAILED : KSR_STAGE_OK;
 }
 
 static const char *goal_skip(const ksr_run *run)
@@ -45,11 +45,7 @@ static const char *goal_skip(const ksr_run *run)
 
 static ksr_stage_status stage_goal(ksr_run *run, char *note, size_t len)
 {
-	(void)note, (void)len;
-	ksr_run_fail_setup(run, KSR_OUTCOME_BACKEND_UNAVAILABLE, run->sc->goal_pos.line,
-	                   "the goal loop needs a planner model, and the model backend is not "
-	                   "built yet (issue #7/#8)");
-	return KSR_STAGE_FAILED;
+	return ksr_goal_stage(run, note, len);
 }
 
 const ksr_stage_def ksr_stage_steps = {.name = "steps", .skip = steps_skip, .run = stage_steps};

@@ -9,13 +9,16 @@ It speaks the three wire protocols the runtime uses, for real, over HTTP:
 Every request is parsed; its image is decoded from base64 and must be a PNG
 (header parsed) of the size the script expects; problems are answered 400 and
 logged. Answers come from a per-test script file (JSON), one queue per kind of
-question (judge, ground, first-look, describe: told apart by the structured
-output schema the runtime sent); the last entry of a queue repeats.
+question (judge, ground, first-look, describe, plan: told apart by the
+structured output schema the runtime sent); the last entry of a queue repeats.
+A plan request (the goal loop's planner) is text only: it must carry no image;
+its answer is the tool choice, sent as each protocol sends structured output
+(OpenAI content, Anthropic tool_use input, Ollama content).
 
 Script:
   {"expect_size": [w, h] | null, "api_key": "KEY" | null,
    "responses": {"judge": [ENTRY...], "ground": [...], "first-look": [...],
-                 "describe": [...]}}
+                 "describe": [...], "plan": [...]}}
 ENTRY:
   {"status": 200, "headers": {"retry-after": "1"}, "hang": SECONDS,
    "answer": {...}            -> the structured answer (tool input / content)
@@ -248,7 +251,7 @@ class ModelServer:
     def kind_of(schema):
         props = (schema or {}).get("properties") or {}
         for key, kind in (("answer", "judge"), ("found", "ground"), ("rendered", "first-look"),
-                          ("description", "describe")):
+                          ("description", "describe"), ("tool", "plan")):
             if key in props:
                 return kind
         return "unknown"
@@ -256,6 +259,10 @@ class ModelServer:
     @staticmethod
     def check_images(images, script, entry):
         entry["png"] = None
+        if entry.get("kind") == "plan":
+            if images:
+                entry["problems"].append("a planner request carries an image")
+            return
         if len(images) != 1:
             entry["problems"].append("expected one image, got %d" % len(images))
             return
