@@ -50,7 +50,10 @@ case "${1:-}" in
     KASM_RUNTIME_OUT=${KASM_RUNTIME_OUT:-./ksr-out} ./build/kasm-session-runtime run --xvfb scenarios/demo-xterm.yaml
     ;;
   test)
+    # The MCP tests' SDK client is pinned in tests/integration/mcp_client/package-lock.json.
+    command -v npm >/dev/null || PACKAGES+=(nodejs npm)
     install_deps
+    (cd tests/integration/mcp_client && npm ci --no-audit --no-fund --loglevel=error)
     build build-ci -DKSR_WERROR=ON -DKSR_SANITIZE=ON -DKSR_PACKAGE_TEST=ON
     ctest --test-dir build-ci --output-on-failure -j2 --timeout 600 -LE package
     # Alone: it builds twice (optimised, no sanitizers) and installs the .deb.
