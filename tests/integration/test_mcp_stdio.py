@@ -1,0 +1,272 @@
+"""MCP over stdio (issue #9): the official TypeScript SDK client
+(tests/integration/mcp_client, pinned) drives `kasm-session-runtime mcp`
+against a real Xvfb + openbox and the GTK3 test app; effects are read back
+from the app's --record file. A raw pipe test sends what no SDK client would
+(malformed JSON, a 20 MiB line, wrong argument types) and checks the server
+keeps serving and exits 0 at EOF."""
+
+import base64
+import json
+import os
+import select
+import struct
+import subprocess
+import time
+import unittest
+
+import ksr
+
+CLIENT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp_client")
+# "Press me" and the text field as fractions of the test app's client area
+# (the same figures test_input.py uses).
+PRESS = (0.5, 0.13)
+FIELD = (0.5, 0.47)
+
+
+def png_size(data):
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        raise AssertionError("not a PNG")
+    return struct.unpack(">II", data[16:24])
+
+
+class SdkClient:
+    def __init__(self, tc, server_args, env):
+        self.proc = subprocess.Popen(
+            ["node", os.path.join(CLIENT_DIR, "client.mjs"), "--", ksr.BIN] + server_args,
+            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True)
+        tc.procs.append(self.proc)
+        self.err = open(os.path.join(tc.tmp, "client.stderr"), "wb")
+        self.buf = b""
+        first = self.read(60)
+        tc.assertTrue(first.get("connected"), first)
+
+    def read(self, timeout):
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError("no answer from the SDK client in %ss" % timeout)
+            r, _, _ = select.select([self.proc.stdout, self.proc.stderr], [], [], left)
+            for f in r:
+                chunk = os.read(f.fileno(), 1 << 20)
+                if f is self.proc.stderr:
+                    self.err.write(chunk)
+                    self.err.flush()
+                elif not chunk:
+                    raise AssertionError("the SDK client exited")
+                else:
+                    self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def op(self, timeout=120, **req):
+        self.proc.stdin.write((json.dumps(req) + "\n").encode())
+        self.proc.stdin.flush()
+        return self.read(timeout)
+
+    def call(self, name, args=None, **kw):
+        return self.op(op="call", name=name, args=args or {}, **kw)
+
+    def close(self):
+        self.op(op="close", timeout=30)
+        self.proc.wait(timeout=30)
+        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr, self.err):
+            f.close()
+        with open(self.err.name, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+
+class McpStdioTest(ksr.KsrTestCase):
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.isdir(os.path.join(CLIENT_DIR, "node_modules", "@modelcontextprotocol")):
+            self.fail("the SDK client is not installed: run scripts/setup.sh test "
+                      "(npm ci in tests/integration/mcp_client)")
+
+    def ok_result(self, ans):
+        self.assertTrue(ans.get("ok"), ans)
+        res = ans["result"]
+        self.assertFalse(res.get("isError"), res)
+        return res
+
+    def wait_record(self, rec, line, timeout=10):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if os.path.exists(rec):
+                with open(rec, encoding="utf-8") as f:
+                    if line in f.read().splitlines():
+                        return
+            time.sleep(0.1)
+        with open(rec, encoding="utf-8") if os.path.exists(rec) else open(os.devnull) as f:
+            self.fail("%r not recorded; record file: %r" % (line, f.read()))
+
+    def start_app(self, display, rec):
+        app = subprocess.Popen([ksr.TESTAPP, "--record", rec], env=self.env(DISPLAY=display),
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+        self.procs.append(app)
+
+    def app_window(self, client):
+        """The app window once placed: the same geometry on three listings in a row
+        (the window manager moves a new window after it maps)."""
+        deadline = time.monotonic() + 20
+        seen = []
+        while time.monotonic() < deadline:
+            res = self.ok_result(client.call("window.list"))
+            wins = [w for w in res["structuredContent"]["windows"] if w["title"] == "KSR Test App"]
+            seen = (seen + wins[:1])[-3:]
+            if len(seen) == 3 and seen[0] == seen[1] == seen[2]:
+                return seen[0]
+            time.sleep(0.3)
+        self.fail("the test app's window never settled in window.list: %r" % seen)
+
+    def shot_point(self, shot, win, frac):
+        """A fraction of the window, in the capture's screenshot space."""
+        sc = shot["structuredContent"]
+        px = win["x"] + frac[0] * win["width"]
+        py = win["y"] + frac[1] * win["height"]
+        return (px - sc["origin_x"]) * sc["scale"], (py - sc["origin_y"]) * sc["scale"]
+
+    def check_tools(self, client):
+        tools = client.op(op="list")["result"]["tools"]
+        names = {t["name"] for t in tools}
+        for n in ("screen.capture", "screen.ground", "input.click", "input.type", "input.key",
+                  "window.list", "a11y.tree", "cdp.click", "scenario.run"):
+            self.assertIn(n, names)
+        for t in tools:
+            self.assertEqual(t["inputSchema"]["type"], "object", t["name"])
+            self.assertEqual(t["outputSchema"]["type"], "object", t["name"])
+            self.assertIn("readOnlyHint", t["annotations"], t["name"])
+
+    def capture(self, client):
+        res = self.ok_result(client.call("screen.capture"))
+        sc = res["structuredContent"]
+        img = [c for c in res["content"] if c["type"] == "image"]
+        self.assertEqual(len(img), 1, res["content"][:1])
+        self.assertEqual(img[0]["mimeType"], "image/png")
+        w, h = png_size(base64.b64decode(img[0]["data"]))
+        self.assertEqual((w, h), (sc["width"], sc["height"]))
+        # Xvfb is 1600x900: downscaled to the WXGA class, the scale stated.
+        self.assertEqual((sc["screen_width"], sc["screen_height"]), (1600, 900))
+        self.assertEqual((w, h), (1280, 720))
+        self.assertAlmostEqual(sc["scale"], 0.8, places=3)
+        return res
+
+    def test_sdk_client_acts_on_the_test_app(self):
+        display = self.start_xvfb(size="1600x900")
+        rec = os.path.join(self.tmp, "record.txt")
+        self.start_app(display, rec)
+        client = SdkClient(self, ["mcp"], self.env(DISPLAY=display, KSR_TESTAPP=ksr.TESTAPP))
+        hello = client.op(op="hello")
+        self.assertEqual(hello["server"]["name"], "kasm-session-runtime")
+        self.check_tools(client)
+        win = self.app_window(client)
+        shot = self.capture(client)
+        # Click "Press me" by screenshot coordinates; the server scales back.
+        x, y = self.shot_point(shot, win, PRESS)
+        self.ok_result(client.call("input.click", {"x": x, "y": y}))
+        self.wait_record(rec, "pressed")
+        # Type into the field; a key chord (select all, then retype).
+        x, y = self.shot_point(shot, win, FIELD)
+        self.ok_result(client.call("input_click", {"x": x, "y": y}))
+        self.ok_result(client.call("input.type", {"text": "hello mcp"}))
+        self.wait_record(rec, "text:hello mcp")
+        self.ok_result(client.call("input.key", {"keys": "ctrl+a BackSpace"}))
+        self.wait_record(rec, "text:")
+        # Outside the screenshot: an isError result, and the server goes on.
+        ans = client.call("input.click", {"x": 1280, "y": 10})
+        self.assertTrue(ans["result"]["isError"], ans)
+        self.assertIn("outside the screenshot", ans["result"]["content"][0]["text"])
+        self.assertTrue(client.op(op="ping")["ok"])
+        se = client.close()
+        self.assertNoSanitizerReport(se)
+
+    def scenario_yaml(self, steps):
+        return ("name: mcp\nlaunch: %s\nprocess: ^ksr-testapp$\nwindow: ^KSR Test App$\n"
+                "settle_s: 0.3\natspi: false\nsteps:\n%s" % (ksr.TESTAPP, steps))
+
+    def test_scenario_run_progress_and_cancel(self):
+        display = self.start_xvfb()
+        client = SdkClient(self, ["mcp"], self.env(DISPLAY=display))
+        out = self.out("run1")
+        ans = client.call("scenario.run", {"yaml": self.scenario_yaml("  - sleep: 0.2\n"),
+                                           "out": out}, progress=True, timeout=180)
+        res = self.ok_result(ans)
+        sc = res["structuredContent"]
+        self.assertEqual((sc["verdict"], sc["outcome"], sc["evidence"]), ("pass", "completed", out))
+        self.assertEvidence(out, "pass", "completed")
+        stages = [p.get("message") for p in ans["progress"]]
+        self.assertIn("stage launch", stages)
+        self.assertIn("stage steps", stages)
+        self.assertEqual([p["progress"] for p in ans["progress"]],
+                         list(range(1, len(stages) + 1)), "progress increases")
+        # A long run, cancelled once it reaches its steps: the SDK's abort sends
+        # notifications/cancelled; the run ends interrupted, the server serves on.
+        out2 = self.out("run2")
+        ans = client.call("scenario.run", {"yaml": self.scenario_yaml("  - sleep: 300\n"),
+                                           "out": out2}, cancel_on_progress="stage steps",
+                          timeout=180)
+        self.assertFalse(ans["ok"], ans)
+        self.assertTrue(ans["aborted"], ans)
+        t0 = time.monotonic()
+        self.assertTrue(client.op(op="ping", timeout=60)["ok"])
+        self.assertLess(time.monotonic() - t0, 60)
+        self.assertEvidence(out2, "test-error", "interrupted")
+        res = self.ok_result(client.call("window.list"))
+        self.assertIn("windows", res["structuredContent"])
+        se = client.close()
+        self.assertNoSanitizerReport(se)
+
+
+class McpRawStdioTest(ksr.KsrTestCase):
+    needs_testapp = False
+
+    def send(self, proc, data):
+        proc.stdin.write(data)
+        proc.stdin.flush()
+
+    def reply(self, proc, timeout=30):
+        r, _, _ = select.select([proc.stdout], [], [], timeout)
+        self.assertTrue(r, "no reply within %ss" % timeout)
+        return json.loads(proc.stdout.readline())
+
+    def test_bad_input_then_eof(self):
+        proc = subprocess.Popen([ksr.BIN, "mcp"], env=self.env(), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        self.procs.append(proc)
+        self.send(proc, b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{'
+                        b'"protocolVersion":"2025-03-26","capabilities":{},'
+                        b'"clientInfo":{"name":"raw","version":"0"}}}\n')
+        self.assertEqual(self.reply(proc)["result"]["protocolVersion"], "2025-03-26")
+        self.send(proc, b"{not json\n")
+        self.assertEqual(self.reply(proc)["error"]["code"], -32700)
+        big = b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"p":"' + b"x" * (20 << 20) + b'"}}\n'
+        self.send(proc, big)
+        r = self.reply(proc, 60)
+        self.assertEqual((r["id"], r["error"]["code"]), (None, -32600))
+        self.send(proc, b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x.y"}}\n')
+        self.assertEqual(self.reply(proc)["error"]["code"], -32602)
+        self.send(proc, b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{'
+                        b'"name":"input.scroll","arguments":{"x":1,"y":2,"amount":"down"}}}\n')
+        r = self.reply(proc)["result"]
+        self.assertTrue(r["isError"])
+        self.assertIn("amount must be an integer", r["content"][0]["text"])
+        self.send(proc, b'{"jsonrpc":"2.0","id":5,"method":"server/discover"}\n')
+        self.assertEqual(self.reply(proc)["error"]["code"], -32601)
+        self.send(proc, b'{"jsonrpc":"2.0","id":6,"method":"ping"}\n')
+        r = self.reply(proc)
+        self.assertEqual((r["id"], r["result"]), (6, {}))
+        proc.stdin.close()
+        self.assertEqual(proc.wait(timeout=30), 0, "exit 0 at EOF")
+        self.assertEqual(proc.stdout.read(), b"", "nothing after the replies")
+        se = proc.stderr.read().decode("utf-8", "replace")
+        proc.stdout.close()
+        proc.stderr.close()
+        self.assertNoSanitizerReport(se)
+
+
+if __name__ == "__main__":
+    unittest.main()
