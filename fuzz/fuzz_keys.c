@@ -13,8 +13,10 @@ static void parse_chords(const char *text)
 	size_t n = 0;
 	ksr_err err = {0};
 	int rc = ksr_keys_parse(text, &chords, &n, &err);
-	/* The contract: chords and no error message, or NULL and a message. */
-	if ((rc == 0) != (chords != NULL || n == 0))
+	/* The contract: on error no chords and a message naming the bad key. */
+	if (rc != 0 && (chords != NULL || !err.msg[0]))
+		abort();
+	if (rc == 0 && n > 0 && !chords)
 		abort();
 	for (size_t i = 0; i < n && chords; i++)
 		if (chords[i].n < 1 || chords[i].n > KSR_CHORD_MAX)

@@ -512,7 +512,12 @@ void ksr_stages_diagnose(ksr_run *run)
 	char note[512] = "";
 	diagnose(run, note, sizeof note);
 	release_held(run);
-	ksr_stage_emit_end(run, "diagnosis", "ok", note, started);
+	/* A signal cut the diagnosis short: the failure found before it stands,
+	 * but what diagnosis recorded may be partial, and the stage says so. */
+	bool cut = ksr_cancelled();
+	if (cut)
+		append(note, sizeof note, "cut short by a signal");
+	ksr_stage_emit_end(run, "diagnosis", cut ? "interrupted" : "ok", note, started);
 	ksr_events_set_stage(run->ev, NULL);
 }
 
