@@ -13,6 +13,7 @@ down, hangs, 500s, 429s or answers malformed text (test_vision), SIGTERM in
 the waiting stages (test_run_signals; the stage loop is test_faults_signals).
 """
 
+import json
 import os
 import re
 import shutil
@@ -290,6 +291,58 @@ class FaultsTest(ksr.KsrTestCase):
         self.assertEqual(report["scenario"]["name"], "third")
         self.assertEqual(ksr.report_run_id(report), ksr.read_trace(out)[0]["run_id"])
         self.assertEqual(report["runtime"]["pid"], c.pid)
+
+
+class ModelFaultsTest(ksr.KsrTestCase):
+    """The model server misbehaving for the whole run (test_vision has the
+    recoverable cases): the first look's judgement is inconclusive, which is a
+    concern, never a failure, and the run ends within its bound."""
+
+    def setUp(self):
+        super().setUp()
+        self.server = None
+
+    def tearDown(self):
+        if self.server:
+            self.server.stop()
+        super().tearDown()
+
+    def judged(self, entry, name):
+        from model_server import ModelServer
+        display = self.start_xvfb()
+        script = os.path.join(self.tmp, "script-%s.json" % name)
+        with open(script, "w", encoding="utf-8") as f:
+            json.dump({"expect_size": None, "api_key": None,
+                       "responses": {"first-look": [entry]}}, f)
+        self.server = ModelServer(script, os.path.join(self.tmp, "log.jsonl"), display).start()
+        path = self.scenario("name: model-%s\nlaunch: ${KSR_TESTAPP}\nprocess: ^ksr-testapp$\n"
+                             "window: ^KSR Test App$\nsettle_s: 0.3\natspi: false\n" % name)
+        out = self.out(name)
+        env = self.env(DISPLAY=display, NO_AT_BRIDGE="1", KSR_TESTAPP=ksr.TESTAPP,
+                       KASM_RUNTIME_MODEL="m", KASM_RUNTIME_MODEL_API="openai",
+                       KASM_RUNTIME_MODEL_URL=self.server.base + "/v1")
+        rc, so, se, el = self.run_rt(["run", path], env=env, out=out, timeout=150)
+        self.assertNoSanitizerReport(se)
+        report = self.assertEvidence(out, "pass-with-concerns", "completed", rc=rc, stderr=se)
+        self.assertTrue(report["concerns"], "an unusable model is a concern")
+        calls = [e for e in ksr.read_trace(out) if e.get("event") == "model_call"]
+        self.assertEqual(len(calls), 1)
+        self.assertFalse(calls[0]["ok"])
+        self.server.stop()
+        self.server = None
+        return report, calls[0]
+
+    def test_500_for_ever(self):
+        report, call = self.judged({"status": 500, "body": "internal error"}, "500")
+        self.assertGreater(call["attempts"], 1, "a 500 is retried, then given up")
+
+    def test_garbage_for_ever(self):
+        report, call = self.judged({"raw": "\x00\x01 not json {{{ ]]"}, "garbage")
+        self.assertLessEqual(call["attempts"], 3, "an unparsable answer is retried once")
+
+    def test_50_mib_body(self):
+        report, call = self.judged({"body": "{\"choices\": [" + " " * (50 << 20) + "]}"}, "big")
+        self.assertIn("error", call)
 
 
 if __name__ == "__main__":
