@@ -55,7 +55,7 @@ case "${1:-}" in
     install_deps
     (cd tests/integration/mcp_client && npm ci --no-audit --no-fund --loglevel=error)
     build build-ci -DKSR_WERROR=ON -DKSR_SANITIZE=ON -DKSR_PACKAGE_TEST=ON
-    ctest --test-dir build-ci --output-on-failure -j2 --timeout 600 -LE package
+    ctest --test-dir build-ci --output-on-failure -j2 --timeout 600 -LE 'package|soak'
     # Alone: it builds twice (optimised, no sanitizers) and installs the .deb.
     ctest --test-dir build-ci --output-on-failure -L package
     fuzz/run.sh build-fuzz "${KSR_FUZZ_SECONDS:-30}"
