@@ -21,6 +21,8 @@ PACKAGES=(
   chromium
   gnome-calculator featherpad mousepad python3-pyatspi
   dpkg-dev libcap-dev libssl-dev man-db
+  # the scenario library's apps (tests/integration/test_scenarios.py)
+  firefox-esr libreoffice-writer inkscape
 )
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
