@@ -16,6 +16,7 @@ typedef struct fold {
 	cJSON *stages, *steps, *grounding, *concerns, *final_checks, *log_tails, *artifacts;
 	cJSON *output_errors, *failures;
 	const cJSON *run_start, *app, *launch, *accessibility;
+	cJSON *goal; /* goal loop and plan hand-over (goal.*, plan.handover), NULL: none */
 	int model_calls, model_failures;
 	double model_ms;
 	double last_t;
@@ -165,9 +166,9 @@ static cJSON *check_rows(const cJSON *checks)
 static cJSON *step_details(const cJSON *e)
 {
 	static const char *const columns[] = {
-		"t_ms",	  "event",	"stage",  "step",	"index",      "line",
-		"kind",	  "backend",	"rung",	  "window",	"pixel",      "checks",
-		"status", "screenshot", "annotated", "reason", "duration_ms", "element",
+	        "t_ms",   "event",      "stage",     "step",   "index",       "line",
+	        "kind",   "backend",    "rung",      "window", "pixel",       "checks",
+	        "status", "screenshot", "annotated", "reason", "duration_ms", "element",
 	};
 	cJSON *d = cJSON_CreateObject();
 	const cJSON *f;
@@ -289,6 +290,42 @@ static void on_model_call(fold *f, const cJSON *e)
 	f->model_ms += ms > 0 ? ms : 0;
 }
 
+/* The goal section: goal.start's fields, the plan hand-over, every turn, and
+ * goal.end's verdict basis, each copied as recorded. */
+static void on_goal(fold *f, const cJSON *e, const char *kind)
+{
+	static const char *const skip[] = {"t_ms", "event", "stage", "step"};
+	if (!f->goal) {
+		f->goal = cJSON_CreateObject();
+		cJSON_AddItemToObject(f->goal, "turns", cJSON_CreateArray());
+	}
+	if (!strcmp(kind, "plan.handover")) {
+		cJSON *h = cJSON_Duplicate(e, true);
+		for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+			cJSON_DeleteItemFromObjectCaseSensitive(h, skip[i]);
+		cJSON_AddItemToObject(f->goal, "handover", h);
+		return;
+	}
+	if (!strcmp(kind, "goal.turn")) {
+		cJSON *t = cJSON_Duplicate(e, true);
+		for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+			cJSON_DeleteItemFromObjectCaseSensitive(t, skip[i]);
+		cJSON_AddItemToArray(cJSON_GetObjectItem(f->goal, "turns"), t);
+		return;
+	}
+	const cJSON *it;
+	cJSON_ArrayForEach(it, e)
+	{
+		bool skipped = false;
+		for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+			skipped = skipped || !strcmp(it->string, skip[i]);
+		if (skipped || !strcmp(it->string, "turns"))
+			continue; /* goal.end's count: the turns array says it */
+		cJSON_DeleteItemFromObjectCaseSensitive(f->goal, it->string);
+		cJSON_AddItemToObject(f->goal, it->string, cJSON_Duplicate(it, true));
+	}
+}
+
 static void fold_event(fold *f, const cJSON *e)
 {
 	const char *kind = jstr(e, "event");
@@ -328,6 +365,8 @@ static void fold_event(fold *f, const cJSON *e)
 		on_pair(f->output_errors, e, "what", "error");
 	else if (!strcmp(kind, "model_call"))
 		on_model_call(f, e);
+	else if (!strncmp(kind, "goal.", 5) || !strcmp(kind, "plan.handover"))
+		on_goal(f, e, kind);
 }
 
 /* Rows still running when the report is rendered: their time so far; the
@@ -522,6 +561,7 @@ cJSON *ksr_report_json(const cJSON *events, const ksr_decision *d)
 	cJSON_AddItemToObject(r, "launch", launch_obj(f.launch));
 	cJSON_AddItemToObject(r, "app", app_obj(f.app));
 	cJSON_AddItemToObject(r, "accessibility", accessibility_obj(f.accessibility));
+	cJSON_AddItemToObject(r, "goal", f.goal ? f.goal : cJSON_CreateNull());
 	cJSON_AddItemToObject(r, "model_usage", model_obj(&f));
 	cJSON_AddItemToObject(r, "log_tails", f.log_tails);
 	cJSON_AddItemToObject(r, "artifacts", f.artifacts);
