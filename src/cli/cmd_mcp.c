@@ -3,24 +3,28 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "ksr/deadline.h"
 #include "ksr/mcp.h"
+#include "ksr/mcp_http.h"
 
 typedef struct mcp_args {
 	const char *http;
+	const char *token;
 	ksr_mcp_opts o;
 } mcp_args;
 
 static int parse(int argc, char **argv, mcp_args *a)
 {
-	enum { OPT_HTTP = 1, OPT_NAMES, OPT_XVFB };
+	enum { OPT_HTTP = 1, OPT_NAMES, OPT_XVFB, OPT_TOKEN };
 	static const struct option longopts[] = {{"http", required_argument, NULL, OPT_HTTP},
 	                                         {"tool-names", required_argument, NULL, OPT_NAMES},
 	                                         {"xvfb", no_argument, NULL, OPT_XVFB},
+	                                         {"token", required_argument, NULL, OPT_TOKEN},
 	                                         {NULL, 0, NULL, 0}};
 	int c;
 	opterr = 0;
@@ -28,6 +32,8 @@ static int parse(int argc, char **argv, mcp_args *a)
 	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
 		if (c == OPT_HTTP)
 			a->http = optarg;
+		else if (c == OPT_TOKEN)
+			a->token = optarg;
 		else if (c == OPT_XVFB)
 			a->o.xvfb = true;
 		else if (c == OPT_NAMES && !strcmp(optarg, "underscore"))
@@ -57,6 +63,42 @@ static int take_stdio(int *in_fd, int *out_fd)
 	return 0;
 }
 
+static void on_listen(void *ud, const char *host, int port)
+{
+	(void)ud;
+	/* Tests and wrappers read the bound port (for port 0) from this line. */
+	fprintf(stderr, "kasm-session-runtime mcp: listening on http://%s%s%s:%d/mcp\n",
+	        strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port);
+}
+
+/* --http: Streamable HTTP. stdin/stdout are not the protocol's here. */
+static int serve_http(const mcp_args *a)
+{
+	const char *token = a->token ? a->token : getenv("KASM_RUNTIME_MCP_TOKEN");
+	ksr_mcp_http_opts ho = {.listen = a->http, .token = token, .on_listen = on_listen};
+	ksr_mcp_http_addr addr;
+	ksr_err err = {0};
+	/* Refuse a bad address or a tokenless public bind before starting a session. */
+	if (ksr_mcp_http_parse_addr(a->http, &addr, &err) < 0)
+		return cli_usage_error(&cli_cmd_mcp, "%s", err.msg);
+	if (!addr.loopback && !(token && token[0]))
+		return cli_usage_error(
+		        &cli_cmd_mcp,
+		        "--http %s is not loopback: set KASM_RUNTIME_MCP_TOKEN or --token",
+		        a->http);
+	ksr_cancel_install();
+	ksr_mcp *m = ksr_mcp_create(&a->o, &err);
+	if (!m) {
+		fprintf(stderr, "kasm-session-runtime mcp: %s\n", err.msg);
+		return 2;
+	}
+	int rc = ksr_mcp_serve_http(m, &ho, &err);
+	if (rc < 0)
+		fprintf(stderr, "kasm-session-runtime mcp: %s\n", err.msg);
+	ksr_mcp_destroy(m);
+	return rc < 0 ? 2 : 0;
+}
+
 static int exec_mcp(int argc, char **argv)
 {
 	mcp_args a = {0};
@@ -64,7 +106,7 @@ static int exec_mcp(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (a.http)
-		return cli_usage_error(&cli_cmd_mcp, "--http is not available in this build yet");
+		return serve_http(&a);
 	ksr_cancel_install();
 	int in_fd, out_fd;
 	if (take_stdio(&in_fd, &out_fd) < 0) {
@@ -91,11 +133,14 @@ const cli_command cli_cmd_mcp = {
         .summary = "serve the runtime's actions to outside agents (MCP)",
         .usage =
                 "usage: kasm-session-runtime mcp [--http HOST:PORT] [--tool-names underscore|dots] "
-                "[--xvfb]\n\n"
+                "[--xvfb] [--token TOKEN]\n\n"
                 "Model Context Protocol server (revision 2025-11-25; 2025-06-18 and 2025-03-26\n"
                 "on request). Without --http: newline-delimited JSON-RPC on stdin/stdout, logs\n"
                 "on stderr, exit 0 at end of input.\n\n"
-                "  --http HOST:PORT     Streamable HTTP instead of stdio\n"
+                "  --http HOST:PORT     Streamable HTTP (POST /mcp) instead of stdio; loopback\n"
+                "                       unless HOST says otherwise; port 0 picks a free one\n"
+                "  --token TOKEN        bearer token for --http (default\n"
+                "                       $KASM_RUNTIME_MCP_TOKEN); required off loopback\n"
                 "  --tool-names MODE    dots (input.click, default) or underscore (input_click)\n"
                 "                       for clients that reject dots; calls accept both\n"
                 "  --xvfb               a private Xvfb + window manager + AT-SPI for the tools\n\n"
