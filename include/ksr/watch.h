@@ -37,7 +37,8 @@ void ksr_watch_free(ksr_watch *w); /* NULL-safe */
 int ksr_watch_add(ksr_watch *w, const char *path, ksr_err *err);
 
 /* Read what changed, waiting for it until d (or cancel). New lines are
- * queued for ksr_watch_next. READY/TIMEOUT: call again unless finished;
+ * queued for ksr_watch_next; while lines are queued (e.g. by ksr_watch_add)
+ * it returns at once, so take them before calling again. READY/TIMEOUT: call again unless finished;
  * CANCELLED: the watch was interrupted (an ERROR line is queued);
  * ERROR: inotify failed (an ERROR line is queued). */
 ksr_wait ksr_watch_step(ksr_watch *w, ksr_deadline d);

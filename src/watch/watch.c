@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,6 +33,9 @@ typedef struct root {
 struct ksr_watch {
 	ksr_watch_opts o;
 	int ifd;
+	/* inotify and every runtime's pidfd, behind one descriptor: ksr_wait_fds
+	 * takes few descriptors, and a watch may follow hundreds of runs. */
+	int epfd;
 	ksr_watch_run **runs;
 	size_t n_runs;
 	root *roots;
@@ -74,7 +78,17 @@ ksr_watch *ksr_watch_create(const ksr_watch_opts *opts, ksr_err *err)
 		ksr_err_errno(err, "inotify_init1");
 		return NULL;
 	}
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+	if (epfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, ifd, &ev) < 0) {
+		ksr_err_errno(err, "epoll");
+		if (epfd >= 0)
+			close(epfd);
+		close(ifd);
+		return NULL;
+	}
 	ksr_watch *w = ksr_xcalloc(1, sizeof *w);
+	w->epfd = epfd;
 	w->o = *opts;
 	if (w->o.timeout_ms <= 0)
 		w->o.timeout_ms = DEFAULT_TIMEOUT_MS;
@@ -95,6 +109,7 @@ void ksr_watch_free(ksr_watch *w)
 		free(w->roots[i].dir);
 	free(w->roots);
 	cJSON_Delete(w->queue);
+	close(w->epfd);
 	close(w->ifd);
 	free(w);
 }
@@ -428,41 +443,69 @@ static void after_wake(ksr_watch *w)
 		queue_done(w);
 }
 
+/* New pidfds join the epoll set; a closed one leaves it by itself. */
+static void poll_pidfds(ksr_watch *w)
+{
+	for (size_t i = 0; i < w->n_runs; i++) {
+		ksr_watch_run *r = w->runs[i];
+		if (r->pidfd < 0 || r->pidfd_polled)
+			continue;
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = r};
+		r->pidfd_polled = epoll_ctl(w->epfd, EPOLL_CTL_ADD, r->pidfd, &ev) == 0;
+	}
+}
+
+/* Which runtimes exited: their pidfds are readable. */
+static void on_exits(ksr_watch *w)
+{
+	struct epoll_event evs[64];
+	int n;
+	while ((n = epoll_wait(w->epfd, evs, 64, 0)) > 0) {
+		bool any = false;
+		for (int i = 0; i < n; i++) {
+			ksr_watch_run *r = evs[i].data.ptr;
+			if (!r || r->pidfd < 0)
+				continue;
+			r->pid_gone = true;
+			epoll_ctl(w->epfd, EPOLL_CTL_DEL, r->pidfd, NULL);
+			r->pidfd_polled = false;
+			ksr_watch_run_check_died(w, r);
+			any = true;
+		}
+		if (!any)
+			break; /* only inotify: drained by the caller already */
+	}
+}
+
 ksr_wait ksr_watch_step(ksr_watch *w, ksr_deadline d)
 {
 	if (w->done_queued)
 		return KSR_WAIT_READY;
 	after_wake(w); /* runs already finished when added */
-	if (w->done_queued)
+	/* Lines queued since the last call (by ksr_watch_add) go out first. */
+	if (w->done_queued || cJSON_GetArraySize(w->queue) > 0)
 		return KSR_WAIT_READY;
-	struct pollfd *fds = ksr_xcalloc(w->n_runs + 1, sizeof *fds);
-	ksr_watch_run **owner = ksr_xcalloc(w->n_runs + 1, sizeof *owner);
-	int n = 0;
-	fds[n++] = (struct pollfd){.fd = w->ifd, .events = POLLIN};
-	for (size_t i = 0; i < w->n_runs; i++)
-		if (run_open(w->runs[i]) && w->runs[i]->pidfd >= 0) {
-			owner[n] = w->runs[i];
-			fds[n++] = (struct pollfd){.fd = w->runs[i]->pidfd, .events = POLLIN};
-		}
-	ksr_wait r = ksr_wait_fds(fds, n, next_timer(w, d));
+	poll_pidfds(w);
+	struct pollfd pfd = {.fd = w->epfd, .events = POLLIN};
+	ksr_wait r = ksr_wait_fds(&pfd, 1, next_timer(w, d));
 	if (r == KSR_WAIT_CANCELLED) {
 		w->interrupted = true;
 		emit_error(w, "interrupted", NULL, "the watch was interrupted; the runs go on");
-	} else if (r == KSR_WAIT_READY || r == KSR_WAIT_TIMEOUT) {
-		if (drain_inotify(w) < 0) {
-			emit_error(w, "inotify", NULL, "reading inotify events failed");
-			r = KSR_WAIT_ERROR;
-		}
-		/* Inotify first: a runtime that wrote DONE and exited is not "died". */
-		for (int i = 1; i < n; i++)
-			if (fds[i].revents && owner[i]->pidfd >= 0) {
-				owner[i]->pid_gone = true;
-				ksr_watch_run_check_died(w, owner[i]);
-			}
-		after_wake(w);
+		return r;
 	}
-	free(fds);
-	free(owner);
+	if (r == KSR_WAIT_ERROR) {
+		w->interrupted = true;
+		emit_error(w, "poll", NULL, "waiting for changes failed");
+		return r;
+	}
+	if (drain_inotify(w) < 0) {
+		w->interrupted = true;
+		emit_error(w, "inotify", NULL, "reading inotify events failed");
+		return KSR_WAIT_ERROR;
+	}
+	/* Inotify first: a runtime that wrote DONE and exited is not "died". */
+	on_exits(w);
+	after_wake(w);
 	return r;
 }
 

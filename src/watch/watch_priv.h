@@ -17,6 +17,7 @@ typedef struct ksr_watch_run {
 	size_t plen;
 	char *run_id, *scenario;
 	int pid, pidfd;         /* from run.start; pidfd -1 when none or closed */
+	bool pidfd_polled;      /* pidfd is in the watcher's epoll set */
 	bool pid_gone;          /* the runtime's process has exited */
 	int64_t lock_recheck;   /* pid gone but .lock still held: look again then */
 	bool seen, ready;       /* the first sync ran; run.start read */

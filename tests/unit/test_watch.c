@@ -258,6 +258,10 @@ static void test_recursive(void)
 	run_start(b, "run-b", getpid());
 	ksr_watch *w = start(true, 5000, 0);
 	ksr_watch_add(w, runs, NULL);
+	is_int(ksr_watch_step(w, ksr_deadline_in_ms(1500)), KSR_WAIT_READY,
+	       "lines queued by add come out without waiting for a change");
+	take(w);
+	ok(strstr(seen, "READY run=run-b") != NULL, "READY of the live run among them");
 	ok(until_seen(w, "EVENT terminal_pass run=run-a"), "existing finished run");
 	ok(until_seen(w, "READY run=run-b"), "existing live run");
 	mkdir(c, 0755);
@@ -279,6 +283,32 @@ static void test_recursive(void)
 	free(c);
 }
 
+/* More live runtimes than one poll(2) set in ksr_wait_fds takes (32). */
+static void test_many_runs(void)
+{
+	char *runs = sub("many");
+	mkdir(runs, 0755);
+	char dirs[40][600];
+	for (int i = 0; i < 40; i++) {
+		snprintf(dirs[i], sizeof dirs[i], "%s/r%02d", runs, i);
+		mkdir(dirs[i], 0755);
+		char id[16];
+		snprintf(id, sizeof id, "m%02d", i);
+		run_start(dirs[i], id, getpid());
+	}
+	ksr_watch *w = start(true, 5000, 0);
+	ksr_watch_add(w, runs, NULL);
+	ok(until_seen(w, "READY run=m39") && count("READY") == 40, "40 READY lines");
+	ksr_watch_step(w, ksr_deadline_in_ms(100));
+	take(w);
+	ok(strstr(seen, "ERROR") == NULL, "no error with 40 live runs:\n%s", seen);
+	for (int i = 0; i < 40; i++)
+		finish(dirs[i], "pass", 0, "completed");
+	ok(until_seen(w, "DONE runs=40 pass=40"), "all 40 terminal, then DONE");
+	ksr_watch_free(w);
+	free(runs);
+}
+
 int main(void)
 {
 	if (!mkdtemp(root))
@@ -289,6 +319,7 @@ int main(void)
 	test_died();
 	test_no_run_and_created_later();
 	test_recursive();
+	test_many_runs();
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
 	if (system(cmd) != 0)
