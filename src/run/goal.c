@@ -3,6 +3,8 @@
  * The planner's word never passes a run: success: checks do (docs/agentic.md). */
 #include "run/goal.h"
 
+#include "run/stage.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -661,13 +663,13 @@ static bool stop_before_turn(loop *l)
 	return false;
 }
 
-ksr_stage_status ksr_goal_stage(ksr_run *run, char *note, size_t len)
+bool ksr_goal_stage(ksr_run *run, char *note, size_t len)
 {
 	if (ksr_plan_last_state() == KSR_PLAN_COMPLETED)
-		return plan_completed(run, note, len);
+		return plan_completed(run, note, len) == KSR_STAGE_OK;
 	loop l = {.run = run};
 	if (!configure(&l))
-		return KSR_STAGE_FAILED;
+		return false;
 	l.until = ksr_deadline_min(run->work,
 	                           ksr_deadline_in_ms((int64_t)(run->sc->goal_seconds * 1000)));
 	l.calls_at_start = (size_t)cJSON_GetArraySize(ksr_events_all(run->ev));
@@ -694,5 +696,5 @@ ksr_stage_status ksr_goal_stage(ksr_run *run, char *note, size_t len)
 	cJSON_Delete(l.history);
 	cJSON_Delete(l.turns);
 	ksr_plan_out_free(l.plan);
-	return st;
+	return st == KSR_STAGE_OK;
 }

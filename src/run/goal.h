@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "run/stage.h"
+#include "ksr/scenario.h"
 
 /* What the planner may name this turn (owned strings). */
 typedef struct ksr_goal_offer {
@@ -75,7 +75,7 @@ int ksr_goal_validate(const ksr_goal_offer *o, const cJSON *answer, ksr_goal_cho
 char *ksr_goal_offer_text(const ksr_goal_offer *o);
 
 /* The goal-loop stage (goal.c): after a completed plan, only the success:
- * checks; otherwise the loop. */
-ksr_stage_status ksr_goal_stage(ksr_run *run, char *note, size_t len);
+ * checks; otherwise the loop. false when the stage failed (recorded). */
+bool ksr_goal_stage(ksr_run *run, char *note, size_t len);
 
 #endif

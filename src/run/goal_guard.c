@@ -90,7 +90,7 @@ bool ksr_goal_looks_like_coordinate(const char *s)
 	        NUM "[[:space:]]*[,;][[:space:]]*" NUM,
 	        /* the whole text is two numbers: "0.5 0.3", "640x360", "[12 40]" */
 	        "^[[:space:]([{]*" NUM "(px)?[[:space:]]*([x*][[:space:]]*|[[:space:]]+)" NUM
-	        "(px)?[[:space:])}\\]]*$",
+	        "(px)?[]})[:space:]]*$",
 	        /* named axes: x=120, y: 40, "left": 12 */
 	        "(^|[^[:alnum:]_])(x|y|left|top)[\"']?[[:space:]]*[=:][[:space:]]*" NUM,
 	        /* a lone number is a pixel too */
@@ -108,9 +108,9 @@ bool ksr_goal_looks_like_selector(const char *s)
 	        "^[[:space:]]*[#.][A-Za-z_][-A-Za-z0-9_]*",       /* #id, .class */
 	        "^[[:space:]]*[a-z][a-z0-9]*[#.[][A-Za-z_]",      /* button#ok, a.link, input[ */
 	        "\\[[A-Za-z_][-A-Za-z0-9_]*([~|^$*]?=[^]]*)?\\]", /* [name=q], [disabled] */
-	        "[[:alnum:]\\])][[:space:]]*>[[:space:]]*[[:alnum:]#.[]", /* a > b */
-	        ":(nth-|first-child|last-child|not\\(|has\\()",           /* pseudo-classes */
-	        "^[[:space:]]*(//|xpath[:=]|css[:=])", /* XPath, prefixed forms */
+	        "[])[:alnum:]][[:space:]]*>[[:space:]]*[[:alnum:]#.[]", /* a > b */
+	        ":(nth-|first-child|last-child|not\\(|has\\()",         /* pseudo-classes */
+	        "^[[:space:]]*(//|xpath[:=]|css[:=])",                  /* XPath, prefixed forms */
 	};
 	for (size_t i = 0; s && i < sizeof shapes / sizeof shapes[0]; i++)
 		if (matches(shapes[i], s))

@@ -3,6 +3,8 @@
  * checks, so a plan step and a scripted step read the same in the report. */
 #include "run/plan.h"
 
+#include "run/run.h"
+
 #include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>

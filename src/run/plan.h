@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "run/run.h"
+#include "ksr/scenario.h"
 
 typedef enum ksr_plan_state {
 	KSR_PLAN_NONE,        /* no plan:, or not replayed yet */

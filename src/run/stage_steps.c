@@ -45,7 +45,7 @@ static const char *goal_skip(const ksr_run *run)
 
 static ksr_stage_status stage_goal(ksr_run *run, char *note, size_t len)
 {
-	return ksr_goal_stage(run, note, len);
+	return ksr_goal_stage(run, note, len) ? KSR_STAGE_OK : KSR_STAGE_FAILED;
 }
 
 const ksr_stage_def ksr_stage_steps = {.name = "steps", .skip = steps_skip, .run = stage_steps};
