@@ -87,6 +87,42 @@ class ScenarioLibraryTest(ksr.KsrTestCase):
                 continue  # the README demo uses only a shell step: it acts on nothing
             self.assertRegex(head, r"(?i)\brungs?\b", "%s: no comment on the rung" % path)
 
+    def test_troubleshooting_covers_every_outcome(self):
+        """docs/troubleshooting.md has a section for every outcome word and a
+        row for every concern code (the lists the report schema allows)."""
+        with open(os.path.join(ksr.SOURCE_DIR, "docs", "troubleshooting.md"),
+                  encoding="utf-8") as f:
+            text = f.read()
+        headings = re.findall(r"^#+ `([a-z-]+)`", text, re.M)
+        self.assertEqual(sorted(set(headings)), sorted(ksr.OUTCOMES))
+        schema, _ = ksr.load_schema()
+        dump = json.dumps(schema)
+        for code in ("first-run-prompt", "updater", "baseline-drift", "unexpected-dialog",
+                     "unverified-click", "unconfirmed-claim", "model-unreachable",
+                     "crash-signature"):
+            self.assertIn('"%s"' % code, dump, "concern %s not in the report schema" % code)
+            self.assertRegex(text, r"(?m)^\| `%s` \|" % re.escape(code))
+
+    def test_newcomer_docs_links_resolve(self):
+        """Every relative link in the newcomer docs names a file that exists
+        (and, with #anchor, a heading in it)."""
+        docs = os.path.join(ksr.SOURCE_DIR, "docs")
+        for page in ("index.md", "ladder.md", "troubleshooting.md", "kasm-image.md"):
+            with open(os.path.join(docs, page), encoding="utf-8") as f:
+                links = re.findall(r"\]\(([^)#\s]+)(#[^)\s]+)?\)", f.read())
+            self.assertTrue(links, page)
+            for target, anchor in links:
+                if re.match(r"[a-z]+:", target):
+                    continue
+                path = os.path.normpath(os.path.join(docs, target))
+                self.assertTrue(os.path.exists(path), "%s links to missing %s" % (page, target))
+                if anchor:
+                    with open(path, encoding="utf-8") as f:
+                        slugs = {re.sub(r"[^a-z0-9 -]", "", h.strip().lower()).replace(" ", "-")
+                                 for h in re.findall(r"^#+ (.+)$", f.read(), re.M)}
+                    self.assertIn(anchor[1:], slugs, "%s: no heading %s in %s"
+                                  % (page, anchor, target))
+
     def run_library_scenario(self, name):
         path = os.path.join(LIBRARY, name + ".yaml")
         exes, packages = APPS[name]
