@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# AT-SPI: a full walk (role, name, states, actions, extents of every node) of
+# mousepad (GTK3) and gnome-calculator (GTK4), and find-and-act on a named
+# button, by our walk (bench_atspi) and by Debian's pyatspi
+# (bench/atspi_pyatspi.py under /usr/bin/python3), alternating, on the same app
+# in the same session. The session is the runtime's own --xvfb one (Xvfb,
+# D-Bus session bus, AT-SPI bus, openbox), held open by a scenario that sleeps.
+#   bench/atspi.sh [BUILD_DIR] [RUNS]    BUILD_DIR: optimised, no sanitizers
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-bench}
+runs=${2:-9}
+bin=$build/bench/bench_atspi
+rt=$build/kasm-session-runtime
+for f in "$bin" "$rt"; do
+  [ -x "$f" ] || { echo "atspi.sh: $f not built (cmake --build $build)" >&2; exit 2; }
+done
+if grep -q 'KSR_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then
+  echo "atspi.sh: $build is a sanitizer build; its figures would not be representative" >&2
+  exit 2
+fi
+/usr/bin/python3 -c 'import pyatspi' 2>/dev/null || { echo "atspi.sh: python3-pyatspi missing" >&2; exit 2; }
+tmp=$(mktemp -d /tmp/ksr-bench-atspi.XXXXXX)
+rtpid=
+cleanup() { [ -n "$rtpid" ] && kill -TERM "$rtpid" 2>/dev/null && wait "$rtpid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+
+median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "n/a"; else if (NR%2) printf "%.1f", a[(NR+1)/2]; else printf "%.1f", (a[NR/2]+a[NR/2+1])/2}'; }
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{if (a=="n/a" || b=="n/a" || b==0) print "n/a"; else printf "%.1f×", a/b}'; }
+
+# hold APP WINDOW PROCESS: a session with the app running; sets PID and the env.
+hold() {
+  [ -n "$rtpid" ] && { kill -TERM "$rtpid" 2>/dev/null; wait "$rtpid" 2>/dev/null || true; }
+  printf 'launch: %s\nprocess: ^%s$\nwindow: %s\nsettle_s: 1\natspi: false\nsteps:\n  - sleep: 600\n' \
+    "$1" "$3" "$2" > "$tmp/hold.yaml"
+  rm -rf "$tmp/out"
+  "$rt" run --xvfb --out "$tmp/out" "$tmp/hold.yaml" > "$tmp/run.log" 2>&1 &
+  rtpid=$!
+  for _ in $(seq 100); do
+    grep -q '"steps"' "$tmp/out/trace.jsonl" 2>/dev/null && break
+    sleep 0.2
+  done
+  # the app's PID as the run recorded it (other sessions may run the same app)
+  PID=$(grep -o '"event":"app","stage":"app-wait","step":0,"pid":[0-9]*' "$tmp/out/trace.jsonl" |
+        head -1 | sed 's/.*://')
+  [ -n "$PID" ] || { echo "atspi.sh: $1 did not come up:" >&2; tail -5 "$tmp/run.log" >&2; exit 1; }
+  export $(tr '\0' '\n' < /proc/$PID/environ | grep -E '^(DISPLAY|DBUS_SESSION_BUS_ADDRESS|XDG_RUNTIME_DIR)=')
+  sleep 1  # let a GTK4 app finish registering
+}
+
+# walk APP: alternate our walk and pyatspi's, one run each at a time.
+walk_row() {
+  local name=$1
+  local ours=$tmp/ours.$name py=$tmp/py.$name
+  : > "$ours"; : > "$py"
+  "$bin" walk "$PID" 1 >/dev/null  # warm-up
+  for _ in $(seq "$runs"); do
+    "$bin" walk "$PID" 1 >> "$ours"
+    # bounded: pyatspi's walk of mousepad was seen not to finish (open item)
+    timeout 60 /usr/bin/python3 bench/atspi_pyatspi.py walk "$PID" 1 >> "$py" || true
+  done
+  local o p n np
+  o=$(cut -d' ' -f1 "$ours" | median); p=$(cut -d' ' -f1 "$py" | median)
+  n=$(cut -d' ' -f2 "$ours" | sort -n | tail -1); np=$(cut -d' ' -f2 "$py" | sort -n | tail -1)
+    echo "| full walk, $name | $n | $o | ${np:-n/a} | $p | $(ratio "$p" "$o") |"
+}
+
+act_row() {
+  local name=$1 control=$2
+  local ours=$tmp/act-ours py=$tmp/act-py
+  "$bin" act "$PID" "$control" "$runs" > "$ours"
+  timeout 120 /usr/bin/python3 bench/atspi_pyatspi.py act "$PID" "$control" "$runs" > "$py" || true
+  local o p
+  o=$(median < "$ours"); p=$(median < "$py")
+  echo "| find \"$control\" + do action, $name | | $o | | $p | $(ratio "$p" "$o") |"
+}
+
+echo "## AT-SPI ($(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg), median of $runs runs, ms)"
+echo
+echo "| job | our nodes | ours | pyatspi nodes | pyatspi | pyatspi / ours |"
+echo "|---|---|---|---|---|---|"
+hold mousepad Mousepad mousepad
+walk_row mousepad
+hold gnome-calculator Calculator gnome-calculator
+walk_row gnome-calculator
+act_row gnome-calculator "1 1"
