@@ -569,7 +569,7 @@ def unused_display():
     raise AssertionError("no unused display number found")
 
 
-def start_xvfb(env, size="1280x720", wm=True, timeout=15):
+def start_xvfb(env, size="1280x720", wm=True, timeout=60):
     """A real Xvfb (-displayfd) and openbox started by the test.
     Returns (display, [Popen...]); the caller kills them (kill_group)."""
     r, w = os.pipe()
@@ -612,9 +612,12 @@ def start_xvfb(env, size="1280x720", wm=True, timeout=15):
             if b"window id" in res.stdout:
                 break
             if time.monotonic() >= deadline or ob.poll() is not None:
+                status = ob.poll()
                 for p in procs:
                     kill_group(p)
-                raise AssertionError("openbox did not come up on %s" % display)
+                raise AssertionError("openbox did not come up on %s (%s)" % (
+                    display, "exited with %s" % status if status is not None
+                    else "no WM check after %d s" % timeout))
             time.sleep(0.1)
     return display, procs
 
