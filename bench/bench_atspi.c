@@ -2,7 +2,10 @@
  * runs pyatspi doing the same jobs on the same app in the same run).
  *
  *   bench_atspi walk PID RUNS        full walk (role, name, states, actions, extents)
- *   bench_atspi act PID NAME RUNS    walk, find the control by name, do its click action
+ *   bench_atspi act PID NAME RUNS    find the control by name (a walk that stops when it is
+ *                                    known, as click_element does), do its click action
+ *
+ *   bench_atspi same PID             check: find mode picks what a full walk's finder picks
  *
  * One line per run: "<ms> <nodes>" (walk) or "<ms>" (act). The bus is found
  * and the app looked up once, before the timed runs (as the pyatspi script
@@ -46,7 +49,8 @@ static int act_once(ksr_atspi *a, const ksr_atspi_app *app, const ksr_name_match
 	ksr_err err = {0};
 	ksr_deadline d = ksr_deadline_in_ms(10000);
 	double t0 = now_ms();
-	int rc = ksr_atspi_walk(a, app, NULL, d, &t, &err);
+	ksr_atspi_walk_opts wo = {.find_name = m};
+	int rc = ksr_atspi_walk(a, app, &wo, d, &t, &err);
 	int i = rc == 0 ? ksr_atspi_tree_find(&t, m, NULL) : -1;
 	int action = i >= 0 ? ksr_atspi_pick_action(&t.nodes[i]) : -1;
 	if (action >= 0)
@@ -73,11 +77,50 @@ static int act_runs(ksr_atspi *a, const ksr_atspi_app *app, const char *name, in
 	return 0;
 }
 
+/* For every named node of a full walk: does the find-mode walk pick the node
+ * the full tree's finder picks? One line per mismatch; the exit code says. */
+static int same_runs(ksr_atspi *a, const ksr_atspi_app *app)
+{
+	ksr_atspi_tree full = {0};
+	ksr_err err = {0};
+	if (ksr_atspi_walk(a, app, NULL, ksr_deadline_in_ms(10000), &full, &err) < 0) {
+		fprintf(stderr, "bench_atspi: walk: %s\n", err.msg);
+		return 1;
+	}
+	int bad = 0, tried = 0;
+	for (size_t i = 1; i < full.len; i++) {
+		ksr_name_match m = {.text = full.nodes[i].name};
+		if (!m.text || !*m.text || ksr_atspi_tree_find(&full, &m, NULL) != (int)i)
+			continue;
+		ksr_atspi_walk_opts wo = {.find_name = &m};
+		ksr_atspi_tree t = {0};
+		int k = ksr_atspi_walk(a, app, &wo, ksr_deadline_in_ms(10000), &t, &err) == 0
+		                ? ksr_atspi_tree_find(&t, &m, NULL)
+		                : -1;
+		char *want = ksr_atspi_node_path(&full, i);
+		char *got = k >= 0 ? ksr_atspi_node_path(&t, (size_t)k) : NULL;
+		tried++;
+		if (!got || strcmp(want, got) != 0) {
+			printf("mismatch: %s -> %s (%zu nodes, cut %s)\n", want, got ? got : "none",
+			       t.len, t.cut_by ? t.cut_by : "-");
+			bad++;
+		}
+		free(want);
+		free(got);
+		ksr_atspi_tree_clear(&t);
+	}
+	printf("%d of %d names picked the same node\n", tried - bad, tried);
+	ksr_atspi_tree_clear(&full);
+	return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	bool act = argc == 5 && !strcmp(argv[1], "act");
-	if (!act && !(argc == 4 && !strcmp(argv[1], "walk"))) {
-		fprintf(stderr, "usage: bench_atspi walk PID RUNS | act PID NAME RUNS\n");
+	bool same = argc == 3 && !strcmp(argv[1], "same");
+	if (!act && !same && !(argc == 4 && !strcmp(argv[1], "walk"))) {
+		fprintf(stderr,
+		        "usage: bench_atspi walk PID RUNS | act PID NAME RUNS | same PID\n");
 		return 2;
 	}
 	ksr_atspi *a = NULL;
@@ -91,7 +134,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_atspi: %s\n", err.msg);
 		goto cleanup;
 	}
-	rc = act ? act_runs(a, &app, argv[3], atoi(argv[4])) : walk_runs(a, &app, atoi(argv[3]));
+	if (same)
+		rc = same_runs(a, &app);
+	else
+		rc = act ? act_runs(a, &app, argv[3], atoi(argv[4]))
+		         : walk_runs(a, &app, atoi(argv[3]));
 cleanup:
 	ksr_atspi_app_clear(&app);
 	ksr_atspi_close(a);

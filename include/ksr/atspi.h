@@ -104,6 +104,14 @@ typedef struct ksr_atspi_walk_opts {
 	 * (GTK4); the caller gives the X window's client-area origin. */
 	bool have_origin;
 	int origin_x, origin_y;
+	/* Find mode (find_name set): the walk stops as soon as the node
+	 * ksr_atspi_tree_find(find_name, find_role) would pick on the whole tree
+	 * is known. Only matching nodes get actions, extents and interfaces; a
+	 * hidden match is kept while the walk goes on below showing nodes only
+	 * (a node that is not showing has no showing descendants in AT-SPI).
+	 * Pick the node with ksr_atspi_tree_find on the returned tree. */
+	const ksr_name_match *find_name;
+	const char *find_role; /* NULL: any role */
 } ksr_atspi_walk_opts;
 
 typedef struct ksr_atspi_tree {
@@ -114,6 +122,7 @@ typedef struct ksr_atspi_tree {
 	int unanswered;     /* calls that timed out or failed */
 	int64_t ms;         /* how long the walk took */
 	int calls;          /* D-Bus calls sent */
+	bool found_early;   /* find mode: stopped once the match was known */
 } ksr_atspi_tree;
 
 /* Walk app's tree breadth-first, all of a level's calls in flight at once.

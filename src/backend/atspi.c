@@ -385,6 +385,25 @@ static int parse_major(const char *version)
 	return version ? atoi(version) : 0;
 }
 
+/* One string property of the application object; NULL when unanswered. */
+static char *app_property(ksr_atspi *a, const ksr_atspi_app *app, const char *prop, ksr_deadline d)
+{
+	ksr_err ignored = {0};
+	GVariant *r = ksr_atspi_call(
+	        a->ctx, a->conn, app->bus, ATSPI_ROOT_PATH, "org.freedesktop.DBus.Properties",
+	        "Get", g_variant_new("(ss)", ATSPI_IFACE_APPLICATION, prop), "(v)", d, &ignored);
+	if (!r)
+		return NULL;
+	GVariant *v = NULL;
+	g_variant_get(r, "(v)", &v);
+	char *s = g_variant_is_of_type(v, G_VARIANT_TYPE_STRING)
+	                  ? ksr_xstrdup(g_variant_get_string(v, NULL))
+	                  : NULL;
+	g_variant_unref(v);
+	g_variant_unref(r);
+	return s;
+}
+
 /* The application object's name and toolkit (one round trip each, bounded). */
 static int app_details(ksr_atspi *a, ksr_atspi_app *app, ksr_deadline d, ksr_err *err)
 {
@@ -399,20 +418,12 @@ static int app_details(ksr_atspi *a, ksr_atspi_app *app, ksr_deadline d, ksr_err
 		app->name = ksr_xstrdup(g_variant_get_string(v, NULL));
 	g_variant_unref(v);
 	g_variant_unref(r);
-	ksr_err ignored = {0};
-	r = ksr_atspi_call(a->ctx, a->conn, app->bus, ATSPI_ROOT_PATH,
-	                   "org.freedesktop.DBus.Properties", "GetAll",
-	                   g_variant_new("(s)", ATSPI_IFACE_APPLICATION), "(a{sv})", d, &ignored);
-	if (r) {
-		GVariant *dict = g_variant_get_child_value(r, 0);
-		const char *tk = NULL, *ver = NULL;
-		g_variant_lookup(dict, "ToolkitName", "&s", &tk);
-		g_variant_lookup(dict, "Version", "&s", &ver);
-		app->toolkit = tk ? ksr_xstrdup(tk) : NULL;
-		app->toolkit_major = parse_major(ver);
-		g_variant_unref(dict);
-		g_variant_unref(r);
-	}
+	/* Get, not GetAll: Qt 5's bridge reads a second argument of every
+	 * Properties call and segfaults on GetAll's single one. */
+	app->toolkit = app_property(a, app, "ToolkitName", d);
+	char *version = app_property(a, app, "Version", d);
+	app->toolkit_major = parse_major(version);
+	free(version);
 	return 0;
 }
 
@@ -689,14 +700,19 @@ cJSON *ksr_atspi_node_json(const ksr_atspi_tree *t, size_t i)
 	return o;
 }
 
+bool ksr_atspi_node_matches(const ksr_atspi_node *n, const ksr_name_match *name, const char *role)
+{
+	if (!n->name || !ksr_name_match_test(name, n->name))
+		return false;
+	return !role || ksr_atspi_role_equal(role, n->role);
+}
+
 int ksr_atspi_tree_find(const ksr_atspi_tree *t, const ksr_name_match *name, const char *role)
 {
 	int first = -1;
 	for (size_t i = 1; i < t->len; i++) {
 		const ksr_atspi_node *n = &t->nodes[i];
-		if (!n->name || !ksr_name_match_test(name, n->name))
-			continue;
-		if (role && !ksr_atspi_role_equal(role, n->role))
+		if (!ksr_atspi_node_matches(n, name, role))
 			continue;
 		if (n->states & (1ull << ATSPI_STATE_SHOWING))
 			return (int)i;

@@ -45,6 +45,10 @@ GVariant *ksr_atspi_call(GMainContext *ctx, GDBusConnection *c, const char *dest
 /* The call's own timeout: KSR_ATSPI_CALL_MS or what is left of d, at least 1. */
 int ksr_atspi_call_ms(ksr_deadline d);
 
+/* The name (and role, NULL: any) test of ksr_atspi_tree_find, shared with the
+ * find-mode walk so that both pick the same node. */
+bool ksr_atspi_node_matches(const ksr_atspi_node *n, const ksr_name_match *name, const char *role);
+
 /* AT-SPI's state set (two 32-bit words) as one 64-bit mask. */
 uint64_t ksr_atspi_states_from_variant(GVariant *au);
 

@@ -4,12 +4,20 @@
  * level of the tree costs about one round trip instead of one per property
  * per node (libatspi's synchronous API). The Cache interface's GetItems is no
  * shortcut on the toolkits here (see docs/accessibility.md). Bounded by
- * depth, node count, children per node and time. */
+ * depth, node count, children per node and time.
+ *
+ * Find mode (opts->find_name): only role, states, name and child count are
+ * asked of every node; nodes are judged in index order (one app answers in
+ * the order asked, so when node i's answers are in, so are those of every
+ * node before it) and the walk stops when the first showing match's actions
+ * and extents are in: the node ksr_atspi_tree_find would pick on the whole
+ * tree (it is the first showing match in breadth-first order). */
 #include "backend/atspi_priv.h"
 
 #include <atspi/atspi-constants.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define DEFAULT_DEPTH 32
 #define DEFAULT_NODES 5000
@@ -18,6 +26,9 @@
 enum req_kind {
 	REQ_ROLE,
 	REQ_PROPS,
+	REQ_NAME,  /* Properties.Get, for Qt (REQ_PROPS is GetAll) */
+	REQ_DESC,  /* " */
+	REQ_COUNT, /* " */
 	REQ_STATE,
 	REQ_IFACES,
 	REQ_EXTENTS,
@@ -33,6 +44,13 @@ typedef struct walk {
 	GCancellable *cancel;
 	int pending;
 	bool window_coords; /* GTK4: extents relative to the window */
+	bool by_get;        /* Qt: Properties.Get per property, never GetAll */
+	bool stopped;       /* find mode: the match is known, the rest was cancelled */
+	/* Per node: core answers (role, states, name, count) and detail answers
+	 * (interfaces, extents, actions) still to come. */
+	unsigned char *core_left, *det_left;
+	int scanned;      /* find mode: nodes judged so far, in index order */
+	int cand, answer; /* find mode: first match, first showing match (-1: none) */
 } walk;
 
 typedef struct req {
@@ -46,6 +64,9 @@ static const struct {
 } req_def[] = {
         [REQ_ROLE] = {ATSPI_IFACE_ACCESSIBLE, "GetRoleName", "(s)"},
         [REQ_PROPS] = {"org.freedesktop.DBus.Properties", "GetAll", "(a{sv})"},
+        [REQ_NAME] = {"org.freedesktop.DBus.Properties", "Get", "(v)"},
+        [REQ_DESC] = {"org.freedesktop.DBus.Properties", "Get", "(v)"},
+        [REQ_COUNT] = {"org.freedesktop.DBus.Properties", "Get", "(v)"},
         [REQ_STATE] = {ATSPI_IFACE_ACCESSIBLE, "GetState", "(au)"},
         [REQ_IFACES] = {ATSPI_IFACE_ACCESSIBLE, "GetInterfaces", "(as)"},
         [REQ_EXTENTS] = {ATSPI_IFACE_COMPONENT, "GetExtents", "((iiii))"},
@@ -55,16 +76,39 @@ static const struct {
 
 static void on_reply(GObject *src, GAsyncResult *res, gpointer data);
 
+static bool is_core(enum req_kind kind)
+{
+	return kind <= REQ_STATE;
+}
+
+static GVariant *req_params(const walk *w, enum req_kind kind)
+{
+	static const char *const prop[] = {
+	        [REQ_NAME] = "Name", [REQ_DESC] = "Description", [REQ_COUNT] = "ChildCount"};
+	switch (kind) {
+	case REQ_PROPS:
+		return g_variant_new("(s)", ATSPI_IFACE_ACCESSIBLE);
+	case REQ_NAME:
+	case REQ_DESC:
+	case REQ_COUNT:
+		return g_variant_new("(ss)", ATSPI_IFACE_ACCESSIBLE, prop[kind]);
+	case REQ_EXTENTS:
+		return g_variant_new("(u)", w->window_coords ? ATSPI_COORD_TYPE_WINDOW
+		                                             : ATSPI_COORD_TYPE_SCREEN);
+	default:
+		return NULL;
+	}
+}
+
 static void send_req(walk *w, int node, enum req_kind kind)
 {
-	GVariant *params = NULL;
-	if (kind == REQ_PROPS)
-		params = g_variant_new("(s)", ATSPI_IFACE_ACCESSIBLE);
-	else if (kind == REQ_EXTENTS)
-		params = g_variant_new("(u)", w->window_coords ? ATSPI_COORD_TYPE_WINDOW
-		                                               : ATSPI_COORD_TYPE_SCREEN);
+	GVariant *params = req_params(w, kind);
 	req *r = ksr_xmalloc(sizeof *r);
 	*r = (req){.w = w, .node = node, .kind = kind};
+	if (is_core(kind))
+		w->core_left[node]++;
+	else if (kind != REQ_CHILDREN)
+		w->det_left[node]++;
 	w->pending++;
 	w->t->calls++;
 	g_dbus_connection_call(w->a->conn, w->app->bus, w->t->nodes[node].path, req_def[kind].iface,
@@ -90,6 +134,8 @@ static int add_node(walk *w, const char *path, int parent)
 	if (t->len == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 64;
 		t->nodes = ksr_xrealloc(t->nodes, t->cap * sizeof *t->nodes);
+		w->core_left = ksr_xrealloc(w->core_left, t->cap);
+		w->det_left = ksr_xrealloc(w->det_left, t->cap);
 	}
 	int i = (int)t->len++;
 	t->nodes[i] = (ksr_atspi_node){
@@ -97,11 +143,80 @@ static int add_node(walk *w, const char *path, int parent)
 	        .parent = parent,
 	        .depth = parent < 0 ? 0 : t->nodes[parent].depth + 1,
 	};
+	w->core_left[i] = w->det_left[i] = 0;
+	/* States before the child count: whether to go below a node (find mode)
+	 * and whether to ask for extents depend on them. */
 	send_req(w, i, REQ_ROLE);
-	send_req(w, i, REQ_PROPS);
 	send_req(w, i, REQ_STATE);
-	send_req(w, i, REQ_IFACES);
+	if (!w->by_get) {
+		send_req(w, i, REQ_PROPS);
+	} else {
+		send_req(w, i, REQ_NAME);
+		if (!w->o.find_name)
+			send_req(w, i, REQ_DESC);
+		send_req(w, i, REQ_COUNT);
+	}
+	if (!w->o.find_name)
+		send_req(w, i, REQ_IFACES);
 	return i;
+}
+
+static bool showing(const ksr_atspi_node *n)
+{
+	return (n->states >> ATSPI_STATE_SHOWING) & 1;
+}
+
+/* Find mode: below a node only while a better match may lie there. Once a
+ * hidden match is known only a showing one can win, and AT-SPI's showing
+ * means the node and all its ancestors are shown (states 0: unknown, go on). */
+static bool may_expand(const walk *w, int i)
+{
+	const ksr_atspi_node *n = &w->t->nodes[i];
+	if (!w->o.find_name)
+		return true;
+	if (w->answer >= 0)
+		return false;
+	return w->cand < 0 || showing(n) || n->states == 0;
+}
+
+/* Find mode: judge node i (all nodes before it are judged). */
+static void judge(walk *w, int i)
+{
+	const ksr_atspi_node *n = &w->t->nodes[i];
+	if (i == 0 || !ksr_atspi_node_matches(n, w->o.find_name, w->o.find_role))
+		return;
+	if (showing(n))
+		w->answer = i;
+	else if (w->cand < 0)
+		w->cand = i;
+	else
+		return; /* a later hidden match never wins */
+	send_req(w, i, REQ_IFACES);
+}
+
+static void scan(walk *w)
+{
+	while (w->answer < 0 && w->scanned < (int)w->t->len && !w->core_left[w->scanned])
+		judge(w, w->scanned++);
+}
+
+static bool found(const walk *w)
+{
+	return w->answer >= 0 && !w->det_left[w->answer];
+}
+
+static void count_known(walk *w, int i, gint32 count)
+{
+	ksr_atspi_node *n = &w->t->nodes[i];
+	n->n_children = count;
+	if (count <= 0 || !may_expand(w, i))
+		return;
+	if (n->depth >= w->o.max_depth)
+		cut(w->t, "depth");
+	else if (count > MAX_CHILDREN)
+		cut(w->t, "children");
+	else
+		send_req(w, i, REQ_CHILDREN);
 }
 
 static void got_props(walk *w, int i, GVariant *reply)
@@ -116,21 +231,31 @@ static void got_props(walk *w, int i, GVariant *reply)
 		n->description = ksr_xstrdup(s);
 	g_variant_lookup(dict, "ChildCount", "i", &count);
 	g_variant_unref(dict);
-	n->n_children = count;
-	if (count <= 0)
-		return;
-	if (n->depth >= w->o.max_depth)
-		cut(w->t, "depth");
-	else if (count > MAX_CHILDREN)
-		cut(w->t, "children");
-	else
-		send_req(w, i, REQ_CHILDREN);
+	count_known(w, i, count);
+}
+
+/* One Properties.Get answer (Qt). */
+static void got_prop(walk *w, int i, enum req_kind kind, GVariant *reply)
+{
+	ksr_atspi_node *n = &w->t->nodes[i];
+	GVariant *v = NULL;
+	g_variant_get(reply, "(v)", &v);
+	bool str = g_variant_is_of_type(v, G_VARIANT_TYPE_STRING);
+	if (kind == REQ_NAME && str)
+		n->name = ksr_xstrdup(g_variant_get_string(v, NULL));
+	else if (kind == REQ_DESC && str && *g_variant_get_string(v, NULL))
+		n->description = ksr_xstrdup(g_variant_get_string(v, NULL));
+	else if (kind == REQ_COUNT && g_variant_is_of_type(v, G_VARIANT_TYPE_INT32))
+		count_known(w, i, g_variant_get_int32(v));
+	g_variant_unref(v);
 }
 
 static void got_children(walk *w, int i, GVariant *reply)
 {
 	GVariantIter *it = NULL;
 	const char *bus, *path;
+	if (!may_expand(w, i)) /* find mode: a match was judged since GetChildren was sent */
+		return;
 	g_variant_get(reply, "(a(so))", &it);
 	while (g_variant_iter_next(it, "(&s&o)", &bus, &path)) {
 		/* A child served by another connection (an embedded plug) is not this app's. */
@@ -220,6 +345,11 @@ static void got_reply(walk *w, const req *r, GVariant *reply)
 	case REQ_PROPS:
 		got_props(w, r->node, reply);
 		break;
+	case REQ_NAME:
+	case REQ_DESC:
+	case REQ_COUNT:
+		got_prop(w, r->node, r->kind, reply);
+		break;
 	case REQ_STATE: {
 		GVariant *au = g_variant_get_child_value(reply, 0);
 		n->states = ksr_atspi_states_from_variant(au);
@@ -248,13 +378,21 @@ static void on_reply(GObject *src, GAsyncResult *res, gpointer data)
 	GError *error = NULL;
 	GVariant *reply = g_dbus_connection_call_finish(G_DBUS_CONNECTION(src), res, &error);
 	w->pending--;
-	if (reply && !g_cancellable_is_cancelled(w->cancel))
+	bool live = !g_cancellable_is_cancelled(w->cancel);
+	if (reply && live)
 		got_reply(w, r, reply);
-	else if (!reply)
+	else if (!reply && !w->stopped)
 		w->t->unanswered++;
 	if (reply)
 		g_variant_unref(reply);
 	g_clear_error(&error);
+	/* Counted down after got_reply, which may have asked for more details. */
+	if (is_core(r->kind))
+		w->core_left[r->node]--;
+	else if (r->kind != REQ_CHILDREN)
+		w->det_left[r->node]--;
+	if (live && w->o.find_name)
+		scan(w);
 	free(r);
 }
 
@@ -288,19 +426,29 @@ int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_
 		w.o.max_nodes = DEFAULT_NODES;
 	w.window_coords =
 	        app->toolkit && strcasecmp(app->toolkit, "GTK") == 0 && app->toolkit_major >= 4;
+	/* Qt 5's bridge reads a second argument of every Properties call: GetAll
+	 * (one argument) reads past its list and the app segfaults. */
+	w.by_get = app->toolkit && strncasecmp(app->toolkit, "Qt", 2) == 0;
+	w.cand = w.answer = -1;
 	int64_t t0 = ksr_now_ms();
 	ksr_atspi_ctx_enter(a->ctx);
 	add_node(&w, ATSPI_ROOT_PATH, -1);
 	ksr_wait r = KSR_WAIT_READY;
-	while (w.pending > 0 && r != KSR_WAIT_CANCELLED && !ksr_deadline_passed(d))
+	while (w.pending > 0 && !found(&w) && r != KSR_WAIT_CANCELLED && !ksr_deadline_passed(d))
 		r = ksr_atspi_iterate(a->ctx, d, false);
+	out->found_early = found(&w);
 	if (w.pending > 0) {
-		cut(out, "time");
+		if (out->found_early)
+			w.stopped = true; /* the rest is of no use: not a cut, not unanswered */
+		else
+			cut(out, "time");
 		g_cancellable_cancel(w.cancel);
 		ksr_atspi_drain(a->ctx, &w.pending);
 	}
 	ksr_atspi_ctx_leave(a->ctx);
 	g_object_unref(w.cancel);
+	free(w.core_left);
+	free(w.det_left);
 	out->ms = ksr_now_ms() - t0;
 	if (r == KSR_WAIT_CANCELLED)
 		return ksr_err_set(err, "the accessibility walk was cancelled");

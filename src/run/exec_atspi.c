@@ -54,18 +54,35 @@ int ksr_run_atspi_open(ksr_run *run, ksr_deadline d, ksr_run_atspi *t, ksr_err *
 	return 0;
 }
 
+static void window_origin(ksr_run *run, ksr_atspi_walk_opts *wo)
+{
+	if (run->have_window && run->x) {
+		ksr_err ignored = {0};
+		ksr_x11_window_refresh(run->x, &run->window, &ignored);
+		wo->have_origin = true;
+		wo->origin_x = run->window.x;
+		wo->origin_y = run->window.y;
+	}
+}
+
 int ksr_run_atspi_walk(ksr_run *run, ksr_run_atspi *t, int max_nodes, ksr_deadline d,
                        ksr_atspi_tree *tree, ksr_err *err)
 {
 	ksr_atspi_walk_opts wo = {.max_nodes = max_nodes};
-	if (run->have_window && run->x) {
-		ksr_err ignored = {0};
-		ksr_x11_window_refresh(run->x, &run->window, &ignored);
-		wo.have_origin = true;
-		wo.origin_x = run->window.x;
-		wo.origin_y = run->window.y;
-	}
+	window_origin(run, &wo);
 	return ksr_atspi_walk(t->a, &t->app, &wo, d, tree, err);
+}
+
+/* A walk that stops once the control is known (find mode), then the same
+ * finder as on a whole tree: its index or -1. -2 when the walk failed. */
+static int walk_find(ksr_run *run, ksr_run_atspi *t, const ksr_name_match *name, const char *role,
+                     ksr_deadline d, ksr_atspi_tree *tree, ksr_err *err)
+{
+	ksr_atspi_walk_opts wo = {.find_name = name, .find_role = role};
+	window_origin(run, &wo);
+	if (ksr_atspi_walk(t->a, &t->app, &wo, d, tree, err) < 0)
+		return -2;
+	return ksr_atspi_tree_find(tree, name, role);
 }
 
 static ksr_deadline step_deadline(const ksr_run *run, const ksr_step *step)
@@ -209,15 +226,19 @@ static int find(ksr_run *run, const ksr_step *step, ksr_run_atspi *t, ksr_deadli
 	for (;;) {
 		ksr_err e = {0};
 		ksr_deadline wd = ksr_deadline_min(d, ksr_deadline_in_ms(WALK_MS));
-		if (ksr_run_atspi_walk(run, t, 0, wd, tree, &e) == 0) {
-			int i = ksr_atspi_tree_find(tree, &step->name, step->role);
-			if (i >= 0)
-				return i;
-			snprintf(res->reason, sizeof res->reason,
-			         "no control named %s%s%s in %s's accessibility tree (%zu nodes)",
-			         step->name.text, step->role ? " with role " : "",
-			         step->role ? step->role : "",
-			         t->app.name ? t->app.name : "the app", tree->len);
+		int i = walk_find(run, t, &step->name, step->role, wd, tree, &e);
+		if (i >= 0) {
+			res->reason[0] = '\0'; /* an earlier attempt's "not found" is moot */
+			return i;
+		}
+		if (i == -1) {
+			snprintf(
+			        res->reason, sizeof res->reason,
+			        "no control named %s%s%s in %s's accessibility tree (%zu nodes, %d "
+			        "calls unanswered)",
+			        step->name.text, step->role ? " with role " : "",
+			        step->role ? step->role : "", t->app.name ? t->app.name : "the app",
+			        tree->len, tree->unanswered);
 		} else {
 			snprintf(res->reason, sizeof res->reason, "click_element: %.480s", e.msg);
 		}
@@ -291,11 +312,11 @@ static int check_find(ksr_run *run, const ksr_check *c, ksr_run_atspi *t, ksr_at
 		snprintf(why, len, "%s", e.msg);
 		return t->no_bus ? -1 : 0;
 	}
-	if (ksr_run_atspi_walk(run, t, 0, d, tree, &e) < 0) {
+	*idx = walk_find(run, t, &c->name, c->role, d, tree, &e);
+	if (*idx == -2) {
 		snprintf(why, len, "%s", e.msg);
 		return 0;
 	}
-	*idx = ksr_atspi_tree_find(tree, &c->name, c->role);
 	if (*idx < 0) {
 		snprintf(why, len, "no control named %s%s%s in %s's accessibility tree",
 		         c->name.text, c->role ? " with role " : "", c->role ? c->role : "",
