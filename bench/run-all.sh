@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Every benchmark, on demand (never a timed test): our figure beside an
-# established tool doing the same job in the same run, as markdown tables.
-#   bench/run-all.sh [BUILD_DIR] [ITERATIONS]
+# Every benchmark, on demand (never a timed test), in one command: each area's
+# own output is kept in a log folder, and ONE table is printed with our figure
+# beside an established tool doing the same job in the same run, and the ratio.
+#   bench/run-all.sh [BUILD_DIR] [ITERATIONS] [LOG_DIR]   (LOG_DIR: bench/out/DATE)
 # BUILD_DIR must be an optimised build without sanitizers, e.g.
 #   cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build-bench -j2
 # (`scripts/setup.sh bench` does all of it). Needs imagemagick, scrot, xdotool,
-# python3-pyatspi (setup.sh installs them) and odiff from npm (installed here,
-# pinned by bench/package-lock.json, into bench/node_modules).
-set -euo pipefail
+# zenity, gnome-calculator, mousepad, chromium, python3-pyatspi (setup.sh installs
+# them) and, from npm (pinned, installed here into bench/node_modules), odiff and
+# puppeteer-core. An area that cannot run shows n/a with the reason in its log;
+# the others still run. KSR_BENCH_ONLY="capture diff" runs a subset.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-bench}
 n=${2:-15}
+logs=${3:-bench/out/$(date -u +%Y%m%dT%H%M%SZ)}
 for b in bench_capture bench_window bench_diff bench_rss; do
   [ -x "$build/bench/$b" ] || { echo "run-all.sh: $build/bench/$b not built" >&2; exit 2; }
 done
@@ -20,27 +24,217 @@ if grep -q 'KSR_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then
 fi
 odiff=bench/node_modules/@odiff/linux-x64/odiff
 if [ ! -x "$odiff" ] && command -v npm >/dev/null; then
-  (cd bench && npm ci --no-audit --no-fund --loglevel=error) || echo "run-all.sh: npm ci failed; odiff shows n/a" >&2
+  (cd bench && npm ci --no-audit --no-fund --loglevel=error) >&2 || echo "run-all.sh: npm ci failed; odiff shows n/a" >&2
 fi
 for tool in import scrot compare xdotool; do
   command -v "$tool" >/dev/null || echo "run-all.sh: $tool not installed; its row shows n/a" >&2
 done
 export ODIFF=$PWD/$odiff
+mkdir -p "$logs"
 
-echo "# kasm-session-runtime benchmarks, $(date -u +%Y-%m-%dT%H:%MZ)"
+# The machine first: figures on a shared machine move with its load, so the load
+# is sampled before and after the whole run.
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+started=$(date -u +%Y-%m-%dT%H:%MZ)
+
+# area NAME CMD...: run one area, its stdout and stderr into LOG_DIR/NAME.txt.
+area() {
+  local name=$1; shift
+  if [ -n "${KSR_BENCH_ONLY:-}" ] && [[ " $KSR_BENCH_ONLY " != *" $name "* ]]; then
+    return 0
+  fi
+  echo "run-all.sh: $name ..." >&2
+  local t0=$SECONDS
+  if [ ! -x "$1" ]; then
+    echo "n/a: $1 is not built" > "$logs/$name.txt"
+  else
+    "$@" > "$logs/$name.txt" 2>&1
+    local rc=$?
+    if [ "$rc" -ne 0 ]; then
+      echo "run-all.sh: $name failed (exit $rc); see $logs/$name.txt" >&2
+      echo "AREA-FAILED" >> "$logs/$name.txt"
+    fi
+  fi
+  echo "run-all.sh: $name took $((SECONDS - t0)) s" >&2
+}
+
+area capture  "$build/bench/bench_capture" "$n"
+area window   "$build/bench/bench_window" "$(( n < 10 ? n : 10 ))"
+area diff     "$build/bench/bench_diff" "$n"
+area rss      "$build/bench/bench_rss" "$build/kasm-session-runtime" scenarios/demo-xterm.yaml
+area evidence "$build/bench/bench_evidence" "$n"
+area input    bench/input.sh "$build" "$(( n * 10 ))"
+area cdp      bench/cdp.sh "$build" "$(( n * 2 ))"
+# At most 3 runs: pyatspi's walk of mousepad can hit atspi.sh's 60 s timeout each run.
+area atspi    bench/atspi.sh "$build" "$(( n < 3 ? n : 3 ))"
+area model    bench/model.sh "$build" "$(( n * 2 ))"
+area watch    bench/bench_watch.sh "$build" "$(( n * 2 ))" 20 10
+# No MCP benchmark exists yet (bench/ has none); the table says so.
+
+echo "# kasm-session-runtime benchmarks"
 echo
-echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load $(cut -d' ' -f1-3 /proc/loadavg), $(. /etc/os-release; echo "$PRETTY_NAME"), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+echo "- date: $started (UTC), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo ' + local changes')"
+echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"), kernel $(uname -r)"
+echo "- load average (1/5/15 min): $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after"
+echo "- build: $build ($(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt")), $n iterations (areas scale it), every figure a median"
+echo "- each area's full output: $logs/"
 echo
-echo '## Full-screen capture -> PNG'
-echo '```'
-"$build/bench/bench_capture" "$n"
-echo '```'
-echo
-echo '## Process start -> window detected'
-"$build/bench/bench_window" "$(( n < 10 ? n : 10 ))"
-echo
-echo '## Baseline compare'
-"$build/bench/bench_diff" "$n"
-echo
-echo '## Peak memory of a run'
-"$build/bench/bench_rss" "$build/kasm-session-runtime" scenarios/demo-xterm.yaml
+/usr/bin/python3 - "$logs" <<'PY'
+"""Reads each area's output (the formats the bench programs print) and prints
+one table. ratio = theirs / ours for times and memory (above 1: we are faster
+or smaller); a row that could not be read says n/a."""
+import os
+import re
+import sys
+
+logs = sys.argv[1]
+rows = []
+
+
+def read(area):
+    try:
+        with open(os.path.join(logs, area + ".txt"), encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def num(pattern, text, group=1):
+    m = re.search(pattern, text or "", re.M)
+    return float(m.group(group)) if m else None
+
+
+def row(area, measure, ours, tool, theirs, unit="ms", note=""):
+    rows.append((area, measure, ours, tool, theirs, unit, note))
+
+
+def table_row(text, label_re, col):
+    """A markdown table row whose first cell matches label_re: cell `col`."""
+    for line in (text or "").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) > col and re.search(label_re, cells[0]):
+            m = re.match(r"[-+]?\d+(\.\d+)?", cells[col])
+            return float(m.group(0)) if m else None
+    return None
+
+
+t = read("capture")
+if t is not None:
+    ours = num(r"^kasm-session-runtime \(in process\)\s+([\d.]+) ms", t)
+    size = re.search(r"capture -> PNG file, (\d+x\d+)", t)
+    what = "full-screen capture -> PNG file" + (" " + size.group(1) if size else "")
+    row("capture", what, ours, "ImageMagick import -window root",
+        num(r"^import -window root\s+([\d.]+) ms", t))
+    row("capture", what, ours, "scrot", num(r"^scrot\s+([\d.]+) ms", t))
+
+t = read("window")
+if t is not None:
+    for app in ("xterm", "zenity (GTK3)"):
+        ours = theirs = None
+        for line in t.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) < 3 or cells[0] != app or not re.match(r"^[\d.]+$", cells[2]):
+                continue
+            if cells[1].startswith("map → seen by **ours**"):
+                ours = float(cells[2])
+            elif "xdotool search" in cells[1]:
+                theirs = float(cells[2])
+        row("window", "%s mapped -> window detected" % app, ours,
+            "xdotool search --sync --onlyvisible", theirs)
+
+t = read("diff")
+if t is not None:
+    ours = table_row(t, r"read \+ decode both PNGs", 1)
+    row("diff", "compare two 1920x1080 PNGs (read + decode + diff)", ours,
+        "odiff -t 0 (no diff image)", table_row(t, r"^odiff -t 0 \(native", 1))
+    row("diff", "compare two 1920x1080 PNGs (read + decode + diff)", ours,
+        "ImageMagick compare -metric AE null:", table_row(t, r"compare -metric AE a b null:", 1))
+    row("diff", "the runtime's first-look compare (one decode + diff)",
+        table_row(t, r"as the runtime", 1), "odiff -t 0 (no diff image)",
+        table_row(t, r"^odiff -t 0 \(native", 1))
+
+t = read("rss")
+if t is not None:
+    ours = table_row(t, r"the process alone", 1)
+    row("rss", "peak RSS of run --xvfb demo-xterm", ours, "python3 -c 'import pyatspi'",
+        table_row(t, r"import pyatspi", 1), "MiB", "a floor, not the same job")
+    row("rss", "peak RSS of run --xvfb demo-xterm", ours, "its own Xvfb",
+        table_row(t, r"its child `Xvfb`", 1), "MiB")
+
+t = read("evidence")
+if t is not None:
+    row("evidence", "click evidence: 1280x720 screenshot + annotated copy",
+        table_row(t, r"^kasm-session-runtime", 1), "import -window root + convert -draw",
+        table_row(t, r"^import -window root", 1))
+
+t = read("input")
+if t is not None:
+    for what, ours_re, theirs_re, tool in (
+            ("click", r"^click: kasm-session-runtime.*?([\d.]+) ms",
+             r"^click: xdotool click --delay 0.*?([\d.]+) ms", "xdotool click (a process each)"),
+            ("click", r"^click: kasm-session-runtime.*?([\d.]+) ms",
+             r"^click: xdotool click --repeat.*?([\d.]+) ms", "xdotool click --repeat (one process)"),
+            ("key", r"^key: kasm-session-runtime.*?([\d.]+) ms",
+             r"^key: xdotool.*?([\d.]+) ms", "xdotool key (a process each)"),
+            ("type ASCII, per char", r"^type ASCII, per char: kasm.*?([\d.]+) ms",
+             r"^type ASCII, per char: xdotool.*?([\d.]+) ms", "xdotool type --delay 0"),
+            ("type mixed scripts, per char", r"^type mixed, per char: kasm.*?([\d.]+) ms",
+             r"^type mixed, per char: xdotool.*?([\d.]+) ms", "xdotool type --delay 0")):
+        row("input", what, num(ours_re, t), tool, num(theirs_re, t))
+    ok = re.search(r"^kasm-session-runtime\s+(\d+) / (\d+) arrived", t, re.M)
+    xd = re.search(r"^xdotool type --delay 0\s+(\d+) / (\d+) arrived", t, re.M)
+    rows.append(("input", "1000 mixed characters typed into zenity, arrived exactly",
+                 float(ok.group(1)) if ok else None, "xdotool type --delay 0",
+                 float(xd.group(1)) if xd else None, "chars", "correctness, not time"))
+
+t = read("cdp")
+if t is not None:
+    for key, what in (("connect", "CDP connect + attach"), ("click", "cdp_click vs page.click"),
+                      ("type5", "cdp_type 5 chars vs page.type")):
+        row("cdp", what, num(r"^ROW ksr\.%s ([\d.]+)" % key, t), "puppeteer-core",
+            num(r"^ROW puppeteer\.%s ([\d.]+)" % key, t))
+
+t = read("atspi")
+if t is not None:
+    for line in t.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 6 and (cells[0].startswith("full walk") or cells[0].startswith("find")):
+            f = lambda s: float(s) if re.match(r"^[\d.]+$", s) else None
+            row("atspi", cells[0], f(cells[2]), "pyatspi", f(cells[4]))
+
+t = read("model")
+if t is not None:
+    row("model", "one judge call to a local server (openai protocol, per call)",
+        table_row(t, r"^openai$", 2), "curl, same body", table_row(t, r"^curl, same body", 2),
+        "ms", "overhead; no model latency")
+
+t = read("watch")
+if t is not None:
+    ours = table_row(t, r"DONE -> terminal line, median", 1)
+    row("watch", "DONE written -> watch prints the terminal line", ours,
+        "a 3 s poll loop (the seed's poller)", 1500.0 if ours is not None else None, "ms",
+        "the poller's figure is half its interval, by construction")
+
+rows.append(("mcp", "MCP tool call round trip", None, "(no benchmark in bench/ yet)", None,
+             "", "not measured"))
+
+
+def fmt(v, unit):
+    if v is None:
+        return "n/a"
+    return ("%.3g" % v if v < 10 else "%.1f" % v if v < 1000 else "%.0f" % v) + " " + unit
+
+
+print("theirs / ours above 1: ours is faster (times) or smaller (memory); for the")
+print("correctness row, below 1: the other tool delivered less.")
+print()
+print("| area | measure | ours | established tool | theirs | theirs / ours | note |")
+print("|---|---|---:|---|---:|---:|---|")
+for area, measure, ours, tool, theirs, unit, note in rows:
+    failed = "AREA-FAILED" in (read(area) or "")
+    ratio = "%.2f" % (theirs / ours) if ours and theirs is not None else "n/a"
+    if failed and (ours is None or theirs is None):
+        note = (note + "; " if note else "") + "the area failed: see its log"
+    print("| %s | %s | %s | %s | %s | %s | %s |" % (area, measure, fmt(ours, unit), tool,
+                                                    fmt(theirs, unit), ratio, note))
+PY
