@@ -56,6 +56,8 @@ case "${1:-}" in
     command -v npm >/dev/null || PACKAGES+=(nodejs npm)
     install_deps
     (cd tests/integration/mcp_client && npm ci --no-audit --no-fund --loglevel=error)
+    # The conformance suite and the inspector CLI (tests/integration/test_mcp_http.py).
+    (cd tests/integration/mcp_conformance && npm ci --no-audit --no-fund --loglevel=error)
     build build-ci -DKSR_WERROR=ON -DKSR_SANITIZE=ON -DKSR_PACKAGE_TEST=ON
     ctest --test-dir build-ci --output-on-failure -j2 --timeout 600 -LE 'package|soak'
     # Alone: it builds twice (optimised, no sanitizers) and installs the .deb.

@@ -252,6 +252,7 @@ typedef struct hdrs {
 	const char *sid;
 	const char *allow;
 	bool auth;
+	bool close; /* the connection ends after this response */
 } hdrs;
 
 static int add_hdr(struct lws *wsi, const char *name, const char *v, unsigned char **p,
@@ -273,6 +274,8 @@ static int put_headers(conn *c, const hdrs *h)
 		return -1;
 	if (h->auth && add_hdr(c->wsi, "www-authenticate:", "Bearer", &p, end))
 		return -1;
+	if (h->close && add_hdr(c->wsi, "connection:", "close", &p, end))
+		return -1;
 	if (h->len == LWS_ILLEGAL_HTTP_CONTENT_LEN &&
 	    add_hdr(c->wsi, "cache-control:", "no-cache", &p, end))
 		return -1;
@@ -288,13 +291,13 @@ static int respond(conn *c, hdrs h, const char *body)
 {
 	size_t n = body ? strlen(body) : 0;
 	h.ctype = h.ctype ? h.ctype : "application/json";
+	h.close = true;
 	h.len = n;
 	if (put_headers(c, &h))
 		return -1;
 	if (n)
 		sb_add(&c->out, body, n);
 	c->final = true;
-	lws_callback_on_writable(c->wsi);
 	return 0;
 }
 
@@ -384,15 +387,34 @@ static void conn_reset(http_srv *s, conn *c)
 	c->wsi = wsi;
 }
 
+/* Answer inside LWS_CALLBACK_HTTP or ..._BODY_COMPLETION (rejections, 202s, DELETE),
+ * then close the connection. Every response says "connection: close" and ends its
+ * connection (after the request body was read): lws 4.1.6 mishandles the next POST
+ * on a kept-alive h1 connection when it arrives through lws's own buffer (its body
+ * never reaches LWS_CALLBACK_HTTP_BODY, or ..._BODY_COMPLETION comes again and
+ * again and spins the service loop), seen in our tests after 202s, rejections
+ * and worker answers alike. A loopback connect costs tens of microseconds. */
+static int send_now(http_srv *s, conn *c, int rc)
+{
+	if (rc)
+		return -1;
+	if (c->out.len > CHUNK) { /* not for the short answers that come here */
+		lws_callback_on_writable(c->wsi);
+		return 0;
+	}
+	memcpy(s->scratch + LWS_PRE, c->out.p, c->out.len);
+	if (lws_write(c->wsi, s->scratch + LWS_PRE, c->out.len, LWS_WRITE_HTTP) != (int)c->out.len)
+		return -1;
+	conn_reset(s, c);
+	return -1;
+}
+
 /* Write the next piece of the response; finish the transaction after it. */
 static int on_writeable(http_srv *s, conn *c)
 {
 	if (c->finishing) {
-		bool close = c->sse;
 		conn_reset(s, c);
-		if (close)
-			return -1; /* the stream had no length: its end is the close */
-		return lws_http_transaction_completed(c->wsi) ? -1 : 0;
+		return -1; /* every response ends its connection: see send_now */
 	}
 	if (c->job && take_job(s, c))
 		return -1;
@@ -483,12 +505,13 @@ static int check_post(http_srv *s, conn *c, struct lws *wsi, const char **why)
 static int on_delete(http_srv *s, conn *c)
 {
 	if (!c->sid[0])
-		return respond_error(c, 400, -32000, "Mcp-Session-Id header is required");
+		return send_now(s, c,
+		                respond_error(c, 400, -32000, "Mcp-Session-Id header is required"));
 	int i = session_find(s, c->sid);
 	if (i < 0)
-		return respond_error(c, 404, -32001, "session not found");
+		return send_now(s, c, respond_error(c, 404, -32001, "session not found"));
 	s->sessions[i][0] = '\0';
-	return respond(c, (hdrs){.status = 200}, NULL);
+	return send_now(s, c, respond(c, (hdrs){.status = 200}, NULL));
 }
 
 static int on_http(http_srv *s, conn *c, struct lws *wsi, const char *path)
@@ -507,7 +530,7 @@ static int on_http(http_srv *s, conn *c, struct lws *wsi, const char *path)
 	if (!st && c->post)
 		st = check_post(s, c, wsi, &why);
 	if (!c->post)
-		return st ? respond_error(c, st, -32000, why) : on_delete(s, c);
+		return st ? send_now(s, c, respond_error(c, st, -32000, why)) : on_delete(s, c);
 	c->reject = st; /* a POST is answered once its body is in (read, then dropped) */
 	c->reject_msg = why;
 	/* Waiting on a tool is not idling: lws's own timeouts must not cut it. */
@@ -531,8 +554,9 @@ static int on_body(http_srv *s, conn *c, const char *in, size_t len)
 	return 0;
 }
 
-/* One complete POST body: classify, check the session, queue or answer. */
-static int on_message(http_srv *s, conn *c)
+/* One complete POST body: classify, check the session, queue or answer (an
+ * answer now: 0 with the response in c->out; a queued job: 0, c->job set). */
+static int classify(http_srv *s, conn *c)
 {
 	if (c->reject)
 		return respond_error(c, c->reject, c->reject == 413 ? -32600 : -32000,
@@ -568,6 +592,12 @@ static int on_message(http_srv *s, conn *c)
 	c->job = j;
 	conn_list(s, c, true);
 	return 0;
+}
+
+static int on_message(http_srv *s, conn *c)
+{
+	int rc = classify(s, c);
+	return c->job && !rc ? 0 : send_now(s, c, rc);
 }
 
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
