@@ -12,7 +12,6 @@ import sys
 import time
 
 import pyatspi
-from gi.repository import Atspi
 
 
 def find_app(pid):
@@ -60,8 +59,12 @@ def main():
     job, pid = sys.argv[1], int(sys.argv[2])
     app = find_app(pid)
     # libatspi caches what it has read (pyatspi's setCacheLevel is a no-op):
-    # like ours, every run must ask the app again.
-    app.set_cache_mask(Atspi.Cache.NONE)
+    # like ours, every run must ask the app again, so the cache is cleared
+    # (recursively) before each run. Not set_cache_mask(Atspi.Cache.NONE): then
+    # libatspi's own handler for the app's StateChanged events makes a
+    # synchronous call from inside dbus_connection_dispatch while a call of the
+    # walk is waiting in it, and libdbus waits for itself forever (seen with
+    # mousepad, which emits events while it is walked: the walk never ended).
     if job == "walk":
         for _ in range(int(sys.argv[3])):
             app.clear_cache()
