@@ -205,6 +205,30 @@ class InputTest(ksr.KsrTestCase):
         self.assertIn(rows[3].get("ended_before_kill", "exited with status 0"),
                       ("exited with status 0",))
 
+    def test_keys_go_to_the_apps_open_dialog(self):
+        # A key step without target: types into the dialog the app has open
+        # (as a person would), not into the main window behind it: Escape
+        # closes the test app's message dialog, and typing reaches no field of
+        # the main window meanwhile.
+        rec = os.path.join(self.tmp, "rec.txt")
+        path = self.scenario(
+            "name: dialog-keys\n"
+            "launch: ${KSR_TESTAPP} --record %s --error-dialog \"KSR Keys Dialog\"\n"
+            "process: ^ksr-testapp$\n"
+            "window: ^KSR Test App$\n"
+            "settle_s: 0.5\n"
+            "atspi: false\n"
+            "error_dialogs: []\n"
+            "steps:\n"
+            "  - wait_window: ^KSR Keys Dialog$\n"
+            "  - key: Escape\n"
+            "    checks:\n"
+            "      - no_window: ^KSR Keys Dialog$\n" % rec)
+        out, _report, _se = self.run_ok(path, verdict="pass-with-concerns")
+        rows = {r["index"]: r for r in step_rows(out)}
+        self.assertEqual(rows[2]["window_title"], "KSR Keys Dialog")
+        self.assertEqual(rows[2]["checks"][0]["status"], "held")
+
     def test_zenity_entry_receives_text(self):
         got = os.path.join(self.tmp, "entry.txt")
         text = ASCII + " " + SHIFTED + " " + UNICODE
