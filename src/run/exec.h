@@ -5,6 +5,12 @@
 
 #include "ksr/ladder.h"
 
+/* Set a step result's status, outcome word and reason (steps.c). */
+void ksr_step_fail(ksr_step_result *res, ksr_step_status st, const char *outcome, const char *fmt,
+                   ...) __attribute__((format(printf, 4, 5)));
+/* The result's extra fields for the step row, created on first use. */
+cJSON *ksr_step_extra(ksr_step_result *res);
+
 void ksr_exec_shell(ksr_run *run, const ksr_step *step, ksr_step_result *res);
 void ksr_exec_sleep(ksr_run *run, const ksr_step *step, ksr_step_result *res);
 void ksr_exec_wait_window(ksr_run *run, const ksr_step *step, ksr_step_result *res);

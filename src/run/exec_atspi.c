@@ -91,14 +91,6 @@ static ksr_deadline step_deadline(const ksr_run *run, const ksr_step *step)
 	return ksr_deadline_min(run->work, ksr_deadline_in_ms((int64_t)(s * 1000)));
 }
 
-static void fail(ksr_step_result *res, ksr_step_status st, const char *outcome, const char *fmt,
-                 const char *arg)
-{
-	res->status = st;
-	res->outcome = outcome;
-	snprintf(res->reason, sizeof res->reason, fmt, arg);
-}
-
 static bool ended(ksr_run *run, const ksr_step *step, ksr_wait w, ksr_step_result *res)
 {
 	if (w != KSR_WAIT_CANCELLED && !ksr_deadline_passed(run->work))
@@ -175,7 +167,8 @@ static void act(ksr_run *run, const ksr_step *step, ksr_run_atspi *t, const ksr_
 		int rc = ksr_atspi_do_action(t->a, &t->app, n->path, action, d, &e);
 		run->atspi_last_action_ms = ksr_now_ms();
 		if (rc < 0) {
-			fail(res, KSR_STEP_FAILED, "step-failed", "click_element: %s", e.msg);
+			ksr_step_fail(res, KSR_STEP_FAILED, "step-failed", "click_element: %s",
+			              e.msg);
 			return;
 		}
 		if (!toggle) {
@@ -215,8 +208,8 @@ static void click_at_extents(ksr_run *run, const ksr_atspi_node *n, ksr_step_res
 	cJSON_AddStringToObject(res->extra, "backend", "xtest");
 	ksr_err e = {0};
 	if (ksr_x11_click(run->x, px, py, 1, 1, &e) < 0)
-		fail(res, KSR_STEP_ERROR, "step-failed",
-		     "click_element: the XTest click failed: %s", e.msg);
+		ksr_step_fail(res, KSR_STEP_ERROR, "step-failed",
+		              "click_element: the XTest click failed: %s", e.msg);
 }
 
 /* Walk until the control shows up or the deadline passes; its index or -1. */
@@ -265,9 +258,9 @@ void ksr_exec_click_element(ksr_run *run, const ksr_step *step, ksr_step_result 
 	res->extra = cJSON_CreateObject();
 	if (ksr_run_atspi_open(run, d, &t, &e) < 0) {
 		if (!ended(run, step, ksr_cancelled() ? KSR_WAIT_CANCELLED : KSR_WAIT_TIMEOUT, res))
-			fail(res, t.no_bus ? KSR_STEP_ERROR : KSR_STEP_FAILED,
-			     t.no_bus ? "backend-unavailable" : "step-failed", "click_element: %s",
-			     e.msg);
+			ksr_step_fail(res, t.no_bus ? KSR_STEP_ERROR : KSR_STEP_FAILED,
+			              t.no_bus ? "backend-unavailable" : "step-failed",
+			              "click_element: %s", e.msg);
 		return;
 	}
 	int i = find(run, step, &t, d, &tree, res);
@@ -285,10 +278,11 @@ void ksr_exec_click_element(ksr_run *run, const ksr_step *step, ksr_step_result 
 		else if (n->has_extents)
 			click_at_extents(run, n, res);
 		else
-			fail(res, KSR_STEP_FAILED, "step-failed",
-			     "click_element: the control %s offers neither an action nor a screen "
-			     "position",
-			     step->name.text);
+			ksr_step_fail(res, KSR_STEP_FAILED, "step-failed",
+			              "click_element: the control %s offers neither an action nor "
+			              "a screen "
+			              "position",
+			              step->name.text);
 	}
 	ksr_atspi_tree_clear(&tree);
 	ksr_run_atspi_release(&t);

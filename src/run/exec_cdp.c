@@ -54,14 +54,6 @@ static const char *step_ref(ksr_run *run, const ksr_step *step, ksr_step_result 
 	return sel;
 }
 
-static void set_result(ksr_step_result *res, ksr_step_status st, const char *outcome,
-                       const char *fmt, const char *a, const char *b)
-{
-	res->status = st;
-	res->outcome = outcome;
-	snprintf(res->reason, sizeof res->reason, fmt, a, b);
-}
-
 /* The connection closes while the browser is still exiting: give its exit a
  * moment (pidfd, bounded by the run) before calling the loss a crash or not. */
 static bool app_exited(ksr_run *run)
@@ -102,23 +94,24 @@ static void finish(ksr_run *run, const ksr_step *step, ksr_cdp_status st, const 
 			res->status = KSR_STEP_ERROR;
 			return;
 		}
-		set_result(res, KSR_STEP_FAILED, "step-failed", "%.400s (after %s s)", err->msg, t);
+		ksr_step_fail(res, KSR_STEP_FAILED, "step-failed", "%.400s (after %s s)", err->msg,
+		              t);
 		return;
 	case KSR_CDP_CRASHED:
-		set_result(res, KSR_STEP_FAILED, "crashed", "the page's renderer crashed: %.400s%s",
-		           err->msg, "");
+		ksr_step_fail(res, KSR_STEP_FAILED, "crashed",
+		              "the page's renderer crashed: %.400s%s", err->msg, "");
 		return;
 	case KSR_CDP_CLOSED:
 		if (app_exited(run)) {
-			set_result(res, KSR_STEP_FAILED, "crashed",
-			           "the browser exited during the step: %.400s%s", err->msg, "");
+			ksr_step_fail(res, KSR_STEP_FAILED, "crashed",
+			              "the browser exited during the step: %.400s%s", err->msg, "");
 			return;
 		}
-		set_result(res, KSR_STEP_FAILED, "step-failed",
-		           "the connection to the browser was lost: %.400s%s", err->msg, "");
+		ksr_step_fail(res, KSR_STEP_FAILED, "step-failed",
+		              "the connection to the browser was lost: %.400s%s", err->msg, "");
 		return;
 	default:
-		set_result(res, KSR_STEP_FAILED, "step-failed", "%.480s%s", err->msg, "");
+		ksr_step_fail(res, KSR_STEP_FAILED, "step-failed", "%.480s%s", err->msg, "");
 	}
 }
 
@@ -126,8 +119,8 @@ static bool attached(ksr_run *run, ksr_step_result *res)
 {
 	if (run->cdp)
 		return true;
-	set_result(res, KSR_STEP_ERROR, "backend-unavailable", "%s%s",
-	           "no browser is attached over CDP", "");
+	ksr_step_fail(res, KSR_STEP_ERROR, "backend-unavailable", "%s%s",
+	              "no browser is attached over CDP", "");
 	return false;
 }
 
@@ -190,9 +183,9 @@ static void exec_eval(ksr_run *run, const ksr_step *step, ksr_step_result *res)
 	if (text)
 		cJSON_AddStringToObject(res->extra, "value", text);
 	if (st == KSR_CDP_OK && !truthy)
-		set_result(res, KSR_STEP_FAILED, "check-failed",
-		           "the expression's value is falsy (%.300s)%s", text ? text : "undefined",
-		           "");
+		ksr_step_fail(res, KSR_STEP_FAILED, "check-failed",
+		              "the expression's value is falsy (%.300s)%s",
+		              text ? text : "undefined", "");
 	free(text);
 	finish(run, step, st, &err, secs, res);
 }

@@ -23,26 +23,6 @@
 #define EXIT_TICK_MS 100
 #define LOG_TAIL     4096
 
-static cJSON *extra(ksr_step_result *res)
-{
-	if (!res->extra)
-		res->extra = cJSON_CreateObject();
-	return res->extra;
-}
-
-static void set_reason(ksr_step_result *res, ksr_step_status st, const char *outcome,
-                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void set_reason(ksr_step_result *res, ksr_step_status st, const char *outcome,
-                       const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(res->reason, sizeof res->reason, fmt, ap);
-	va_end(ap);
-	res->status = st;
-	res->outcome = outcome;
-}
-
 static bool run_ended(ksr_run *run, const ksr_step *step, ksr_wait w, ksr_step_result *res)
 {
 	if (!ksr_run_wait_ended_run(run, w, step->pos.line, step->info->name))
@@ -146,7 +126,7 @@ static void describe_exit(int status, char *buf, size_t len)
 
 static void tool_row(const ksr_tool *t, const char *log, ksr_step_result *res)
 {
-	cJSON *o = cJSON_AddObjectToObject(extra(res), "tool");
+	cJSON *o = cJSON_AddObjectToObject(ksr_step_extra(res), "tool");
 	if (t->as)
 		cJSON_AddStringToObject(o, "as", t->as);
 	cJSON_AddNumberToObject(o, "pid", t->pid);
@@ -261,9 +241,9 @@ static bool spawn_gave_up(ksr_run *run, const ksr_step *step, ksr_tool *t, ksr_w
 	if (ended)
 		describe_exit(t->status, how, sizeof how);
 	if (ended && ended_badly(t)) {
-		set_reason(res, KSR_STEP_FAILED, "step-failed",
-		           "the spawned command %s before a window matching %s appeared", how,
-		           ksr_pattern_source(step->spawn.window));
+		ksr_step_fail(res, KSR_STEP_FAILED, "step-failed",
+		              "the spawned command %s before a window matching %s appeared", how,
+		              ksr_pattern_source(step->spawn.window));
 		return true;
 	}
 	if (w == KSR_WAIT_READY || (w == KSR_WAIT_TIMEOUT && !ksr_deadline_passed(d)))
@@ -271,14 +251,15 @@ static bool spawn_gave_up(ksr_run *run, const ksr_step *step, ksr_tool *t, ksr_w
 	if (run_ended(run, step, w, res))
 		return true;
 	if (w == KSR_WAIT_ERROR) {
-		set_reason(res, KSR_STEP_ERROR, "no-display", "the X display connection was lost");
+		ksr_step_fail(res, KSR_STEP_ERROR, "no-display",
+		              "the X display connection was lost");
 		return true;
 	}
-	set_reason(res, KSR_STEP_FAILED, "step-failed",
-	           "no window matching %s appeared within %g s%s%s",
-	           ksr_pattern_source(step->spawn.window),
-	           step->timeout_s > 0 ? step->timeout_s : SPAWN_DEFAULT_S,
-	           ended ? "; the spawned command " : "", ended ? how : "");
+	ksr_step_fail(res, KSR_STEP_FAILED, "step-failed",
+	              "no window matching %s appeared within %g s%s%s",
+	              ksr_pattern_source(step->spawn.window),
+	              step->timeout_s > 0 ? step->timeout_s : SPAWN_DEFAULT_S,
+	              ended ? "; the spawned command " : "", ended ? how : "");
 	return true;
 }
 
@@ -308,8 +289,8 @@ static int launch_tool(ksr_run *run, const ksr_step *step, char *log, size_t log
 	int rc = ksr_proc_launch(step->spawn.command, path, &pid, &err);
 	free(path);
 	if (rc < 0) {
-		set_reason(res, KSR_STEP_ERROR, "step-failed",
-		           "the tool could not be launched: %.400s", err.msg);
+		ksr_step_fail(res, KSR_STEP_ERROR, "step-failed",
+		              "the tool could not be launched: %.400s", err.msg);
 		return 0;
 	}
 	cJSON *a = cJSON_CreateObject();
@@ -335,7 +316,7 @@ void ksr_exec_spawn(ksr_run *run, const ksr_step *step, ksr_step_result *res)
 			res->has_window = true;
 			res->win_x = found.x, res->win_y = found.y;
 			res->win_w = found.w, res->win_h = found.h;
-			cJSON_AddStringToObject(extra(res), "window_title",
+			cJSON_AddStringToObject(ksr_step_extra(res), "window_title",
 			                        found.title ? found.title : "");
 			tool_row(t, log, res);
 			ksr_exec_step_shots(run, step, res);
@@ -374,11 +355,11 @@ static bool ended_before_kill(ksr_tool *t, ksr_step_result *res)
 		return false;
 	char how[96];
 	describe_exit(t->status, how, sizeof how);
-	cJSON_AddStringToObject(extra(res), "ended_before_kill", how);
+	cJSON_AddStringToObject(ksr_step_extra(res), "ended_before_kill", how);
 	if (ended_badly(t))
-		set_reason(res, KSR_STEP_FAILED, "crashed",
-		           "the tool '%s' (pid %d, spawned at line %d) %s before it was killed",
-		           t->as, t->pid, t->line, how);
+		ksr_step_fail(res, KSR_STEP_FAILED, "crashed",
+		              "the tool '%s' (pid %d, spawned at line %d) %s before it was killed",
+		              t->as, t->pid, t->line, how);
 	return true;
 }
 
@@ -388,16 +369,16 @@ static void confirm_gone(ksr_run *run, const ksr_step *step, ksr_tool *t, ksr_st
 	ksr_deadline d = ksr_deadline_min(run->work, ksr_deadline_in_ms((int64_t)(s * 1000)));
 	ksr_wait why = KSR_WAIT_READY;
 	if (group_alive(t->pid)) {
-		set_reason(res, KSR_STEP_FAILED, "step-failed",
-		           "the tool '%s' (process group %d) survived SIGTERM and SIGKILL", t->as,
-		           t->pid);
+		ksr_step_fail(res, KSR_STEP_FAILED, "step-failed",
+		              "the tool '%s' (process group %d) survived SIGTERM and SIGKILL",
+		              t->as, t->pid);
 	} else if (t->window && !window_gone(run, t->window, d, &why)) {
 		if (run_ended(run, step, why, res))
 			return;
-		set_reason(res, KSR_STEP_FAILED, "step-failed",
-		           "the tool '%s' window 0x%lx is still mapped %g s after its process "
-		           "group ended",
-		           t->as, t->window, s);
+		ksr_step_fail(res, KSR_STEP_FAILED, "step-failed",
+		              "the tool '%s' window 0x%lx is still mapped %g s after its process "
+		              "group ended",
+		              t->as, t->window, s);
 	}
 }
 
@@ -405,10 +386,10 @@ void ksr_exec_kill(ksr_run *run, const ksr_step *step, ksr_step_result *res)
 {
 	ksr_tool *t = find_tool(run, step->text);
 	if (!t || t->stopped) {
-		set_reason(res, KSR_STEP_ERROR, "invalid-scenario",
-		           t ? "kill: the tool '%s' was already killed"
-		             : "kill: no running tool was spawned as '%s'",
-		           step->text);
+		ksr_step_fail(res, KSR_STEP_ERROR, "invalid-scenario",
+		              t ? "kill: the tool '%s' was already killed"
+		                : "kill: no running tool was spawned as '%s'",
+		              step->text);
 		return;
 	}
 	tool_row(t, NULL, res);

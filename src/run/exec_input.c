@@ -17,33 +17,13 @@
 #define SETTLE_QUIET_MS       50 /* no window change for this long: the screen is settled */
 #define SETTLE_MAX_MS         150
 
-static void set_reason(ksr_step_result *res, ksr_step_status st, const char *outcome,
-                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void set_reason(ksr_step_result *res, ksr_step_status st, const char *outcome,
-                       const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(res->reason, sizeof res->reason, fmt, ap);
-	va_end(ap);
-	res->status = st;
-	res->outcome = outcome;
-}
-
-static cJSON *extra(ksr_step_result *res)
-{
-	if (!res->extra)
-		res->extra = cJSON_CreateObject();
-	return res->extra;
-}
-
 /* A lost display is the setup's fault; anything else the input backend could
  * not do (no XTest, a key the keymap cannot take) is an unavailable backend. */
 static void input_failed(ksr_run *run, const char *what, const ksr_err *err, ksr_step_result *res)
 {
 	bool lost = !run->x || !ksr_x11_alive(run->x);
-	set_reason(res, KSR_STEP_ERROR, lost ? "no-display" : "backend-unavailable",
-	           "the %s could not be delivered: %.400s", what, err->msg);
+	ksr_step_fail(res, KSR_STEP_ERROR, lost ? "no-display" : "backend-unavailable",
+	              "the %s could not be delivered: %.400s", what, err->msg);
 }
 
 /* The run ended (cancelled, deadline) while the step waited: already recorded. */
@@ -74,12 +54,12 @@ static bool wait_target(ksr_run *run, const ksr_step *step, ksr_window *out, ksr
 		if (ksr_run_find_window(run, step->target_window, NULL, out))
 			return true; /* one last look: it may have come with the last event */
 		if (w == KSR_WAIT_ERROR)
-			set_reason(res, KSR_STEP_ERROR, "no-display",
-			           "the X display connection was lost");
+			ksr_step_fail(res, KSR_STEP_ERROR, "no-display",
+			              "the X display connection was lost");
 		else
-			set_reason(res, KSR_STEP_FAILED, "step-failed",
-			           "no window matching %s appeared within %g s",
-			           ksr_pattern_source(step->target_window), s);
+			ksr_step_fail(res, KSR_STEP_FAILED, "step-failed",
+			              "no window matching %s appeared within %g s",
+			              ksr_pattern_source(step->target_window), s);
 		return false;
 	}
 }
@@ -103,8 +83,8 @@ static bool app_window(ksr_run *run, ksr_window *out, ksr_step_result *res)
 		run->window.res_class = ksr_xstrdup(out->res_class);
 		return true;
 	}
-	set_reason(res, KSR_STEP_FAILED, "window-lost", "the app's window (0x%lx) is gone",
-	           run->window.id);
+	ksr_step_fail(res, KSR_STEP_FAILED, "window-lost", "the app's window (0x%lx) is gone",
+	              run->window.id);
 	return false;
 }
 
@@ -120,8 +100,8 @@ static bool tool_window(ksr_run *run, ksr_window *out, ksr_step_result *res)
 	}
 	if (ksr_x11_window_refresh(run->x, out, &err) == 0)
 		return true;
-	set_reason(res, KSR_STEP_FAILED, "window-lost", "the spawned tool's window (0x%lx) is gone",
-	           out->id);
+	ksr_step_fail(res, KSR_STEP_FAILED, "window-lost",
+	              "the spawned tool's window (0x%lx) is gone", out->id);
 	return false;
 }
 
@@ -180,7 +160,7 @@ static bool activate(ksr_run *run, const ksr_step *step, const ksr_window *w, ks
 	ksr_err err = {0};
 	ksr_deadline d = ksr_deadline_min(run->work, ksr_deadline_in_ms(ACTIVATE_MS));
 	if (ksr_x11_activate(run->x, w->id, d, &err) == 0) {
-		cJSON_AddStringToObject(extra(res), "focus", "obtained");
+		cJSON_AddStringToObject(ksr_step_extra(res), "focus", "obtained");
 		return true;
 	}
 	if (ksr_cancelled() || ksr_deadline_passed(run->work))
@@ -188,7 +168,7 @@ static bool activate(ksr_run *run, const ksr_step *step, const ksr_window *w, ks
 		                  ksr_cancelled() ? KSR_WAIT_CANCELLED : KSR_WAIT_TIMEOUT, res);
 	char note[KSR_ERR_MSG_MAX + 32];
 	snprintf(note, sizeof note, "not obtained: %s", err.msg);
-	cJSON_AddStringToObject(extra(res), "focus", note);
+	cJSON_AddStringToObject(ksr_step_extra(res), "focus", note);
 	return true;
 }
 
@@ -201,8 +181,8 @@ static void record_window(const ksr_window *w, ksr_step_result *res)
 		return;
 	char id[32];
 	snprintf(id, sizeof id, "0x%lx", w->id);
-	cJSON_AddStringToObject(extra(res), "window_id", id);
-	cJSON_AddStringToObject(extra(res), "window_title", w->title ? w->title : "");
+	cJSON_AddStringToObject(ksr_step_extra(res), "window_id", id);
+	cJSON_AddStringToObject(ksr_step_extra(res), "window_title", w->title ? w->title : "");
 }
 
 /* Resolve and activate the window, then read its geometry now, after any
@@ -215,8 +195,9 @@ static bool prepare(ksr_run *run, const ksr_step *step, ksr_window *w, ksr_step_
 	if (w->id && !activate(run, step, w, res))
 		return false;
 	if (w->id && ksr_x11_window_refresh(run->x, w, &err) < 0) {
-		set_reason(res, KSR_STEP_FAILED, "window-lost",
-		           "the window 0x%lx went away before the input: %.300s", w->id, err.msg);
+		ksr_step_fail(res, KSR_STEP_FAILED, "window-lost",
+		              "the window 0x%lx went away before the input: %.300s", w->id,
+		              err.msg);
 		return false;
 	}
 	record_window(w, res);
@@ -255,7 +236,7 @@ static void save_shot(ksr_run *run, const ksr_step *step, const ksr_image *img, 
 	snprintf(desc, sizeof desc, "%s after step %d (line %d)", what, step->index,
 	         step->pos.line);
 	if (ksr_run_save_image(run, img, name, desc) == 0)
-		cJSON_AddStringToObject(extra(res), field, name);
+		cJSON_AddStringToObject(ksr_step_extra(res), field, name);
 }
 
 void ksr_exec_step_shots(ksr_run *run, const ksr_step *step, ksr_step_result *res)
@@ -264,7 +245,7 @@ void ksr_exec_step_shots(ksr_run *run, const ksr_step *step, ksr_step_result *re
 	settle(run);
 	ksr_image *img = run->x ? ksr_x11_capture(run->x, 0, &err) : NULL;
 	if (!img) {
-		cJSON_AddStringToObject(extra(res), "screenshot_error", err.msg);
+		cJSON_AddStringToObject(ksr_step_extra(res), "screenshot_error", err.msg);
 		return;
 	}
 	char name[48];
@@ -330,7 +311,8 @@ static void pointer(ksr_run *run, const ksr_step *step, ksr_step_result *res, in
 		res->py = fraction_to_pixel(w.y, w.h, step->point.fy);
 		res->has_pixel = true;
 		if (step->point.declared)
-			cJSON_AddStringToObject(extra(res), "target", step->point.declared->name);
+			cJSON_AddStringToObject(ksr_step_extra(res), "target",
+			                        step->point.declared->name);
 		int rc = dy ? ksr_x11_scroll(run->x, res->px, res->py, dy, &err)
 		            : ksr_x11_click(run->x, res->px, res->py, button, count, &err);
 		if (rc < 0)

@@ -37,26 +37,6 @@ static void remember(const ksr_check *c, int answer, int64_t at, const char *why
 	snprintf(last.why, sizeof last.why, "%s", why);
 }
 
-static cJSON *extra(ksr_step_result *res)
-{
-	if (!res->extra)
-		res->extra = cJSON_CreateObject();
-	return res->extra;
-}
-
-static void set_result(ksr_step_result *res, ksr_step_status st, const char *outcome,
-                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void set_result(ksr_step_result *res, ksr_step_status st, const char *outcome,
-                       const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(res->reason, sizeof res->reason, fmt, ap);
-	va_end(ap);
-	res->status = st;
-	res->outcome = outcome;
-}
-
 /* Cancelled or past the working deadline while a model was asked: recorded. */
 static bool run_ended(ksr_run *run, int line, const char *what)
 {
@@ -105,7 +85,7 @@ void ksr_exec_observe(ksr_run *run, const ksr_step *step, ksr_step_result *res)
 	ksr_model_config cfg;
 	char why[480];
 	if (ksr_judge_config(KSR_MODEL_JUDGE, &cfg, why, sizeof why) <= 0) {
-		set_result(res, KSR_STEP_ERROR, "backend-unavailable", "%s", why);
+		ksr_step_fail(res, KSR_STEP_ERROR, "backend-unavailable", "%s", why);
 		return;
 	}
 	/* With timeout_s, a "no" is asked again until it passes (the screen may
@@ -123,15 +103,15 @@ void ksr_exec_observe(ksr_run *run, const ksr_step *step, ksr_step_result *res)
 		res->status = KSR_STEP_ERROR;
 		return;
 	}
-	cJSON_AddStringToObject(extra(res), "answer", ksr_model_answer_name(a));
+	cJSON_AddStringToObject(ksr_step_extra(res), "answer", ksr_model_answer_name(a));
 	if (a == KSR_MODEL_NO)
-		set_result(res, KSR_STEP_FAILED, "check-failed", "observe \"%.150s\": %s",
-		           step->text, why);
+		ksr_step_fail(res, KSR_STEP_FAILED, "check-failed", "observe \"%.150s\": %s",
+		              step->text, why);
 	else if (a == KSR_MODEL_INCONCLUSIVE)
-		set_result(res, KSR_STEP_ERROR, "backend-unavailable", "observe \"%.150s\": %s",
-		           step->text, why);
+		ksr_step_fail(res, KSR_STEP_ERROR, "backend-unavailable", "observe \"%.150s\": %s",
+		              step->text, why);
 	else
-		cJSON_AddStringToObject(extra(res), "judge", why);
+		cJSON_AddStringToObject(ksr_step_extra(res), "judge", why);
 	ksr_exec_step_shots(run, step, res);
 }
 
@@ -332,15 +312,15 @@ static int one_try(ksr_run *run, const ksr_step *step, grounded *g, ksr_step_res
 	} else if (a != KSR_MODEL_YES) {
 		bool first = g->clicks == 0;
 		if (a == KSR_MODEL_INCONCLUSIVE && first)
-			set_result(res, KSR_STEP_ERROR, "backend-unavailable", "%s", g->why);
+			ksr_step_fail(res, KSR_STEP_ERROR, "backend-unavailable", "%s", g->why);
 		else
-			set_result(res, KSR_STEP_FAILED, first ? "step-failed" : "check-failed",
-			           first ? "%s"
-			                 : "expect \"%.150s\" did not hold after the click, and "
-			                   "grounding again failed: %s",
-			           first ? g->why : step->expect, g->why);
+			ksr_step_fail(res, KSR_STEP_FAILED, first ? "step-failed" : "check-failed",
+			              first ? "%s"
+			                    : "expect \"%.150s\" did not hold after the click, and "
+			                      "grounding again failed: %s",
+			              first ? g->why : step->expect, g->why);
 	} else if (same_place(g, sx, sy)) {
-		set_result(
+		ksr_step_fail(
 		        res, KSR_STEP_FAILED, "check-failed",
 		        "expect \"%.150s\" did not hold after clicking (%d, %d); the grounder put "
 		        "\"%.100s\" at the same place again (%d, %d), so it was not clicked twice",
@@ -354,9 +334,9 @@ static int one_try(ksr_run *run, const ksr_step *step, grounded *g, ksr_step_res
 		res->has_pixel = true, res->px = sx, res->py = sy;
 		save_grounding_shot(run, step, full, g->clicks, sx, sy, shot, sizeof shot);
 		if (ksr_x11_click(run->x, sx, sy, 1, 1, &err) < 0) {
-			set_result(res, KSR_STEP_ERROR,
-			           ksr_x11_alive(run->x) ? "backend-unavailable" : "no-display",
-			           "the click could not be delivered: %.400s", err.msg);
+			ksr_step_fail(res, KSR_STEP_ERROR,
+			              ksr_x11_alive(run->x) ? "backend-unavailable" : "no-display",
+			              "the click could not be delivered: %.400s", err.msg);
 		} else {
 			ksr_x11_sync(run->x);
 			out = confirm(run, step, g);
@@ -373,12 +353,12 @@ static int one_try(ksr_run *run, const ksr_step *step, grounded *g, ksr_step_res
 static void grounded_outcome(ksr_run *run, const ksr_step *step, grounded *g, int answer,
                              ksr_step_result *res)
 {
-	cJSON_AddNumberToObject(extra(res), "clicks", g->clicks);
+	cJSON_AddNumberToObject(ksr_step_extra(res), "clicks", g->clicks);
 	if (answer == KSR_MODEL_YES) {
-		cJSON_AddBoolToObject(extra(res), "verified", true);
+		cJSON_AddBoolToObject(ksr_step_extra(res), "verified", true);
 		settle_expect(step, 1, g->why);
 	} else if (answer == KSR_MODEL_INCONCLUSIVE) {
-		cJSON_AddBoolToObject(extra(res), "verified", false);
+		cJSON_AddBoolToObject(ksr_step_extra(res), "verified", false);
 		ksr_run_concern(
 		        run, KSR_CONCERN_UNVERIFIED_CLICK, step->pos.line,
 		        "the grounded click on \"%.150s\" at (%d, %d) could not be confirmed "
@@ -388,9 +368,10 @@ static void grounded_outcome(ksr_run *run, const ksr_step *step, grounded *g, in
 		snprintf(why, sizeof why, "unverified: %s", g->why);
 		settle_expect(step, 1, why);
 	} else if (answer == KSR_MODEL_NO) {
-		set_result(res, KSR_STEP_FAILED, "check-failed",
-		           "expect \"%.150s\" did not hold after clicking \"%.100s\" %d time%s: %s",
-		           step->expect, step->text, g->clicks, g->clicks == 1 ? "" : "s", g->why);
+		ksr_step_fail(
+		        res, KSR_STEP_FAILED, "check-failed",
+		        "expect \"%.150s\" did not hold after clicking \"%.100s\" %d time%s: %s",
+		        step->expect, step->text, g->clicks, g->clicks == 1 ? "" : "s", g->why);
 	}
 	ksr_exec_step_shots(run, step, res);
 }
@@ -401,7 +382,7 @@ void ksr_exec_click_grounded(ksr_run *run, const ksr_step *step, ksr_step_result
 	char why[480];
 	res->rung = "grounded";
 	if (ksr_judge_config(KSR_MODEL_GROUNDER, &g.grounder, why, sizeof why) <= 0) {
-		set_result(res, KSR_STEP_ERROR, "backend-unavailable", "%s", why);
+		ksr_step_fail(res, KSR_STEP_ERROR, "backend-unavailable", "%s", why);
 		return;
 	}
 	g.have_judge = ksr_judge_config(KSR_MODEL_JUDGE, &g.judge, why, sizeof why) > 0;

@@ -2,11 +2,31 @@
  * its checks, one step.end event per step. A failing step ends the list. */
 #include "run/run.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ksr/verdict.h"
+#include "run/exec.h"
 #include "ksr/x11.h"
+
+void ksr_step_fail(ksr_step_result *res, ksr_step_status st, const char *outcome, const char *fmt,
+                   ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(res->reason, sizeof res->reason, fmt, ap);
+	va_end(ap);
+	res->status = st;
+	res->outcome = outcome;
+}
+
+cJSON *ksr_step_extra(ksr_step_result *res)
+{
+	if (!res->extra)
+		res->extra = cJSON_CreateObject();
+	return res->extra;
+}
 
 static void unavailable(const ksr_step *step, ksr_step_result *res)
 {
