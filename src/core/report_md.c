@@ -2,6 +2,7 @@
  * that may come from a window, a page, a log or a model is escaped: no raw HTML,
  * no markdown structure, no links of its own; link targets are percent-encoded
  * relative paths. */
+#include "ksr/strbuf.h"
 #include "ksr/report.h"
 
 #include <stdarg.h>
@@ -10,50 +11,6 @@
 #include <string.h>
 
 #include "ksr/error.h"
-
-typedef struct sb {
-	char *p;
-	size_t len, cap;
-} sb;
-
-static void sb_addn(sb *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		while (b->len + n + 1 > b->cap)
-			b->cap = b->cap ? b->cap * 2 : 1024;
-		b->p = ksr_xrealloc(b->p, b->cap);
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void sb_add(sb *b, const char *s)
-{
-	sb_addn(b, s, strlen(s));
-}
-
-static void sb_addf(sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_addf(sb *b, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof buf) {
-		sb_addn(b, buf, (size_t)n);
-		return;
-	}
-	char *big = ksr_xmalloc((size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	sb_addn(b, big, (size_t)n);
-	free(big);
-}
 
 /* Would a line starting with s open a heading, list, quote or rule? Then its
  * first marker is escaped. */
@@ -70,11 +27,11 @@ static size_t line_start_marker(const char *s)
 /* Inline text: punctuation that markdown reads is backslash-escaped, < > & become
  * entities, control characters (newlines too) become spaces, so the text stays on
  * its line, in its table cell, and never opens a link, image, emphasis or HTML tag. */
-static void sb_esc(sb *b, const char *s)
+static void sb_esc(ksr_strbuf *b, const char *s)
 {
 	static const char punct[] = "\\`*_[]!|~";
 	if (!s) {
-		sb_add(b, "–");
+		ksr_strbuf_add(b, "–");
 		return;
 	}
 	bool at_line_start = b->len == 0 || b->p[b->len - 1] == '\n';
@@ -82,36 +39,36 @@ static void sb_esc(sb *b, const char *s)
 	for (size_t i = 0; s[i]; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (c == '<')
-			sb_add(b, "&lt;");
+			ksr_strbuf_add(b, "&lt;");
 		else if (c == '>')
-			sb_add(b, "&gt;");
+			ksr_strbuf_add(b, "&gt;");
 		else if (c == '&')
-			sb_add(b, "&amp;");
+			ksr_strbuf_add(b, "&amp;");
 		else if (c < 0x20 || c == 0x7f)
-			sb_add(b, " ");
+			ksr_strbuf_add(b, " ");
 		else if (strchr(punct, c) || i == marker) {
 			char two[2] = {'\\', (char)c};
-			sb_addn(b, two, 2);
+			ksr_strbuf_addn(b, two, 2);
 		} else
-			sb_addn(b, s + i, 1);
+			ksr_strbuf_addn(b, s + i, 1);
 	}
 }
 
 /* A link target: a relative path, bytes outside a safe set percent-encoded (a
  * ':' too, so no scheme can sneak in). */
-static void sb_url(sb *b, const char *s)
+static void sb_url(ksr_strbuf *b, const char *s)
 {
 	for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
 		if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
 		    (*c >= '0' && *c <= '9') || strchr("._-~/", *c))
-			sb_addn(b, (const char *)c, 1);
+			ksr_strbuf_addn(b, (const char *)c, 1);
 		else
-			sb_addf(b, "%%%02X", *c);
+			ksr_strbuf_addf(b, "%%%02X", *c);
 	}
 }
 
 /* A fenced block that no run of backticks inside the text can close. */
-static void sb_fence(sb *b, const char *text)
+static void sb_fence(ksr_strbuf *b, const char *text)
 {
 	size_t run = 0, longest = 0;
 	for (const char *c = text ? text : ""; *c; c++) {
@@ -123,11 +80,11 @@ static void sb_fence(sb *b, const char *text)
 	n = n < sizeof fence - 1 ? n : sizeof fence - 1;
 	memset(fence, '`', n);
 	fence[n] = '\0';
-	sb_addf(b, "%stext\n", fence);
-	sb_add(b, text ? text : "");
+	ksr_strbuf_addf(b, "%stext\n", fence);
+	ksr_strbuf_add(b, text ? text : "");
 	if (text && *text && text[strlen(text) - 1] != '\n')
-		sb_add(b, "\n");
-	sb_addf(b, "%s\n\n", fence);
+		ksr_strbuf_add(b, "\n");
+	ksr_strbuf_addf(b, "%s\n\n", fence);
 }
 
 static const cJSON *jget(const cJSON *obj, const char *key)
@@ -152,283 +109,287 @@ static double jnum(const cJSON *obj, const char *key)
 	return cJSON_IsNumber(it) ? it->valuedouble : 0;
 }
 
-static void sb_ms(sb *b, const cJSON *obj, const char *key)
+static void sb_ms(ksr_strbuf *b, const cJSON *obj, const char *key)
 {
 	if (!jhas_num(obj, key)) {
-		sb_add(b, "–");
+		ksr_strbuf_add(b, "–");
 		return;
 	}
 	double ms = jnum(obj, key);
 	if (ms < 1000)
-		sb_addf(b, "%.0f ms", ms);
+		ksr_strbuf_addf(b, "%.0f ms", ms);
 	else
-		sb_addf(b, "%.1f s", ms / 1000.0);
+		ksr_strbuf_addf(b, "%.1f s", ms / 1000.0);
 }
 
-static void sb_line_ref(sb *b, const cJSON *obj, const char *key)
+static void sb_line_ref(ksr_strbuf *b, const cJSON *obj, const char *key)
 {
 	if (jhas_num(obj, key))
-		sb_addf(b, "%.0f", jnum(obj, key));
+		ksr_strbuf_addf(b, "%.0f", jnum(obj, key));
 	else
-		sb_add(b, "–");
+		ksr_strbuf_add(b, "–");
 }
 
-static void section_head(sb *b, const cJSON *r)
+static void section_head(ksr_strbuf *b, const cJSON *r)
 {
 	const char *name = jstr(jget(r, "scenario"), "name");
-	sb_add(b, "# ");
+	ksr_strbuf_add(b, "# ");
 	sb_esc(b, jstr(r, "verdict") ? jstr(r, "verdict") : "unknown");
-	sb_add(b, ": ");
+	ksr_strbuf_add(b, ": ");
 	sb_esc(b, name ? name : "unnamed scenario");
-	sb_add(b, "\n\n");
+	ksr_strbuf_add(b, "\n\n");
 	sb_esc(b, jstr(r, "reason") ? jstr(r, "reason") : "No reason was recorded.");
 	if (jhas_num(r, "line"))
-		sb_addf(b, " (scenario line %.0f)", jnum(r, "line"));
-	sb_add(b, "\n\n");
+		ksr_strbuf_addf(b, " (scenario line %.0f)", jnum(r, "line"));
+	ksr_strbuf_add(b, "\n\n");
 }
 
-static void section_summary(sb *b, const cJSON *r)
+static void section_summary(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *sc = jget(r, "scenario"), *rt = jget(r, "runtime"), *tm = jget(r, "timings");
-	sb_add(b, "- **Verdict:** ");
+	ksr_strbuf_add(b, "- **Verdict:** ");
 	sb_esc(b, jstr(r, "verdict"));
-	sb_addf(b, " (exit code %.0f)\n- **Outcome:** ", jnum(r, "exit_code"));
+	ksr_strbuf_addf(b, " (exit code %.0f)\n- **Outcome:** ", jnum(r, "exit_code"));
 	sb_esc(b, jstr(r, "outcome"));
-	sb_add(b, "\n- **Scenario:** ");
+	ksr_strbuf_add(b, "\n- **Scenario:** ");
 	sb_esc(b, jstr(sc, "path"));
 	if (jstr(sc, "sha256")) {
-		sb_add(b, " (sha256 ");
+		ksr_strbuf_add(b, " (sha256 ");
 		sb_esc(b, jstr(sc, "sha256"));
-		sb_add(b, ")");
+		ksr_strbuf_add(b, ")");
 	}
-	sb_add(b, "\n- **Run:** ");
+	ksr_strbuf_add(b, "\n- **Run:** ");
 	sb_esc(b, jstr(r, "run_id"));
-	sb_add(b, ", started ");
+	ksr_strbuf_add(b, ", started ");
 	sb_esc(b, jstr(tm, "started_at"));
-	sb_add(b, ", took ");
+	ksr_strbuf_add(b, ", took ");
 	sb_ms(b, tm, "duration_ms");
 	if (jhas_num(tm, "deadline_s"))
-		sb_addf(b, " of a %.0f s deadline", jnum(tm, "deadline_s"));
-	sb_add(b, "\n- **Runtime:** kasm-session-runtime ");
+		ksr_strbuf_addf(b, " of a %.0f s deadline", jnum(tm, "deadline_s"));
+	ksr_strbuf_add(b, "\n- **Runtime:** kasm-session-runtime ");
 	sb_esc(b, jstr(rt, "version"));
 	if (jhas_num(rt, "pid"))
-		sb_addf(b, ", PID %.0f", jnum(rt, "pid"));
-	sb_add(b, "\n\n");
+		ksr_strbuf_addf(b, ", PID %.0f", jnum(rt, "pid"));
+	ksr_strbuf_add(b, "\n\n");
 }
 
-static void section_concerns(sb *b, const cJSON *r)
+static void section_concerns(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *c, *list = jget(r, "concerns");
 	if (!cJSON_GetArraySize(list))
 		return;
-	sb_add(b, "## Concerns\n\n");
+	ksr_strbuf_add(b, "## Concerns\n\n");
 	cJSON_ArrayForEach(c, list)
 	{
-		sb_add(b, "- **");
+		ksr_strbuf_add(b, "- **");
 		sb_esc(b, jstr(c, "code"));
-		sb_add(b, "**");
+		ksr_strbuf_add(b, "**");
 		if (jhas_num(c, "line"))
-			sb_addf(b, " (line %.0f)", jnum(c, "line"));
-		sb_add(b, ": ");
+			ksr_strbuf_addf(b, " (line %.0f)", jnum(c, "line"));
+		ksr_strbuf_add(b, ": ");
 		sb_esc(b, jstr(c, "message"));
-		sb_add(b, "\n");
+		ksr_strbuf_add(b, "\n");
 	}
-	sb_add(b, "\n");
+	ksr_strbuf_add(b, "\n");
 }
 
-static void section_failures(sb *b, const cJSON *r)
+static void section_failures(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *f, *list = jget(r, "failures");
 	if (cJSON_GetArraySize(list) < 2)
 		return; /* one failure is the reason above */
-	sb_add(b, "## Failures, in order\n\n");
+	ksr_strbuf_add(b, "## Failures, in order\n\n");
 	cJSON_ArrayForEach(f, list)
 	{
-		sb_add(b, "- **");
+		ksr_strbuf_add(b, "- **");
 		sb_esc(b, jstr(f, "outcome"));
-		sb_add(b, "**");
+		ksr_strbuf_add(b, "**");
 		if (jhas_num(f, "line"))
-			sb_addf(b, " (line %.0f)", jnum(f, "line"));
-		sb_add(b, ": ");
+			ksr_strbuf_addf(b, " (line %.0f)", jnum(f, "line"));
+		ksr_strbuf_add(b, ": ");
 		sb_esc(b, jstr(f, "reason"));
-		sb_add(b, "\n");
+		ksr_strbuf_add(b, "\n");
 	}
-	sb_add(b, "\n");
+	ksr_strbuf_add(b, "\n");
 }
 
-static void section_app(sb *b, const cJSON *r)
+static void section_app(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *app = jget(r, "app"), *w = jget(app, "window");
 	if (!cJSON_IsObject(app))
 		return;
-	sb_add(b, "## App\n\n- **Process:** ");
+	ksr_strbuf_add(b, "## App\n\n- **Process:** ");
 	sb_esc(b, jstr(app, "name"));
 	if (jhas_num(app, "pid"))
-		sb_addf(b, " (PID %.0f)", jnum(app, "pid"));
-	sb_add(b, cJSON_IsTrue(jget(app, "launched")) ? ", launched by this run" : "");
-	sb_add(b, "\n- **Command line:** ");
+		ksr_strbuf_addf(b, " (PID %.0f)", jnum(app, "pid"));
+	ksr_strbuf_add(b, cJSON_IsTrue(jget(app, "launched")) ? ", launched by this run" : "");
+	ksr_strbuf_add(b, "\n- **Command line:** ");
 	sb_esc(b, jstr(app, "cmdline"));
 	if (cJSON_IsObject(w)) {
-		sb_add(b, "\n- **Window:** ");
+		ksr_strbuf_add(b, "\n- **Window:** ");
 		sb_esc(b, jstr(w, "title"));
-		sb_add(b, " (class ");
+		ksr_strbuf_add(b, " (class ");
 		sb_esc(b, jstr(w, "class"));
-		sb_addf(b, ") at %.0f,%.0f, %.0fx%.0f", jnum(w, "x"), jnum(w, "y"), jnum(w, "w"),
-		        jnum(w, "h"));
+		ksr_strbuf_addf(b, ") at %.0f,%.0f, %.0fx%.0f", jnum(w, "x"), jnum(w, "y"),
+		                jnum(w, "w"), jnum(w, "h"));
 	}
-	sb_add(b, "\n\n");
+	ksr_strbuf_add(b, "\n\n");
 }
 
-static void section_stages(sb *b, const cJSON *r)
+static void section_stages(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *s, *list = jget(r, "stages");
 	if (!cJSON_GetArraySize(list))
 		return;
-	sb_add(b, "## Stages\n\n| stage | status | time | reason |\n|---|---|---|---|\n");
+	ksr_strbuf_add(b, "## Stages\n\n| stage | status | time | reason |\n|---|---|---|---|\n");
 	cJSON_ArrayForEach(s, list)
 	{
-		sb_add(b, "| ");
+		ksr_strbuf_add(b, "| ");
 		sb_esc(b, jstr(s, "name"));
-		sb_add(b, " | ");
+		ksr_strbuf_add(b, " | ");
 		sb_esc(b, jstr(s, "status"));
-		sb_add(b, " | ");
+		ksr_strbuf_add(b, " | ");
 		sb_ms(b, s, "duration_ms");
-		sb_add(b, " | ");
+		ksr_strbuf_add(b, " | ");
 		sb_esc(b, jstr(s, "reason") ? jstr(s, "reason") : "");
-		sb_add(b, " |\n");
+		ksr_strbuf_add(b, " |\n");
 	}
-	sb_add(b, "\n");
+	ksr_strbuf_add(b, "\n");
 }
 
-static void sb_where(sb *b, const cJSON *step)
+static void sb_where(ksr_strbuf *b, const cJSON *step)
 {
 	const cJSON *px = jget(step, "pixel"), *w = jget(step, "window");
 	if (cJSON_IsObject(px))
-		sb_addf(b, "(%.0f, %.0f)", jnum(px, "x"), jnum(px, "y"));
+		ksr_strbuf_addf(b, "(%.0f, %.0f)", jnum(px, "x"), jnum(px, "y"));
 	if (cJSON_IsObject(w))
-		sb_addf(b, "%sin %.0fx%.0f at %.0f,%.0f", cJSON_IsObject(px) ? " " : "",
-		        jnum(w, "w"), jnum(w, "h"), jnum(w, "x"), jnum(w, "y"));
+		ksr_strbuf_addf(b, "%sin %.0fx%.0f at %.0f,%.0f", cJSON_IsObject(px) ? " " : "",
+		                jnum(w, "w"), jnum(w, "h"), jnum(w, "x"), jnum(w, "y"));
 }
 
-static void sb_checks(sb *b, const cJSON *checks)
+static void sb_checks(ksr_strbuf *b, const cJSON *checks)
 {
 	const cJSON *c;
 	bool first = true;
 	cJSON_ArrayForEach(c, checks)
 	{
-		sb_add(b, first ? "" : "; ");
+		ksr_strbuf_add(b, first ? "" : "; ");
 		first = false;
 		sb_esc(b, jstr(c, "kind"));
-		sb_add(b, " ");
+		ksr_strbuf_add(b, " ");
 		sb_esc(b, jstr(c, "status"));
 		if (jstr(c, "detail") && *jstr(c, "detail")) {
-			sb_add(b, " (");
+			ksr_strbuf_add(b, " (");
 			sb_esc(b, jstr(c, "detail"));
-			sb_add(b, ")");
+			ksr_strbuf_add(b, ")");
 		}
 	}
 }
 
-static void sb_link(sb *b, const char *file)
+static void sb_link(ksr_strbuf *b, const char *file)
 {
 	if (!file)
 		return;
-	sb_add(b, "[");
+	ksr_strbuf_add(b, "[");
 	sb_esc(b, file);
-	sb_add(b, "](");
+	ksr_strbuf_add(b, "](");
 	sb_url(b, file);
-	sb_add(b, ")");
+	ksr_strbuf_add(b, ")");
 }
 
-static void step_row(sb *b, const cJSON *s)
+static void step_row(ksr_strbuf *b, const cJSON *s)
 {
-	sb_add(b, "| ");
+	ksr_strbuf_add(b, "| ");
 	sb_line_ref(b, s, "index");
-	sb_add(b, " | ");
+	ksr_strbuf_add(b, " | ");
 	sb_line_ref(b, s, "line");
 	const char *cols[] = {"kind", "backend", "rung", "status"};
 	for (size_t i = 0; i < 4; i++) {
-		sb_add(b, " | ");
+		ksr_strbuf_add(b, " | ");
 		sb_esc(b, jstr(s, cols[i]) ? jstr(s, cols[i]) : "");
 	}
-	sb_add(b, " | ");
+	ksr_strbuf_add(b, " | ");
 	sb_ms(b, s, "duration_ms");
-	sb_add(b, " | ");
+	ksr_strbuf_add(b, " | ");
 	sb_where(b, s);
-	sb_add(b, " | ");
+	ksr_strbuf_add(b, " | ");
 	sb_checks(b, jget(s, "checks"));
-	sb_add(b, " | ");
+	ksr_strbuf_add(b, " | ");
 	sb_esc(b, jstr(s, "reason") ? jstr(s, "reason") : "");
-	sb_add(b, " | ");
+	ksr_strbuf_add(b, " | ");
 	sb_link(b, jstr(s, "screenshot"));
 	if (jstr(s, "annotated")) {
-		sb_add(b, " ");
+		ksr_strbuf_add(b, " ");
 		sb_link(b, jstr(s, "annotated"));
 	}
-	sb_add(b, " |\n");
+	ksr_strbuf_add(b, " |\n");
 }
 
-static void section_steps(sb *b, const cJSON *r)
+static void section_steps(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *s, *list = jget(r, "steps");
 	if (!cJSON_GetArraySize(list))
 		return;
-	sb_add(b, "## Steps\n\n| # | line | kind | backend | rung | status | time | where | checks "
-	          "| reason | screenshot |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+	ksr_strbuf_add(
+	        b,
+	        "## Steps\n\n| # | line | kind | backend | rung | status | time | where | checks "
+	        "| reason | screenshot |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
 	cJSON_ArrayForEach(s, list)
 	{
 		step_row(b, s);
 	}
-	sb_add(b, "\n");
+	ksr_strbuf_add(b, "\n");
 }
 
-static void section_grounding(sb *b, const cJSON *r)
+static void section_grounding(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *g, *list = jget(r, "grounding");
 	if (!cJSON_GetArraySize(list))
 		return;
-	sb_add(b, "## Grounded clicks\n\n| step | asked | where | verified |\n|---|---|---|---|\n");
+	ksr_strbuf_add(
+	        b,
+	        "## Grounded clicks\n\n| step | asked | where | verified |\n|---|---|---|---|\n");
 	cJSON_ArrayForEach(g, list)
 	{
 		const cJSON *w = jget(g, "where");
-		sb_add(b, "| ");
+		ksr_strbuf_add(b, "| ");
 		sb_line_ref(b, g, "step");
-		sb_add(b, " | ");
+		ksr_strbuf_add(b, " | ");
 		sb_esc(b, jstr(g, "asked"));
-		sb_add(b, " | ");
+		ksr_strbuf_add(b, " | ");
 		if (cJSON_IsObject(w))
-			sb_addf(b, "(%.0f, %.0f)", jnum(w, "x"), jnum(w, "y"));
-		sb_addf(b, " | %s |\n", cJSON_IsTrue(jget(g, "verified")) ? "yes" : "no");
+			ksr_strbuf_addf(b, "(%.0f, %.0f)", jnum(w, "x"), jnum(w, "y"));
+		ksr_strbuf_addf(b, " | %s |\n", cJSON_IsTrue(jget(g, "verified")) ? "yes" : "no");
 	}
-	sb_add(b, "\n");
+	ksr_strbuf_add(b, "\n");
 }
 
-static void section_final_checks(sb *b, const cJSON *r)
+static void section_final_checks(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *c, *list = jget(r, "final_checks");
 	if (!cJSON_GetArraySize(list))
 		return;
-	sb_add(b, "## Final checks\n\n| check | result | detail |\n|---|---|---|\n");
+	ksr_strbuf_add(b, "## Final checks\n\n| check | result | detail |\n|---|---|---|\n");
 	cJSON_ArrayForEach(c, list)
 	{
-		sb_add(b, "| ");
+		ksr_strbuf_add(b, "| ");
 		sb_esc(b, jstr(c, "name"));
-		sb_addf(b, " | %s | ", cJSON_IsTrue(jget(c, "ok")) ? "ok" : "failed");
+		ksr_strbuf_addf(b, " | %s | ", cJSON_IsTrue(jget(c, "ok")) ? "ok" : "failed");
 		sb_esc(b, jstr(c, "detail") ? jstr(c, "detail") : "");
-		sb_add(b, " |\n");
+		ksr_strbuf_add(b, " |\n");
 	}
-	sb_add(b, "\n");
+	ksr_strbuf_add(b, "\n");
 }
 
-static void section_model(sb *b, const cJSON *r)
+static void section_model(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *m = jget(r, "model_usage");
 	if (jnum(m, "calls") <= 0)
 		return;
-	sb_addf(b, "## Model usage\n\n%.0f calls, %.0f failed, ", jnum(m, "calls"),
-	        jnum(m, "failures"));
+	ksr_strbuf_addf(b, "## Model usage\n\n%.0f calls, %.0f failed, ", jnum(m, "calls"),
+	                jnum(m, "failures"));
 	sb_ms(b, m, "total_ms");
-	sb_add(b, " in all.\n\n");
+	ksr_strbuf_add(b, " in all.\n\n");
 }
 
 static bool is_image_kind(const char *kind)
@@ -437,7 +398,7 @@ static bool is_image_kind(const char *kind)
 	                !strcmp(kind, "baseline-candidate"));
 }
 
-static void section_screenshots(sb *b, const cJSON *r)
+static void section_screenshots(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *a, *list = jget(r, "artifacts");
 	bool any = false;
@@ -445,24 +406,24 @@ static void section_screenshots(sb *b, const cJSON *r)
 	{
 		if (!is_image_kind(jstr(a, "kind")) || !jstr(a, "name"))
 			continue;
-		sb_add(b, any ? "" : "## Screenshots\n\n");
+		ksr_strbuf_add(b, any ? "" : "## Screenshots\n\n");
 		any = true;
-		sb_add(b, "### ");
+		ksr_strbuf_add(b, "### ");
 		sb_esc(b, jstr(a, "name"));
-		sb_add(b, "\n\n");
+		ksr_strbuf_add(b, "\n\n");
 		if (jstr(a, "description")) {
 			sb_esc(b, jstr(a, "description"));
-			sb_add(b, "\n\n");
+			ksr_strbuf_add(b, "\n\n");
 		}
-		sb_add(b, "![");
+		ksr_strbuf_add(b, "![");
 		sb_esc(b, jstr(a, "description") ? jstr(a, "description") : jstr(a, "name"));
-		sb_add(b, "](");
+		ksr_strbuf_add(b, "](");
 		sb_url(b, jstr(a, "name"));
-		sb_add(b, ")\n\n");
+		ksr_strbuf_add(b, ")\n\n");
 	}
 }
 
-static void section_other_files(sb *b, const cJSON *r)
+static void section_other_files(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *a, *list = jget(r, "artifacts");
 	bool any = false;
@@ -470,65 +431,65 @@ static void section_other_files(sb *b, const cJSON *r)
 	{
 		if (is_image_kind(jstr(a, "kind")) || !jstr(a, "name"))
 			continue;
-		sb_add(b, any ? "" : "## Other files\n\n");
+		ksr_strbuf_add(b, any ? "" : "## Other files\n\n");
 		any = true;
-		sb_add(b, "- ");
+		ksr_strbuf_add(b, "- ");
 		sb_link(b, jstr(a, "name"));
-		sb_add(b, " (");
+		ksr_strbuf_add(b, " (");
 		sb_esc(b, jstr(a, "kind"));
-		sb_add(b, ")");
+		ksr_strbuf_add(b, ")");
 		if (jstr(a, "description")) {
-			sb_add(b, ": ");
+			ksr_strbuf_add(b, ": ");
 			sb_esc(b, jstr(a, "description"));
 		}
-		sb_add(b, "\n");
+		ksr_strbuf_add(b, "\n");
 	}
-	sb_add(b, any ? "\n" : "");
+	ksr_strbuf_add(b, any ? "\n" : "");
 }
 
-static void section_log_tails(sb *b, const cJSON *r)
+static void section_log_tails(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *t, *list = jget(r, "log_tails");
 	if (!cJSON_GetArraySize(list))
 		return;
-	sb_add(b, "## Log tails\n\n");
+	ksr_strbuf_add(b, "## Log tails\n\n");
 	cJSON_ArrayForEach(t, list)
 	{
-		sb_add(b, "### ");
+		ksr_strbuf_add(b, "### ");
 		sb_esc(b, jstr(t, "path"));
-		sb_add(b, "\n\n");
+		ksr_strbuf_add(b, "\n\n");
 		sb_fence(b, jstr(t, "text"));
 	}
 }
 
-static void section_output_errors(sb *b, const cJSON *r)
+static void section_output_errors(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *o, *list = jget(r, "output_errors");
 	if (!cJSON_GetArraySize(list))
 		return;
-	sb_add(b, "## Evidence that could not be written\n\n");
+	ksr_strbuf_add(b, "## Evidence that could not be written\n\n");
 	cJSON_ArrayForEach(o, list)
 	{
-		sb_add(b, "- ");
+		ksr_strbuf_add(b, "- ");
 		sb_esc(b, jstr(o, "what"));
-		sb_add(b, ": ");
+		ksr_strbuf_add(b, ": ");
 		sb_esc(b, jstr(o, "error"));
-		sb_add(b, "\n");
+		ksr_strbuf_add(b, "\n");
 	}
-	sb_add(b, "\n");
+	ksr_strbuf_add(b, "\n");
 }
 
 char *ksr_report_markdown(const cJSON *report)
 {
-	static void (*const sections[])(sb *, const cJSON *) = {
+	static void (*const sections[])(ksr_strbuf *, const cJSON *) = {
 	        section_head,      section_summary,       section_concerns,
 	        section_failures,  section_app,           section_stages,
 	        section_steps,     section_grounding,     section_final_checks,
 	        section_model,     section_screenshots,   section_other_files,
 	        section_log_tails, section_output_errors,
 	};
-	sb b = {0};
-	sb_add(&b, "");
+	ksr_strbuf b = {0};
+	ksr_strbuf_add(&b, "");
 	for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
 		sections[i](&b, report);
 	return b.p;

@@ -105,51 +105,11 @@ static bool tool_window(ksr_run *run, ksr_window *out, ksr_step_result *res)
 	return false;
 }
 
-static bool is_dialog_of(const ksr_window *d, const ksr_window *main, int app_pid)
-{
-	if (d->id == main->id)
-		return false;
-	return d->transient_for == main->id || (d->is_dialog && app_pid > 0 && d->pid == app_pid);
-}
-
-/* Keys go where a person would type: into a dialog the app has open (transient
- * for its window, or a dialog of its process: Save As after ctrl+shift+s),
- * not into the main window behind it; some toolkits drop keys sent to a window
- * that a modal dialog blocks. The newest such dialog wins. Clicks keep the
- * window their fractions were written for. */
-static void prefer_app_dialog(ksr_run *run, ksr_window *w)
-{
-	ksr_window_list wins = {0};
-	ksr_err err = {0};
-	if (!w->id || ksr_x11_list_windows(run->x, &wins, &err) < 0)
-		return;
-	const ksr_window *pick = NULL;
-	for (size_t i = 0; i < wins.len; i++)
-		if (is_dialog_of(&wins.items[i], w, run->app_pid))
-			pick = &wins.items[i];
-	if (pick) {
-		ksr_run_window_release(w);
-		*w = *pick;
-		w->title = ksr_xstrdup(pick->title);
-		w->res_name = ksr_xstrdup(pick->res_name);
-		w->res_class = ksr_xstrdup(pick->res_class);
-	}
-	ksr_window_list_clear(&wins);
-}
-
-static bool is_keyboard_step(const ksr_step *step)
-{
-	return step->info->shape == KSR_SHAPE_CHORDS || step->info->shape == KSR_SHAPE_TEXT;
-}
-
 static bool resolve_window(ksr_run *run, const ksr_step *step, ksr_window *w, ksr_step_result *res)
 {
 	if (step->target_window)
 		return wait_target(run, step, w, res);
-	bool ok = run->sc->desktop ? tool_window(run, w, res) : app_window(run, w, res);
-	if (ok && is_keyboard_step(step))
-		prefer_app_dialog(run, w);
-	return ok;
+	return run->sc->desktop ? tool_window(run, w, res) : app_window(run, w, res);
 }
 
 /* Activate the window and confirm focus. Not obtaining it does not fail the

@@ -16,13 +16,17 @@ static const ksr_step_info step_rows[] = {
          .rung = KSR_RUNG_NONE,
          .backend = KSR_BACKEND_XTEST,
          .shape = KSR_SHAPE_CHORDS,
-         .modifiers = KSR_MOD_COMMON,
+         /* target: sends the keys to another window (a dialog whose
+          * toolkit drops keys sent to the window it blocks). */
+         .modifiers = KSR_MOD_TARGET | KSR_MOD_COMMON,
          .exec = KSR_EXEC_KEY},
         {.name = "type",
          .rung = KSR_RUNG_NONE,
          .backend = KSR_BACKEND_XTEST,
          .shape = KSR_SHAPE_TEXT,
-         .modifiers = KSR_MOD_COMMON,
+         /* target: sends the keys to another window (a dialog whose
+          * toolkit drops keys sent to the window it blocks). */
+         .modifiers = KSR_MOD_TARGET | KSR_MOD_COMMON,
          .exec = KSR_EXEC_TYPE},
         {.name = "click",
          .rung = KSR_RUNG_DECLARED,

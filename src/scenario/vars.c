@@ -6,23 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksr/strbuf.h"
 #include "scenario/scn_internal.h"
-
-typedef struct sbuf {
-	char *p;
-	size_t len, cap;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		b->cap = (b->len + n + 1) * 2;
-		b->p = ksr_xrealloc(b->p, b->cap);
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = 0;
-}
 
 static bool name_char(char ch, bool first)
 {
@@ -30,7 +15,7 @@ static bool name_char(char ch, bool first)
 }
 
 /* in points just after "${"; returns the position after the closing brace, or NULL. */
-static const char *expand_one(const char *in, sbuf *b, ksr_err *err)
+static const char *expand_one(const char *in, ksr_strbuf *b, ksr_err *err)
 {
 	const char *end = strchr(in, '}');
 	if (!end)
@@ -50,13 +35,13 @@ static const char *expand_one(const char *in, sbuf *b, ksr_err *err)
 			            "to give a default)",
 			            name, name);
 		else
-			sb_add(b, val, strlen(val)), result = end + 1;
+			ksr_strbuf_addn(b, val, strlen(val)), result = end + 1;
 	} else if (strncmp(rest, ":-", 2) == 0) {
 		/* As in sh: the default also replaces an empty value. */
 		if (val && *val)
-			sb_add(b, val, strlen(val));
+			ksr_strbuf_addn(b, val, strlen(val));
 		else
-			sb_add(b, rest + 2, (size_t)(end - rest - 2));
+			ksr_strbuf_addn(b, rest + 2, (size_t)(end - rest - 2));
 		result = end + 1;
 	} else {
 		ksr_err_set(err, "unsupported form in ${%s...}: only ${%s} and ${%s:-default}",
@@ -68,17 +53,17 @@ static const char *expand_one(const char *in, sbuf *b, ksr_err *err)
 
 char *scn_expand_vars(const char *in, ksr_err *err)
 {
-	sbuf b = {0};
-	sb_add(&b, "", 0);
+	ksr_strbuf b = {0};
+	ksr_strbuf_addn(&b, "", 0);
 	while (*in) {
 		const char *d = strchr(in, '$');
 		if (!d) {
-			sb_add(&b, in, strlen(in));
+			ksr_strbuf_addn(&b, in, strlen(in));
 			break;
 		}
-		sb_add(&b, in, (size_t)(d - in));
+		ksr_strbuf_addn(&b, in, (size_t)(d - in));
 		if (d[1] == '$') { /* "$$" stays, and so does a following "{" */
-			sb_add(&b, d, 2);
+			ksr_strbuf_addn(&b, d, 2);
 			in = d + 2;
 		} else if (d[1] == '{') {
 			in = expand_one(d + 2, &b, err);
@@ -87,7 +72,7 @@ char *scn_expand_vars(const char *in, ksr_err *err)
 				return NULL;
 			}
 		} else {
-			sb_add(&b, d, 1);
+			ksr_strbuf_addn(&b, d, 1);
 			in = d + 1;
 		}
 	}

