@@ -555,6 +555,9 @@ static ksr_wait run_wait(int pid, int out_rd, ksr_deadline d, struct capture *ca
 			if (open_pipe)
 				drain(out_rd, cap);
 			*code = exit_code_of(st);
+			/* w may still hold the last tick's timeout (no pidfd: valgrind,
+			 * a seccomp filter, an old kernel): the command did finish. */
+			w = KSR_WAIT_READY;
 			break;
 		}
 		struct pollfd fds[2];

@@ -341,10 +341,16 @@ static char *do_request(ksr_mcp *m, const char *method, const cJSON *id, const c
 	return error_reply(id, RPC_NO_METHOD, msg);
 }
 
+/* An integer id. The range test comes first: converting a double outside
+ * long long's range (1e300, inf; found by fuzz_mcp) is undefined behaviour. */
 static bool valid_id(const cJSON *id)
 {
-	return cJSON_IsString(id) ||
-	       (cJSON_IsNumber(id) && id->valuedouble == (double)(long long)id->valuedouble);
+	if (cJSON_IsString(id))
+		return true;
+	if (!cJSON_IsNumber(id))
+		return false;
+	double v = id->valuedouble;
+	return v >= -9.2e18 && v <= 9.2e18 && v == (double)(long long)v;
 }
 
 static char *dispatch(ksr_mcp *m, const cJSON *o)

@@ -11,17 +11,24 @@
   error dialog), a scenario named `../../x/y`: nothing is written outside OUT
   (a sentinel tree beside OUT is compared before and after) and every name in
   OUT is a plain, safe name.
+- `mcp --http` (DESIGN §15): requests from other Origins are refused (403)
+  and the refused tool call has no effect; a bind off loopback without a
+  token is refused at start (exit 2, nothing listens); a body over the cap is
+  413 while one under it is served. test_mcp_http.py has the transport's other
+  rules.
 """
 
 import base64
 import json
 import os
 import re
+import http.client
 import socket
 import textwrap
 import unittest
 
 import ksr
+import test_mcp_http as mh
 from model_server import ModelServer
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9._+-]+$")
@@ -172,6 +179,60 @@ class SecurityTest(ksr.KsrTestCase):
                 self.assertFalse(os.path.islink(os.path.join(root, n)), "a symlink in OUT")
         report = ksr.load_report(out)
         self.assertEqual(report["scenario"]["name"], "../../x/y", "the name is kept as text")
+
+
+class McpHttpSecurityTest(mh.McpHttpTestCase):
+
+    def conn(self, port):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.addCleanup(c.close)
+        return c
+
+    def test_other_origins_are_refused(self):
+        rt, port = self.start_server()
+        c = self.conn(port)
+        sid = self.initialize(c)
+        # A page elsewhere, and names that only look like loopback.
+        origins = ["http://evil.example", "https://evil.example:443", "null",
+                   "http://localhost.evil.example", "http://127.0.0.1.evil.example",
+                   "http://user@127.0.0.1", "http://127.0.0.1/../", "file://", "chrome-extension://x"]
+        call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": {"name": "input.move", "arguments": {"x": 1, "y": 1}}}
+        for origin in origins:
+            with self.subTest(origin=origin):
+                st, _, body = self.post(c, call, sid=sid, headers={"Origin": origin})
+                self.assertEqual(st, 403, body[:300])
+                self.assertNotIn(b'"result"', body, "a refused call must not run")
+        st, _, body = self.post(c, {"jsonrpc": "2.0", "id": 8, "method": "ping"}, sid=sid,
+                                headers={"Origin": "http://127.0.0.1:%d" % port})
+        self.assertEqual(st, 200, body[:300])
+        self.stop_server(rt)
+
+    def test_non_loopback_binds_need_a_token(self):
+        for addr in ("0.0.0.0:0", "[::]:0"):
+            for env in (self.env(), self.env(KASM_RUNTIME_MCP_TOKEN="")):
+                with self.subTest(addr=addr, token_var=env.get("KASM_RUNTIME_MCP_TOKEN")):
+                    rc, _, err, _ = self.run_rt(["mcp", "--http", addr], env=env, timeout=60)
+                    self.assertEqual(rc, 2, err[-2000:])
+                    self.assertNotIn("listening on", err)
+        # Loopback needs none.
+        rt, port = self.start_server("--http", "127.0.0.1:0")
+        self.initialize(self.conn(port))
+        self.stop_server(rt)
+
+    def test_request_size_is_capped(self):
+        rt, port = self.start_server()
+        sid = self.initialize(self.conn(port))
+        def ping(pad):
+            return (b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"pad":"' + b"x" * pad
+                    + b'"}}')
+        st, _, body = self.post(self.conn(port), ping(1 << 20), sid=sid)
+        self.assertEqual(st, 200, body[:300])
+        st, _, body = self.post(self.conn(port), ping(17 << 20), sid=sid)
+        self.assertEqual(st, 413, body[:300])
+        st, _, body = self.post(self.conn(port), ping(10), sid=sid)
+        self.assertEqual(st, 200, "served on after a 413: %r" % body[:300])
+        self.stop_server(rt)
 
 
 if __name__ == "__main__":

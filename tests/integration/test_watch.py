@@ -174,6 +174,33 @@ class WatchTest(ksr.KsrTestCase):
         self.assertEqual(len(root.findall("testsuite")), 2)
         self.assertEqual(root.get("failures"), "2", "multi-fail's run and its shell step")
 
+    def test_recursive_over_runs_started_after_the_watch(self):
+        # A CI job: one run already finished, four folders made for runs that
+        # start one after another once the watch is up. Every run gets its
+        # terminal line, though at times every run READ so far has finished.
+        runs = self.out("runs")
+        sc = self.scenario(scenario_text("later-run", "  - sleep: 0.1\n"))
+        names = ["r%d" % i for i in range(5)]
+        for n in names:
+            os.makedirs(os.path.join(runs, n))
+        rc, _, se, _ = self.run_rt(["run", "--xvfb", sc], out=os.path.join(runs, names[0]))
+        self.assertEqual(rc, 0, se[-2000:])
+        w = watchlib.Watch(self, ["--recursive", runs])
+        w.wait_line(lambda l: l.get("event") == "terminal_pass", 30)
+        for n in names[1:]:
+            self.assertIsNone(w.proc.poll(), "the watch ended before %s ran:\n%s"
+                              % (n, "\n".join(w.raw_lines())))
+            rt = self.start_rt(["run", "--xvfb", sc], out=os.path.join(runs, n))
+            self.assertEqual(rt.wait(120), 0, rt.stderr[-2000:])
+        self.assertEqual(w.wait(30), 0)
+        self.check_clean(w)
+        lines = w.lines()
+        outs = sorted(os.path.basename(l["report"].rsplit("/", 1)[0]) for l in lines
+                      if l.get("event", "").startswith("terminal_"))
+        self.assertEqual(outs, names, "one terminal line a run")
+        self.assertEqual((lines[-1]["type"], lines[-1]["runs"], lines[-1]["pass"]),
+                         ("DONE", 5, 5))
+
     def test_sigkilled_runtime_is_terminal_died(self):
         out = self.out("run")
         sc = self.scenario(scenario_text("watch-died", "  - sleep: 60\n"))

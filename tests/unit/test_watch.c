@@ -283,6 +283,42 @@ static void test_recursive(void)
 	free(c);
 }
 
+/* The soak's case in small: a recursive watch started over one finished run
+ * and four empty folders (runs about to start) stays open while any folder
+ * has no finished run, though every run it has READ has finished. */
+static void test_recursive_empty_folders(void)
+{
+	char *runs = sub("later"), *done = sub("later/done");
+	mkdir(runs, 0755);
+	mkdir(done, 0755);
+	run_start(done, "early", 1);
+	finish(done, "pass", 0, "completed");
+	char dirs[4][600];
+	for (int i = 0; i < 4; i++) {
+		snprintf(dirs[i], sizeof dirs[i], "%s/r%d", runs, i);
+		mkdir(dirs[i], 0755);
+	}
+	ksr_watch *w = start(true, 5000, 0);
+	ksr_watch_add(w, runs, NULL);
+	ok(until_seen(w, "EVENT terminal_pass run=early"), "the run finished before the watch");
+	for (int i = 0; i < 4; i++) {
+		ksr_watch_step(w, ksr_deadline_in_ms(100));
+		take(w);
+		ok(count("DONE ") == 0, "no DONE while %d folder(s) have no run", 4 - i);
+		char id[16], needle[64];
+		snprintf(id, sizeof id, "late%d", i);
+		run_start(dirs[i], id, getpid());
+		finish(dirs[i], "pass", 0, "completed");
+		snprintf(needle, sizeof needle, "EVENT terminal_pass run=%s", id);
+		ok(until_seen(w, needle), "%s followed to its end", id);
+	}
+	ok(until_seen(w, "DONE runs=5 pass=5"), "DONE once all five finished:\n%s", seen);
+	is_int((long long)count("EVENT terminal_"), 5, "one terminal line a run");
+	ksr_watch_free(w);
+	free(runs);
+	free(done);
+}
+
 /* More live runtimes than one poll(2) set in ksr_wait_fds takes (32). */
 static void test_many_runs(void)
 {
@@ -319,6 +355,7 @@ int main(void)
 	test_died();
 	test_no_run_and_created_later();
 	test_recursive();
+	test_recursive_empty_folders();
 	test_many_runs();
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
