@@ -25,7 +25,7 @@ _kasm_session_runtime()
 	fi
 
 	case $prev in
-	--out | --http)
+	--out | --http | --token)
 		[[ $prev == --out ]] && _filedir -d
 		return
 		;;
@@ -53,7 +53,7 @@ _kasm_session_runtime()
 	validate) opts="--json --format --help" ;;
 	watch) opts="-r --recursive --timeout --waiting-heartbeat --json --junit --help" ;;
 	inspect) opts="--xvfb --launch --wait-window --window --cdp --max-nodes --timeout --json --help" ;;
-	mcp) opts="--http --tool-names --xvfb --help" ;;
+	mcp) opts="--http --token --tool-names --xvfb --help" ;;
 	version) opts="--help" ;;
 	esac
 
