@@ -2,6 +2,7 @@
  * testcase (error/failure/skipped, then system-out) and the attribute names
  * are those of Jenkins' junit-10.xsd, which GitLab and the GitHub reporters
  * also read. */
+#include "ksr/strbuf.h"
 #include "ksr/junit.h"
 
 #include <errno.h>
@@ -13,71 +14,41 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct xbuf {
-	char *s;
-	size_t len, cap;
-} xbuf;
-
-static void xput(xbuf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		b->cap = (b->len + n + 1) * 2;
-		b->s = ksr_xrealloc(b->s, b->cap);
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void xprintf(xbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void xprintf(xbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = NULL;
-	int n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		abort();
-	xput(b, s, (size_t)n);
-	free(s);
-}
-
 /* Text and attribute values: the five entities; control characters XML 1.0
  * cannot carry (everything below 0x20 but tab, newline, return) become '?'. */
-static void xesc(xbuf *b, const char *s)
+static void xesc(ksr_strbuf *b, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
 		switch (*p) {
 		case '&':
-			xput(b, "&amp;", 5);
+			ksr_strbuf_addn(b, "&amp;", 5);
 			break;
 		case '<':
-			xput(b, "&lt;", 4);
+			ksr_strbuf_addn(b, "&lt;", 4);
 			break;
 		case '>':
-			xput(b, "&gt;", 4);
+			ksr_strbuf_addn(b, "&gt;", 4);
 			break;
 		case '"':
-			xput(b, "&quot;", 6);
+			ksr_strbuf_addn(b, "&quot;", 6);
 			break;
 		case '\'':
-			xput(b, "&apos;", 6);
+			ksr_strbuf_addn(b, "&apos;", 6);
 			break;
 		default:
 			if (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r')
-				xput(b, "?", 1);
+				ksr_strbuf_addn(b, "?", 1);
 			else
-				xput(b, (const char *)p, 1);
+				ksr_strbuf_addn(b, (const char *)p, 1);
 		}
 	}
 }
 
-static void xattr(xbuf *b, const char *name, const char *value)
+static void xattr(ksr_strbuf *b, const char *name, const char *value)
 {
-	xprintf(b, " %s=\"", name);
+	ksr_strbuf_addf(b, " %s=\"", name);
 	xesc(b, value);
-	xput(b, "\"", 1);
+	ksr_strbuf_addn(b, "\"", 1);
 }
 
 static const char *jstr(const cJSON *o, const char *key, const char *dflt)
@@ -138,60 +109,60 @@ static int step_kind(const cJSON *step)
 	return strcmp(st, "failed") == 0 ? 1 : 2;
 }
 
-static void problem(xbuf *b, int kind, const char *type, const char *message)
+static void problem(ksr_strbuf *b, int kind, const char *type, const char *message)
 {
 	if (kind == 0)
 		return;
 	if (kind == 3) {
-		xput(b, "      <skipped/>\n", 17);
+		ksr_strbuf_addn(b, "      <skipped/>\n", 17);
 		return;
 	}
 	const char *el = kind == 1 ? "failure" : "error";
-	xprintf(b, "      <%s", el);
+	ksr_strbuf_addf(b, "      <%s", el);
 	xattr(b, "message", message);
 	xattr(b, "type", type);
-	xput(b, ">", 1);
+	ksr_strbuf_addn(b, ">", 1);
 	xesc(b, message);
-	xprintf(b, "</%s>\n", el);
+	ksr_strbuf_addf(b, "</%s>\n", el);
 }
 
-static void system_out(xbuf *b, const run_view *v)
+static void system_out(ksr_strbuf *b, const run_view *v)
 {
-	xput(b, "      <system-out>", 18);
+	ksr_strbuf_addn(b, "      <system-out>", 18);
 	char *text = ksr_xasprintf("verdict: %s (%s)\nevidence: %s\nreport: %s/report.md\n",
 	                           v->verdict, v->outcome, v->dir, v->dir);
 	xesc(b, text);
 	free(text);
-	xput(b, "</system-out>\n", 14);
+	ksr_strbuf_addn(b, "</system-out>\n", 14);
 }
 
-static void run_case(xbuf *b, const run_view *v, const char *classname)
+static void run_case(ksr_strbuf *b, const run_view *v, const char *classname)
 {
-	xput(b, "    <testcase", 13);
+	ksr_strbuf_addn(b, "    <testcase", 13);
 	xattr(b, "name", "run");
 	xattr(b, "classname", classname);
-	xprintf(b, " time=\"%.3f\">\n", v->seconds);
+	ksr_strbuf_addf(b, " time=\"%.3f\">\n", v->seconds);
 	problem(b, run_kind(v), v->outcome, v->reason);
 	system_out(b, v);
-	xput(b, "    </testcase>\n", 16);
+	ksr_strbuf_addn(b, "    </testcase>\n", 16);
 }
 
-static void step_case(xbuf *b, const run_view *v, const cJSON *step, const char *classname)
+static void step_case(ksr_strbuf *b, const run_view *v, const cJSON *step, const char *classname)
 {
 	char name[160];
 	snprintf(name, sizeof name, "step %02d: %s (line %d)", (int)jnum(step, "index", 0),
 	         jstr(step, "kind", "?"), (int)jnum(step, "line", 0));
-	xput(b, "    <testcase", 13);
+	ksr_strbuf_addn(b, "    <testcase", 13);
 	xattr(b, "name", name);
 	xattr(b, "classname", classname);
-	xprintf(b, " time=\"%.3f\">\n", jnum(step, "duration_ms", 0) / 1000.0);
+	ksr_strbuf_addf(b, " time=\"%.3f\">\n", jnum(step, "duration_ms", 0) / 1000.0);
 	const char *reason = jstr(step, "reason", "the step did not succeed");
 	problem(b, step_kind(step), jstr(step, "status", "error"), reason);
 	system_out(b, v);
-	xput(b, "    </testcase>\n", 16);
+	ksr_strbuf_addn(b, "    </testcase>\n", 16);
 }
 
-static void suite(xbuf *b, const ksr_junit_run *r, int tally[4])
+static void suite(ksr_strbuf *b, const ksr_junit_run *r, int tally[4])
 {
 	run_view v = view_of(r);
 	int counts[4] = {0};
@@ -200,10 +171,11 @@ static void suite(xbuf *b, const ksr_junit_run *r, int tally[4])
 	for (int i = 0; i < n_steps; i++)
 		counts[step_kind(cJSON_GetArrayItem(v.steps, i))]++;
 	char *classname = ksr_xasprintf("kasm-session-runtime.%s", v.name);
-	xput(b, "  <testsuite", 12);
+	ksr_strbuf_addn(b, "  <testsuite", 12);
 	xattr(b, "name", v.name);
-	xprintf(b, " tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.3f\"",
-	        1 + n_steps, counts[1], counts[2], counts[3], v.seconds);
+	ksr_strbuf_addf(b,
+	                " tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.3f\"",
+	                1 + n_steps, counts[1], counts[2], counts[3], v.seconds);
 	if (v.started) {
 		char ts[32];
 		snprintf(ts, sizeof ts, "%.19s", v.started); /* junit-10: no zone suffix */
@@ -211,22 +183,22 @@ static void suite(xbuf *b, const ksr_junit_run *r, int tally[4])
 	}
 	if (v.run_id)
 		xattr(b, "id", v.run_id);
-	xput(b, ">\n    <properties>\n", 19);
+	ksr_strbuf_addn(b, ">\n    <properties>\n", 19);
 	const char *props[][2] = {{"run_id", v.run_id},
 	                          {"verdict", v.verdict},
 	                          {"outcome", v.outcome},
 	                          {"evidence", v.dir}};
 	for (size_t i = 0; i < sizeof props / sizeof props[0]; i++) {
-		xput(b, "      <property", 15);
+		ksr_strbuf_addn(b, "      <property", 15);
 		xattr(b, "name", props[i][0]);
 		xattr(b, "value", props[i][1] ? props[i][1] : "");
-		xput(b, "/>\n", 3);
+		ksr_strbuf_addn(b, "/>\n", 3);
 	}
-	xput(b, "    </properties>\n", 18);
+	ksr_strbuf_addn(b, "    </properties>\n", 18);
 	run_case(b, &v, classname);
 	for (int i = 0; i < n_steps; i++)
 		step_case(b, &v, cJSON_GetArrayItem(v.steps, i), classname);
-	xput(b, "  </testsuite>\n", 15);
+	ksr_strbuf_addn(b, "  </testsuite>\n", 15);
 	free(classname);
 	tally[0] += 1 + n_steps;
 	for (int k = 1; k < 4; k++)
@@ -235,23 +207,23 @@ static void suite(xbuf *b, const ksr_junit_run *r, int tally[4])
 
 char *ksr_junit_render(const ksr_junit_run *runs, size_t n)
 {
-	xbuf body = {0}, doc = {0};
+	ksr_strbuf body = {0}, doc = {0};
 	int tally[4] = {0};
 	double seconds = 0;
 	for (size_t i = 0; i < n; i++) {
 		suite(&body, &runs[i], tally);
 		seconds += view_of(&runs[i]).seconds;
 	}
-	xput(&doc, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", 39);
-	xprintf(&doc,
-	        "<testsuites name=\"kasm-session-runtime\" tests=\"%d\" failures=\"%d\" "
-	        "errors=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
-	        tally[0], tally[1], tally[2], tally[3], seconds);
-	if (body.s)
-		xput(&doc, body.s, body.len);
-	xput(&doc, "</testsuites>\n", 14);
-	free(body.s);
-	return doc.s;
+	ksr_strbuf_addn(&doc, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", 39);
+	ksr_strbuf_addf(&doc,
+	                "<testsuites name=\"kasm-session-runtime\" tests=\"%d\" failures=\"%d\" "
+	                "errors=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
+	                tally[0], tally[1], tally[2], tally[3], seconds);
+	if (body.p)
+		ksr_strbuf_addn(&doc, body.p, body.len);
+	ksr_strbuf_addn(&doc, "</testsuites>\n", 14);
+	free(body.p);
+	return doc.p;
 }
 
 static int write_all(int fd, const char *s, size_t n)

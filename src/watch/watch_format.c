@@ -1,31 +1,11 @@
 /* A watch line as text (TYPE [event] key=value...) or as one JSON object. */
+#include "ksr/strbuf.h"
 #include "watch/watch_priv.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct sbuf {
-	char *s;
-	size_t len, cap;
-} sbuf;
-
-static void put(sbuf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		b->cap = (b->len + n + 1) * 2;
-		b->s = ksr_xrealloc(b->s, b->cap);
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void puts_(sbuf *b, const char *s)
-{
-	put(b, s, strlen(s));
-}
 
 static bool bare(const char *v)
 {
@@ -40,9 +20,9 @@ static bool bare(const char *v)
 
 /* Quoted so that spaces, '=' and quotes inside a reason cannot split a line
  * or fake a key: the only bytes left raw are printable ASCII and UTF-8. */
-static void put_quoted(sbuf *b, const char *v)
+static void put_quoted(ksr_strbuf *b, const char *v)
 {
-	put(b, "\"", 1);
+	ksr_strbuf_addn(b, "\"", 1);
 	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
 		char esc[8];
 		if (*p == '"' || *p == '\\')
@@ -55,17 +35,17 @@ static void put_quoted(sbuf *b, const char *v)
 			snprintf(esc, sizeof esc, "\\x%02x", *p);
 		else
 			snprintf(esc, sizeof esc, "%c", *p);
-		puts_(b, esc);
+		ksr_strbuf_add(b, esc);
 	}
-	put(b, "\"", 1);
+	ksr_strbuf_addn(b, "\"", 1);
 }
 
-static void put_value(sbuf *b, const cJSON *v)
+static void put_value(ksr_strbuf *b, const cJSON *v)
 {
 	char num[64];
 	if (cJSON_IsString(v)) {
 		if (bare(v->valuestring))
-			puts_(b, v->valuestring);
+			ksr_strbuf_add(b, v->valuestring);
 		else
 			put_quoted(b, v->valuestring);
 	} else if (cJSON_IsNumber(v)) {
@@ -74,9 +54,9 @@ static void put_value(sbuf *b, const cJSON *v)
 			snprintf(num, sizeof num, "%lld", (long long)d);
 		else
 			snprintf(num, sizeof num, "%g", d);
-		puts_(b, num);
+		ksr_strbuf_add(b, num);
 	} else if (cJSON_IsBool(v)) {
-		puts_(b, cJSON_IsTrue(v) ? "true" : "false");
+		ksr_strbuf_add(b, cJSON_IsTrue(v) ? "true" : "false");
 	} else {
 		char *text = cJSON_PrintUnformatted(v);
 		put_quoted(b, text ? text : "");
@@ -86,28 +66,28 @@ static void put_value(sbuf *b, const cJSON *v)
 
 static char *format_text(const cJSON *line)
 {
-	sbuf b = {0};
+	ksr_strbuf b = {0};
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(line, "type");
 	/* The second word: EVENT's event, ERROR's code ("ERROR code message"). */
 	const cJSON *event = cJSON_GetObjectItemCaseSensitive(line, "event");
 	if (!event)
 		event = cJSON_GetObjectItemCaseSensitive(line, "code");
-	puts_(&b, cJSON_IsString(type) ? type->valuestring : "?");
+	ksr_strbuf_add(&b, cJSON_IsString(type) ? type->valuestring : "?");
 	if (cJSON_IsString(event)) {
-		put(&b, " ", 1);
-		puts_(&b, event->valuestring);
+		ksr_strbuf_addn(&b, " ", 1);
+		ksr_strbuf_add(&b, event->valuestring);
 	}
 	for (const cJSON *f = line ? line->child : NULL; f; f = f->next) {
 		if (f == type || f == event || cJSON_IsNull(f))
 			continue;
-		put(&b, " ", 1);
-		puts_(&b, f->string);
-		put(&b, "=", 1);
+		ksr_strbuf_addn(&b, " ", 1);
+		ksr_strbuf_add(&b, f->string);
+		ksr_strbuf_addn(&b, "=", 1);
 		put_value(&b, f);
 	}
-	if (!b.s)
-		puts_(&b, "");
-	return b.s;
+	if (!b.p)
+		ksr_strbuf_add(&b, "");
+	return b.p;
 }
 
 char *ksr_watch_format(const cJSON *line, bool json)
