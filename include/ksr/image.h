@@ -34,15 +34,15 @@ typedef struct ksr_diff_opts {
 } ksr_diff_opts;
 
 typedef struct ksr_diff_result {
-	bool size_mismatch;   /* a and b differ in size: nothing compared */
-	long long compared;   /* pixels outside the masks */
-	long long differing;  /* of those, pixels that differ */
-	double fraction;      /* differing / compared (1.0 on a size mismatch) */
-	ksr_image *diff;      /* when want_diff and sizes match; caller frees */
+	bool size_mismatch;  /* a and b differ in size: nothing compared */
+	long long compared;  /* pixels outside the masks */
+	long long differing; /* of those, pixels that differ */
+	double fraction;     /* differing / compared (1.0 on a size mismatch) */
+	ksr_image *diff;     /* when want_diff and sizes match; caller frees */
 } ksr_diff_result;
 
 int ksr_image_diff(const ksr_image *a, const ksr_image *b, const ksr_diff_opts *o,
-		   ksr_diff_result *r, ksr_err *err);
+                   ksr_diff_result *r, ksr_err *err);
 
 /* Draw a visible marker (a ring and cross-hair) centred on (x, y), clipped. */
 void ksr_image_mark(ksr_image *img, int x, int y);

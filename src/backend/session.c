@@ -38,8 +38,8 @@ struct ksr_session {
 	int dbus_pid, a11y_pid; /* dbus-daemon --session; at-spi-bus-launcher */
 	char *dbus_address;
 	char *a11y_error; /* why the session bus or AT-SPI bus is missing, or NULL */
-	char *dir;      /* the private temp folder, removed at stop */
-	char *log_path; /* Xvfb and openbox output */
+	char *dir;        /* the private temp folder, removed at stop */
+	char *log_path;   /* Xvfb and openbox output */
 	char display[32];
 	/* The environment before start, restored at stop. */
 	char *saved_env[ENV_COUNT];
@@ -481,8 +481,13 @@ static int start_dbus(ksr_session *s, int logfd, ksr_deadline d, ksr_err *err)
 /* So that services D-Bus activates (the a11y bus) see our display and folders. */
 static void update_activation_env(int logfd)
 {
-	char *argv[] = {"dbus-update-activation-environment", "DISPLAY", "XDG_CONFIG_HOME",
-	                "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", NULL};
+	char *argv[] = {"dbus-update-activation-environment",
+	                "DISPLAY",
+	                "XDG_CONFIG_HOME",
+	                "XDG_DATA_HOME",
+	                "XDG_CACHE_HOME",
+	                "XDG_RUNTIME_DIR",
+	                NULL};
 	ksr_err ignored = {0};
 	int pid = spawn(argv, logfd, -1, &ignored);
 	if (pid > 0 && !reap_within(pid, ENV_TOOL_MS)) {

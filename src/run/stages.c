@@ -51,8 +51,8 @@ static void run_stage(ksr_run *run, const ksr_stage_def *s)
 	/* A stage with a limit gets it even when it is 0 (settle_s: 0 = no settle). */
 	run->stage = run->work;
 	if (s->limit_s)
-		run->stage = ksr_deadline_min(run->work,
-					      ksr_deadline_in_ms((int64_t)(s->limit_s(run) * 1000)));
+		run->stage = ksr_deadline_min(
+		        run->work, ksr_deadline_in_ms((int64_t)(s->limit_s(run) * 1000)));
 	char note[512] = "";
 	ksr_stage_status st = s->run(run, note, sizeof note);
 	const char *status = st == KSR_STAGE_OK        ? "ok"

@@ -32,7 +32,8 @@ bool tap_is_str(const char *got, const char *want, const char *file, int line, c
 {
 	bool same = (got && want && strcmp(got, want) == 0) || (!got && !want);
 	if (!report(same, file, line, what))
-		printf("#   got:  '%s'\n#   want: '%s'\n", got ? got : "(null)", want ? want : "(null)");
+		printf("#   got:  '%s'\n#   want: '%s'\n", got ? got : "(null)",
+		       want ? want : "(null)");
 	return same;
 }
 

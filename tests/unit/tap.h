@@ -5,12 +5,12 @@
 #include <stdbool.h>
 
 bool tap_ok(bool cond, const char *file, int line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+        __attribute__((format(printf, 4, 5)));
 bool tap_is_str(const char *got, const char *want, const char *file, int line, const char *what);
 bool tap_is_int(long long got, long long want, const char *file, int line, const char *what);
 int tap_done(void); /* prints the plan; exit status: 0 when every test passed */
 
-#define ok(cond, ...) tap_ok((cond), __FILE__, __LINE__, __VA_ARGS__)
+#define ok(cond, ...)           tap_ok((cond), __FILE__, __LINE__, __VA_ARGS__)
 #define is_str(got, want, what) tap_is_str((got), (want), __FILE__, __LINE__, (what))
 #define is_int(got, want, what) tap_is_int((got), (want), __FILE__, __LINE__, (what))
 
