@@ -33,6 +33,9 @@
 #define SID_LEN      32
 /* A body this much over the cap is not read to the end: the connection closes. */
 #define DISCARD_LIMIT (256u * 1024u * 1024u)
+/* A request whose body stalls this long (no byte for this many seconds; or its
+ * headers never end) is dropped: lws's PENDING_TIMEOUT_HTTP_CONTENT. */
+#define BODY_TIMEOUT_S 30
 
 typedef struct sbuf {
 	char *p;
@@ -389,11 +392,13 @@ static void conn_reset(http_srv *s, conn *c)
 
 /* Answer inside LWS_CALLBACK_HTTP or ..._BODY_COMPLETION (rejections, 202s, DELETE),
  * then close the connection. Every response says "connection: close" and ends its
- * connection (after the request body was read): lws 4.1.6 mishandles the next POST
- * on a kept-alive h1 connection when it arrives through lws's own buffer (its body
- * never reaches LWS_CALLBACK_HTTP_BODY, or ..._BODY_COMPLETION comes again and
- * again and spins the service loop), seen in our tests after 202s, rejections
- * and worker answers alike. A loopback connect costs tens of microseconds. */
+ * connection (after the request body was read). A next POST on a kept-alive
+ * connection went wrong in earlier tests (its body never reached
+ * LWS_CALLBACK_HTTP_BODY, or ..._BODY_COMPLETION came again and again): nothing
+ * here calls lws_http_transaction_completed, so lws stays in its body state with
+ * nothing left to read and hands the next request's bytes to the body-complete
+ * path. Keep-alive would need that call after each response. A loopback connect
+ * costs tens of microseconds. */
 static int send_now(http_srv *s, conn *c, int rc)
 {
 	if (rc)
@@ -527,14 +532,24 @@ static int on_http(http_srv *s, conn *c, struct lws *wsi, const char *path)
 	bool del = lws_hdr_total_length(wsi, WSI_TOKEN_DELETE_URI) > 0;
 	if (!st && !c->post && !del)
 		st = 405, why = "POST JSON-RPC messages; no standalone SSE stream (GET)";
+	/* lws 4.1.6 does not decode a chunked request body (its bytes would come as the
+	 * body, framing and all, and it would wait for 100 MB of them); a POST without
+	 * Content-Length it takes as 100 MB long too. Either is refused at once and the
+	 * connection closed without reading on: its end cannot be found. */
+	bool unframed =
+	        c->post && (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0 ||
+	                    lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0);
+	if (!st && unframed)
+		st = 411, why = "a POST needs Content-Length (no Transfer-Encoding: chunked)";
 	if (!st && c->post)
 		st = check_post(s, c, wsi, &why);
-	if (!c->post)
+	if (!c->post || st == 411)
 		return st ? send_now(s, c, respond_error(c, st, -32000, why)) : on_delete(s, c);
 	c->reject = st; /* a POST is answered once its body is in (read, then dropped) */
 	c->reject_msg = why;
-	/* Waiting on a tool is not idling: lws's own timeouts must not cut it. */
-	lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+	/* A body that stops coming ends its connection (lws re-arms this after each
+	 * piece of it, and clears it when the body is complete). */
+	lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, BODY_TIMEOUT_S);
 	return 0;
 }
 
@@ -564,9 +579,12 @@ static int classify(http_srv *s, conn *c)
 	cJSON *msg = c->body.p ? cJSON_ParseWithLength(c->body.p, c->body.len) : NULL;
 	if (!msg)
 		return respond_error(c, 400, -32700, "parse error: the body is not JSON");
+	/* Everything needed from the parsed message is read here, before it is freed
+	 * (keeping a pointer into it past cJSON_Delete once answered tools/call 202:
+	 * the reparse in ksr_mcp_cancelled_id reuses the freed nodes). */
 	bool obj = cJSON_IsObject(msg);
 	const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
-	bool has_id = cJSON_GetObjectItemCaseSensitive(msg, "id") != NULL;
+	bool request = cJSON_IsString(method) && cJSON_GetObjectItemCaseSensitive(msg, "id");
 	bool init = cJSON_IsString(method) && !strcmp(method->valuestring, "initialize");
 	cJSON_Delete(msg);
 	if (!obj)
@@ -584,7 +602,7 @@ static int classify(http_srv *s, conn *c)
 		return respond(c, (hdrs){.status = 202}, NULL);
 	}
 	job *j = job_queue(s, c->body.p, c->body.len, c->sse_ok);
-	if (!cJSON_IsString(method) || !has_id) {
+	if (!request) {
 		/* A notification or a client's response: accepted now, handled in order. */
 		job_release(s, j);
 		return respond(c, (hdrs){.status = 202}, NULL);
@@ -596,6 +614,9 @@ static int classify(http_srv *s, conn *c)
 
 static int on_message(http_srv *s, conn *c)
 {
+	/* Waiting on a tool is not idling: no lws timeout until the answer is out
+	 * (lws clears it itself after a body, but not for "Content-Length: 0"). */
+	lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
 	int rc = classify(s, c);
 	return c->job && !rc ? 0 : send_now(s, c, rc);
 }
@@ -667,7 +688,7 @@ static int make_context(http_srv *s, ksr_err *err)
 	info.protocols = protocols;
 	info.user = s;
 	info.max_http_header_data = 8192;
-	info.timeout_secs = 30;
+	info.timeout_secs = BODY_TIMEOUT_S;
 	if (!s->addr.ipv6)
 		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
 	if (!strcmp(s->addr.host, "0.0.0.0") || !strcmp(s->addr.host, "::"))

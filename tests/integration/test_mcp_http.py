@@ -10,6 +10,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import time
 import unittest
@@ -17,6 +18,8 @@ import unittest
 import ksr
 
 CONF_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp_conformance")
+CLIENT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp_client")
+BODY_TIMEOUT_S = 30  # src/mcp/http.c: a stalled request body ends its connection
 BASELINE = os.path.join(CONF_DIR, "expected-failures.yml")
 PROTO = "2025-11-25"
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -203,6 +206,153 @@ class TestHttpRules(McpHttpTestCase):
         self.stop_server(self.rt)
 
 
+def raw_headers(sid=None, length=None, extra=()):
+    """A POST /mcp head as bytes (Content-Length when length is not None)."""
+    lines = ["POST /mcp HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json",
+             "Accept: application/json, text/event-stream"]
+    if sid:
+        lines += ["Mcp-Session-Id: " + sid, "MCP-Protocol-Version: " + PROTO]
+    if length is not None:
+        lines.append("Content-Length: %d" % length)
+    lines += list(extra)
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def parse_response(data):
+    """(status, headers dict (lower-case), body) of one HTTP/1.1 response."""
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    hd = {k.strip().lower(): v.strip() for k, v in (ln.split(":", 1) for ln in lines[1:] if ":" in ln)}
+    return status, hd, body
+
+
+class TestHttpFraming(McpHttpTestCase):
+    """Requests as a raw socket writes them: head and body in separate packets with
+    pauses between them, a chunked body, no Content-Length, bodies that stop coming.
+    Every request is answered (or refused) and its connection ends; none hangs the
+    server, and a stalled one is dropped after BODY_TIMEOUT_S."""
+
+    def setUp(self):
+        super().setUp()
+        self.rt, self.port = self.start_server()
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        self.sid = self.initialize(conn)
+        conn.close()
+
+    def connect(self, timeout=20):
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.addCleanup(s.close)
+        return s
+
+    @staticmethod
+    def read_to_close(s):
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                return data
+            data += chunk
+
+    def exchange(self, pieces, delay=0.3, timeout=20):
+        """Write the pieces with a pause between each, read until the server closes."""
+        s = self.connect(timeout)
+        t0 = time.monotonic()
+        for i, piece in enumerate(pieces):
+            if i:
+                time.sleep(delay)
+            try:
+                s.sendall(piece)
+            except (BrokenPipeError, ConnectionResetError):
+                break  # answered and closed early (a 411 on the head): read the answer
+        try:
+            data = self.read_to_close(s)
+        except socket.timeout:
+            self.fail("no answer (or no close) within %ss to %r" % (timeout, pieces))
+        return parse_response(data) + (time.monotonic() - t0,)
+
+    def ping_body(self, i):
+        return json.dumps({"jsonrpc": "2.0", "id": i, "method": "ping"}).encode()
+
+    def test_body_in_later_packets(self):
+        body = self.ping_body(1)
+        head = raw_headers(self.sid, len(body))
+        cases = {
+            "head, then body": [head, body],
+            "head, then body in three pieces": [head, body[:5], body[5:20], body[20:]],
+            "head split mid-line, then body": [head[:30], head[30:], body],
+            "head and a first byte, then the rest": [head + body[:1], body[1:]],
+            "one write": [head + body],
+        }
+        for why, pieces in cases.items():
+            with self.subTest(why):
+                st, hd, got, _ = self.exchange(pieces)
+                self.assertEqual(st, 200, got)
+                self.assertEqual(json.loads(got), {"jsonrpc": "2.0", "id": 1, "result": {}})
+                self.assertEqual(hd.get("connection"), "close")
+        # A tools/list (a reply of some kilobytes) the same way.
+        body = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode()
+        st, _, got, _ = self.exchange([raw_headers(self.sid, len(body)), body[:7], body[7:]])
+        self.assertEqual(st, 200, got[:300])
+        self.assertIn("screen.capture", [t["name"] for t in json.loads(got)["result"]["tools"]])
+
+    def test_chunked_and_unframed_posts_are_411(self):
+        body = self.ping_body(3)
+        chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+        cases = {
+            "chunked, one write": [raw_headers(self.sid, extra=["Transfer-Encoding: chunked"])
+                                   + chunked],
+            "chunked, head then chunks": [raw_headers(self.sid,
+                                                      extra=["Transfer-Encoding: chunked"]),
+                                          chunked[:10], chunked[10:]],
+            "chunked with a Content-Length too": [raw_headers(
+                self.sid, len(chunked), extra=["Transfer-Encoding: chunked"]) + chunked],
+            "no Content-Length": [raw_headers(self.sid), body],
+        }
+        for why, pieces in cases.items():
+            with self.subTest(why):
+                st, hd, got, secs = self.exchange(pieces)
+                self.assertEqual(st, 411, got)
+                self.assertRpcError(got, -32000)
+                self.assertIn("Content-Length", json.loads(got)["error"]["message"])
+                self.assertEqual(hd.get("connection"), "close")
+                self.assertLess(secs, 10)
+        st, _, got, _ = self.exchange([raw_headers(self.sid, len(body)), body])
+        self.assertEqual(st, 200, got)
+
+    def test_stalled_requests_are_dropped_and_others_served(self):
+        body = self.ping_body(4)
+        stalled = {
+            "half a body": raw_headers(self.sid, len(body)) + body[:10],
+            "head only": raw_headers(self.sid, len(body)),
+            "half a head": raw_headers(self.sid, len(body))[:40],
+        }
+        socks = {}
+        t0 = time.monotonic()
+        for why, data in stalled.items():
+            socks[why] = self.connect(timeout=BODY_TIMEOUT_S + 30)
+            socks[why].sendall(data)
+        # Meanwhile the server answers everyone else at once.
+        for i in range(5):
+            st, _, got, secs = self.exchange([raw_headers(self.sid, len(body)), body])
+            self.assertEqual(st, 200, got)
+            self.assertLess(secs, 5)
+        for why, s in socks.items():
+            with self.subTest(why):
+                try:
+                    data = self.read_to_close(s)
+                except socket.timeout:
+                    self.fail("%s: still open %.0fs later" % (why, time.monotonic() - t0))
+                except ConnectionResetError:
+                    data = b""
+                self.assertNotIn(b"200 OK", data)
+                self.assertLess(time.monotonic() - t0, BODY_TIMEOUT_S + 15)
+        st, _, got, _ = self.exchange([raw_headers(self.sid, len(body)), body])
+        self.assertEqual(st, 200, got)
+        self.stop_server(self.rt)
+
+
 class TestHttpToken(McpHttpTestCase):
 
     def test_bearer_token(self):
@@ -291,6 +441,30 @@ class TestHttpClients(McpHttpTestCase):
         st, _, _ = self.post(conn, {"jsonrpc": "2.0", "id": 8, "method": "ping"}, sid=sid)
         self.assertEqual(st, 200)
         conn.close()
+        self.stop_server(rt)
+
+    def test_sdk_client_500_sequential_requests(self):
+        """The official SDK client's StreamableHTTPClientTransport (what bench/mcp.sh
+        drives), 500 requests in a row: tools/call window.list, tools/call
+        screen.capture and ping in turn. Every one is answered, each within 10 s. (A
+        tools/call used to be answered 202 now and then in an optimised build, the
+        message classified after its parse tree was freed; the SDK then waited for a
+        reply that never came.)"""
+        if not os.path.isdir(os.path.join(CLIENT_DIR, "node_modules", "@modelcontextprotocol")):
+            self.fail("the SDK client is not installed: run scripts/setup.sh test "
+                      "(npm ci in tests/integration/mcp_client)")
+        rt, port = self.start_server("--xvfb")
+        n = 500
+        res = subprocess.run(["node", os.path.join(CLIENT_DIR, "http_loop.mjs"),
+                              "http://127.0.0.1:%d/mcp" % port, str(n), "10000"],
+                             cwd=CLIENT_DIR, capture_output=True, text=True, timeout=n * 10 + 60,
+                             env=self.env())
+        self.assertEqual(res.returncode, 0, res.stdout[-3000:] + res.stderr[-3000:])
+        out = json.loads(res.stdout.strip().splitlines()[-1])
+        self.assertEqual(out["failures"], [], out)
+        self.assertEqual(out["n"], n)
+        self.assertLess(out["max_ms"], 10000, out)
+        self.assertIsNone(rt.poll(), "the server died")
         self.stop_server(rt)
 
     def test_inspector_cli_over_stdio(self):
