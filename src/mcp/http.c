@@ -25,6 +25,7 @@
 
 #include <cJSON.h>
 
+#include "ksr/strbuf.h"
 #include "ksr/deadline.h"
 #include "ksr/mcp_http.h"
 
@@ -37,33 +38,6 @@
  * headers never end) is dropped: lws's PENDING_TIMEOUT_HTTP_CONTENT. */
 #define BODY_TIMEOUT_S 30
 
-typedef struct sbuf {
-	char *p;
-	size_t len, cap;
-} sbuf;
-
-static void sb_add(sbuf *b, const void *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		b->cap = (b->len + n + 1) * 2;
-		b->p = ksr_xrealloc(b->p, b->cap);
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void sb_str(sbuf *b, const char *s)
-{
-	sb_add(b, s, strlen(s));
-}
-
-static void sb_free(sbuf *b)
-{
-	free(b->p);
-	*b = (sbuf){0};
-}
-
 typedef struct http_srv http_srv;
 
 typedef struct job {
@@ -71,10 +45,10 @@ typedef struct job {
 	http_srv *srv;
 	char *msg;
 	size_t len;
-	bool sse_ok; /* the client accepts text/event-stream: notifications go out */
-	int refs;    /* the connection and the worker; under srv->lock */
-	sbuf events; /* framed SSE events not yet taken by the connection */
-	char *reply; /* the reply (NULL: a notification, or a cancelled request) */
+	bool sse_ok;       /* the client accepts text/event-stream: notifications go out */
+	int refs;          /* the connection and the worker; under srv->lock */
+	ksr_strbuf events; /* framed SSE events not yet taken by the connection */
+	char *reply;       /* the reply (NULL: a notification, or a cancelled request) */
 	bool done;
 } job;
 
@@ -85,14 +59,14 @@ typedef struct conn {
 	/* the request */
 	int reject; /* HTTP status to answer once the body is in (0: none) */
 	const char *reject_msg;
-	sbuf body;
+	ksr_strbuf body;
 	size_t body_seen;
 	bool post, sse_ok;
 	char sid[SID_LEN + 8];     /* Mcp-Session-Id sent by the client */
 	char new_sid[SID_LEN + 1]; /* issued when this is an initialize */
 	job *job;
 	/* the response: status line, headers and body as one byte stream */
-	sbuf out;
+	ksr_strbuf out;
 	size_t out_pos;
 	bool responding, sse, final, finishing;
 } conn;
@@ -123,7 +97,7 @@ static void job_release_locked(job *j)
 		return;
 	free(j->msg);
 	free(j->reply);
-	sb_free(&j->events);
+	ksr_strbuf_free(&j->events);
 	free(j);
 }
 
@@ -153,11 +127,11 @@ static job *job_queue(http_srv *s, const char *msg, size_t len, bool sse_ok)
 	return j;
 }
 
-static void sse_frame(sbuf *b, const char *line)
+static void sse_frame(ksr_strbuf *b, const char *line)
 {
-	sb_str(b, "event: message\ndata: ");
-	sb_str(b, line);
-	sb_str(b, "\n\n");
+	ksr_strbuf_add(b, "event: message\ndata: ");
+	ksr_strbuf_add(b, line);
+	ksr_strbuf_add(b, "\n\n");
 }
 
 /* From the worker, while a tool runs. */
@@ -284,7 +258,7 @@ static int put_headers(conn *c, const hdrs *h)
 		return -1;
 	if (lws_finalize_http_header(c->wsi, &p, end))
 		return -1;
-	sb_add(&c->out, buf, (size_t)(p - buf));
+	ksr_strbuf_addn(&c->out, buf, (size_t)(p - buf));
 	c->responding = true;
 	return 0;
 }
@@ -299,7 +273,7 @@ static int respond(conn *c, hdrs h, const char *body)
 	if (put_headers(c, &h))
 		return -1;
 	if (n)
-		sb_add(&c->out, body, n);
+		ksr_strbuf_addn(&c->out, body, n);
 	c->final = true;
 	return 0;
 }
@@ -336,8 +310,8 @@ static int take_job(http_srv *s, conn *c)
 {
 	job *j = c->job;
 	pthread_mutex_lock(&s->lock);
-	sbuf ev = j->events;
-	j->events = (sbuf){0};
+	ksr_strbuf ev = j->events;
+	j->events = (ksr_strbuf){0};
 	bool done = j->done;
 	char *reply = j->reply;
 	j->reply = NULL;
@@ -350,8 +324,8 @@ static int take_job(http_srv *s, conn *c)
 		                            .len = LWS_ILLEGAL_HTTP_CONTENT_LEN});
 	}
 	if (ev.len)
-		sb_add(&c->out, ev.p, ev.len);
-	sb_free(&ev);
+		ksr_strbuf_addn(&c->out, ev.p, ev.len);
+	ksr_strbuf_free(&ev);
 	if (done) {
 		job_release(s, j);
 		c->job = NULL;
@@ -383,8 +357,8 @@ static void conn_reset(http_srv *s, conn *c)
 		c->job = NULL;
 	}
 	conn_list(s, c, false);
-	sb_free(&c->body);
-	sb_free(&c->out);
+	ksr_strbuf_free(&c->body);
+	ksr_strbuf_free(&c->out);
 	struct lws *wsi = c->wsi;
 	memset(c, 0, sizeof *c);
 	c->wsi = wsi;
@@ -562,10 +536,10 @@ static int on_body(http_srv *s, conn *c, const char *in, size_t len)
 		return 0;
 	if (c->body.len + len > s->max_body) { /* no Content-Length said so (chunked) */
 		c->reject = 413, c->reject_msg = "request body too large";
-		sb_free(&c->body);
+		ksr_strbuf_free(&c->body);
 		return 0;
 	}
-	sb_add(&c->body, in, len);
+	ksr_strbuf_addn(&c->body, in, len);
 	return 0;
 }
 
