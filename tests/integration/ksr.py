@@ -602,23 +602,33 @@ def start_xvfb(env, size="1280x720", wm=True, timeout=60):
     display = ":" + buf.decode().strip()
     if wm:
         wenv = dict(env, DISPLAY=display)
-        ob = subprocess.Popen(["openbox"], env=wenv, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)
-        procs.append(ob)
-        while True:
-            res = subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=wenv,
-                                 capture_output=True, timeout=10)
+        # openbox has been seen to exit 1 at once under a loaded parallel run;
+        # its stderr says why, and a second start is tried before giving up.
+        for attempt in (1, 2):
+            log = tempfile.NamedTemporaryFile(prefix="ksr-openbox-", suffix=".log", delete=False)
+            ob = subprocess.Popen(["openbox", "--sm-disable"], env=wenv, stdin=subprocess.DEVNULL,
+                                  stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            procs.append(ob)
+            status = None
+            while True:
+                res = subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=wenv,
+                                     capture_output=True, timeout=10)
+                if b"window id" in res.stdout:
+                    break
+                status = ob.poll()
+                if status is not None or time.monotonic() >= deadline:
+                    break
+                time.sleep(0.1)
             if b"window id" in res.stdout:
                 break
-            if time.monotonic() >= deadline or ob.poll() is not None:
-                status = ob.poll()
+            with open(log.name, errors="replace") as f:
+                why = f.read()[-500:]
+            if attempt == 2 or status is None:
                 for p in procs:
                     kill_group(p)
-                raise AssertionError("openbox did not come up on %s (%s)" % (
+                raise AssertionError("openbox did not come up on %s (%s): %s" % (
                     display, "exited with %s" % status if status is not None
-                    else "no WM check after %d s" % timeout))
-            time.sleep(0.1)
+                    else "no WM check after %d s" % timeout, why))
     return display, procs
 
 
