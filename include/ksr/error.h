@@ -4,6 +4,7 @@
 #define KSR_ERROR_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define KSR_ERR_MSG_MAX 512
@@ -39,5 +40,9 @@ void *ksr_xrealloc(void *p, size_t n);
 char *ksr_xstrdup(const char *s);
 char *ksr_xstrndup(const char *s, size_t n);
 char *ksr_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Levenshtein distance for "did you mean" (case-insensitive when fold_case);
+ * strings over 64 bytes are "far" (99). */
+size_t ksr_edit_distance(const char *a, const char *b, bool fold_case);
 
 #endif

@@ -2,6 +2,8 @@
  * reads Xlib's static keysym table and needs no display connection. */
 #include "ksr/keys.h"
 
+#include "ksr/error.h"
+
 #include <X11/Xlib.h>
 #include <X11/keysym.h>
 #include <stdio.h>
@@ -166,33 +168,6 @@ unsigned long ksr_keys_lookup(const char *name)
 	return keysym_name(name);
 }
 
-/* Case-insensitive edit distance, bounded by the short names we compare. */
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 31 || lb > 31)
-		return 99;
-	size_t row[32];
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			int same = (a[i - 1] | 0x20) == (b[j - 1] | 0x20);
-			size_t best = diag + !same;
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
 static const char *suggest(const char *bad)
 {
 	static const char *const extra[] = {"Return",   "BackSpace", "Escape", "Delete",
@@ -203,14 +178,14 @@ static const char *suggest(const char *bad)
 	const char *best = NULL;
 	size_t best_d = 3;
 	for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
-		size_t d = distance(bad, extra[i]);
+		size_t d = ksr_edit_distance(extra[i], bad, true);
 		if (d < best_d) {
 			best_d = d;
 			best = extra[i];
 		}
 	}
 	for (size_t i = 0; i < N_ALIASES; i++) {
-		size_t d = distance(bad, aliases[i].name);
+		size_t d = ksr_edit_distance(aliases[i].name, bad, true);
 		if (d < best_d) {
 			best_d = d;
 			best = aliases[i].name;

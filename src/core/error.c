@@ -110,3 +110,33 @@ char *ksr_xasprintf(const char *fmt, ...)
 		out = NULL;
 	return check_alloc(out);
 }
+
+static bool same_char(char a, char b, bool fold_case)
+{
+	return fold_case ? (a | 0x20) == (b | 0x20) : a == b;
+}
+
+size_t ksr_edit_distance(const char *a, const char *b, bool fold_case)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 64 || lb > 64)
+		return 99;
+	size_t row[65];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + !same_char(a[i - 1], b[j - 1], fold_case);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}

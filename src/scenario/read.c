@@ -220,31 +220,6 @@ const snode *scn_get(const snode *map, const char *key)
 	return NULL;
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 64 || lb > 64)
-		return 99;
-	size_t row[65];
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t best = diag + (a[i - 1] != b[j - 1]);
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
 const char *scn_suggest(const char *word, const char *const *cands, size_t n)
 {
 	const char *best = NULL;
@@ -252,7 +227,7 @@ const char *scn_suggest(const char *word, const char *const *cands, size_t n)
 	/* Within 2 edits, or a third of the word for long keys; more is noise. */
 	size_t limit = len / 3 > 2 ? len / 3 : 2;
 	for (size_t i = 0; i < n; i++) {
-		size_t d = edit_distance(word, cands[i]);
+		size_t d = ksr_edit_distance(word, cands[i], false);
 		if (d <= limit && (!best || d < best_d))
 			best = cands[i], best_d = d;
 	}
