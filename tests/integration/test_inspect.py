@@ -15,7 +15,10 @@ TITLE = "KSR Test App"
 
 class InspectTestApp(ksr.KsrTestCase):
     def inspect(self, *extra, timeout=90):
-        args = ["inspect", "--xvfb", "--launch", ksr.TESTAPP, "--wait-window", TITLE] + list(extra)
+        # --timeout 75: a liveness bound; a GTK app can stall ~25 s at start
+        # when the fresh AT-SPI bus is slow to answer under a loaded parallel run.
+        args = ["inspect", "--xvfb", "--launch", ksr.TESTAPP, "--wait-window", TITLE,
+                "--timeout", "75"] + list(extra)
         rc, so, se, _t = self.run_rt(args, timeout=timeout)
         self.assertNoSanitizerReport(se)
         self.assertEqual(rc, 0, "stderr:\n%s" % se[-3000:])
