@@ -6,17 +6,19 @@
 # OpenSSL 3, libc) stays shared. tests/integration/test_package.py holds the
 # allowed soname list and fails when the binary needs another one.
 #
-# Included right after pkg_check_modules(DEPS ...): it rewrites the imported
-# target's link list in place, so a module added to DEPS later is linked as
-# before (shared) and shows up in that test if it is not on the list.
+# Included right after the layers' pkg_check_modules (CORE_DEPS, BACKEND_DEPS,
+# SCENARIO_DEPS): it rewrites each imported target's link list in place, so a
+# module added later is linked as before (shared) and shows up in that test if
+# it is not on the list.
 if(NOT KSR_PORTABLE)
   return()
 endif()
 
-get_target_property(_ksr_libs PkgConfig::DEPS INTERFACE_LINK_LIBRARIES)
 set(_ksr_static_names websockets cjson yaml pcre2-8 cap)
-set(_ksr_new_libs "")
 set(_ksr_need_cjson_source OFF)
+foreach(_ksr_target CORE_DEPS BACKEND_DEPS SCENARIO_DEPS)
+get_target_property(_ksr_libs PkgConfig::${_ksr_target} INTERFACE_LINK_LIBRARIES)
+set(_ksr_new_libs "")
 foreach(_lib IN LISTS _ksr_libs)
   get_filename_component(_name "${_lib}" NAME)
   get_filename_component(_dir "${_lib}" DIRECTORY)
@@ -33,6 +35,10 @@ foreach(_lib IN LISTS _ksr_libs)
       "(see packaging/README.md for building one)")
   endif()
 endforeach()
+set_property(TARGET PkgConfig::${_ksr_target} PROPERTY INTERFACE_LINK_LIBRARIES "${_ksr_new_libs}")
+message(STATUS "KSR_PORTABLE: ${_ksr_target} links ${_ksr_new_libs}")
+endforeach()
+set(_ksr_new_libs "")
 
 if(_ksr_need_cjson_source)
   set(KSR_CJSON_SOURCE_DIR "" CACHE PATH
@@ -49,10 +55,9 @@ if(_ksr_need_cjson_source)
   add_library(ksr_cjson STATIC "${KSR_CJSON_SOURCE_DIR}/cJSON.c")
   target_include_directories(ksr_cjson PUBLIC "${CMAKE_BINARY_DIR}/ksr-cjson/include/cjson")
   target_compile_options(ksr_cjson PRIVATE -w) # third-party code, built as shipped
-  get_target_property(_ksr_incs PkgConfig::DEPS INTERFACE_INCLUDE_DIRECTORIES)
-  set_property(TARGET PkgConfig::DEPS PROPERTY INTERFACE_INCLUDE_DIRECTORIES
+  get_target_property(_ksr_incs PkgConfig::CORE_DEPS INTERFACE_INCLUDE_DIRECTORIES)
+  set_property(TARGET PkgConfig::CORE_DEPS PROPERTY INTERFACE_INCLUDE_DIRECTORIES
     "${CMAKE_BINARY_DIR}/ksr-cjson/include" ${_ksr_incs})
-  list(APPEND _ksr_new_libs ksr_cjson)
 endif()
 
 # libwebsockets.a's own needs: OpenSSL (shared: libcurl already needs the same
@@ -62,6 +67,12 @@ find_library(KSR_LIBCAP_STATIC NAMES libcap.a)
 if(NOT KSR_LIBCAP_STATIC)
   message(FATAL_ERROR "KSR_PORTABLE: libcap.a not found (Debian: libcap-dev)")
 endif()
-list(APPEND _ksr_new_libs ${KSR_LIBCAP_STATIC} OpenSSL::SSL OpenSSL::Crypto ${CMAKE_DL_LIBS})
-set_property(TARGET PkgConfig::DEPS PROPERTY INTERFACE_LINK_LIBRARIES "${_ksr_new_libs}")
-message(STATUS "KSR_PORTABLE: linking ${_ksr_new_libs}")
+# ksr_cjson (above) belongs to the core's deps, libcap and OpenSSL to the backend's.
+if(_ksr_need_cjson_source)
+  get_target_property(_ksr_core_libs PkgConfig::CORE_DEPS INTERFACE_LINK_LIBRARIES)
+  set_property(TARGET PkgConfig::CORE_DEPS PROPERTY INTERFACE_LINK_LIBRARIES
+    "${_ksr_core_libs};ksr_cjson")
+endif()
+get_target_property(_ksr_backend_libs PkgConfig::BACKEND_DEPS INTERFACE_LINK_LIBRARIES)
+set_property(TARGET PkgConfig::BACKEND_DEPS PROPERTY INTERFACE_LINK_LIBRARIES
+  "${_ksr_backend_libs};${KSR_LIBCAP_STATIC};OpenSSL::SSL;OpenSSL::Crypto;${CMAKE_DL_LIBS}")

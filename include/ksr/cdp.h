@@ -100,6 +100,10 @@ typedef struct ksr_cdp_hit {
  * wrong last ("is covered by <div id=\"overlay\">", "is disabled"...). */
 ksr_cdp_status ksr_cdp_click(ksr_cdp *c, const char *ref, ksr_deadline d, ksr_cdp_hit *hit,
                              ksr_err *err);
+/* Move the mouse onto the element's click point after the click's checks
+ * (hover: tooltips, hover menus); no button is pressed. */
+ksr_cdp_status ksr_cdp_hover(ksr_cdp *c, const char *ref, ksr_deadline d, ksr_cdp_hit *hit,
+                             ksr_err *err);
 /* Visible, enabled, editable: focus, select all, insert text (input and
  * change events fire). */
 ksr_cdp_status ksr_cdp_fill(ksr_cdp *c, const char *ref, const char *text, ksr_deadline d,

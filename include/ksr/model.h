@@ -139,10 +139,12 @@ int ksr_model_describe_screen(const ksr_model_config *cfg, const ksr_model_image
 /* The planner's turn: a text-only call (no image) whose answer is one tool
  * choice as strict JSON {"tool", "name"?, "text"?, "expect"?, "seconds"?,
  * "outcome"?, "claim"?} (json_schema / forced tool use / format, as for the
- * other questions; the same retries, deadline and redaction). prompt holds the
+ * other questions; the same retries, deadline and redaction); "tool" is one
+ * of tools (the goal loop's, from the vocabulary). prompt holds the
  * goal, the screen description, the history and the offered tools. NULL with
  * usage->error when no usable object came back. */
-cJSON *ksr_model_plan_turn(const ksr_model_config *cfg, const char *prompt, ksr_deadline d,
+cJSON *ksr_model_plan_turn(const ksr_model_config *cfg, const char *prompt,
+                           const char *const *tools, size_t n_tools, ksr_deadline d,
                            ksr_model_usage *usage);
 
 /* ---- parsing (model_parse.c; pure, unit-tested) ------------------------------ */

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "ksr/error.h"
-#include "ksr/ladder.h"
+#include "ksr/vocabulary.h"
 #include "ksr/pattern.h"
 
 typedef struct ksr_pos {
@@ -29,6 +29,14 @@ typedef enum ksr_point_kind {
 	KSR_POINT_LITERAL,  /* rung "literal": "FX FY" or [fx, fy] */
 } ksr_point_kind;
 
+/* hover: a point form (point above), {element, role?} (name, role) or
+ * {selector} (text: a selector or cdp_targets name). */
+typedef enum ksr_hover_via {
+	KSR_HOVER_POINT,
+	KSR_HOVER_ELEMENT,
+	KSR_HOVER_PAGE,
+} ksr_hover_via;
+
 typedef struct ksr_point {
 	ksr_point_kind kind;
 	double fx, fy;              /* resolved fractions (0.5 0.5 for center) */
@@ -49,7 +57,7 @@ typedef struct ksr_check {
 } ksr_check;
 
 typedef struct ksr_step {
-	const ksr_step_info *info; /* row of the ladder table */
+	const ksr_step_info *info; /* its row of the vocabulary (ksr/vocabulary.def) */
 	ksr_pos pos;               /* the step's mapping */
 	ksr_pos value_pos;         /* the action key's value */
 	int index;                 /* 1-based within its list */
@@ -58,10 +66,13 @@ typedef struct ksr_step {
 	char *text;          /* chords, text, description, URL, selector, JS, command, kill name */
 	ksr_point point;     /* click, double_click, right_click; scroll: where (center) */
 	int scroll_dy;       /* scroll: negative up, positive down (clicks of the wheel) */
-	ksr_name_match name; /* click_element */
-	ksr_pattern *re;     /* wait_window */
-	double seconds;      /* sleep */
-	char *fill_text;     /* cdp_type / cdp_fill {selector, text}: text; selector in `text` */
+	ksr_name_match name; /* click_element; hover's element form */
+	struct {
+		ksr_hover_via via; /* which form hover: took */
+	} hover;
+	ksr_pattern *re; /* wait_window */
+	double seconds;  /* sleep */
+	char *fill_text; /* cdp_type / cdp_fill {selector, text}: text; selector in `text` */
 	struct {
 		char *command, *as;
 		ksr_pattern *window, *process;

@@ -244,6 +244,20 @@ ksr_cdp_status ksr_cdp_click(ksr_cdp *c, const char *ref, ksr_deadline d, ksr_cd
 	return st;
 }
 
+ksr_cdp_status ksr_cdp_hover(ksr_cdp *c, const char *ref, ksr_deadline d, ksr_cdp_hit *hit,
+                             ksr_err *err)
+{
+	ksr_cdp_hit h = {0};
+	/* The click's checks (visible, still, not covered at its point): the
+	 * pointer rests where a person's would. */
+	ksr_cdp_status st = actionable(c, ref, "click", d, &h, err);
+	if (hit)
+		*hit = h;
+	if (st == KSR_CDP_OK)
+		st = mouse(c, "mouseMoved", h.x, h.y, d, err);
+	return st;
+}
+
 static ksr_cdp_status run_js(ksr_cdp *c, const char *js, ksr_deadline d, ksr_err *err)
 {
 	bool truthy;

@@ -398,23 +398,27 @@ int ksr_model_describe_screen(const ksr_model_config *cfg, const ksr_model_image
 	        d, text, text_len, u);
 }
 
-/* The planner's answer: one tool a turn. Names and text only; nothing here
- * can carry a coordinate (the loop also rejects one written into a string). */
+/* The planner's answer: one tool a turn (the caller names the tools). Names
+ * and text only; nothing here can carry a coordinate (the loop also rejects
+ * one written into a string). */
 static const char plan_schema[] =
         "{\"type\":\"object\",\"properties\":{"
-        "\"tool\":{\"type\":\"string\",\"enum\":[\"click_target\",\"cdp_click\","
-        "\"click_element\",\"page_element\",\"key\",\"type\",\"click_grounded\",\"wait\","
-        "\"done\"]},"
+        "\"tool\":{\"type\":\"string\",\"enum\":[]},"
         "\"name\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},"
         "\"expect\":{\"type\":\"string\"},\"seconds\":{\"type\":\"number\"},"
         "\"outcome\":{\"type\":\"string\",\"enum\":[\"success\",\"failure\"]},"
         "\"claim\":{\"type\":\"string\"},\"thought\":{\"type\":\"string\"}},"
         "\"required\":[\"tool\"],\"additionalProperties\":false}";
 
-cJSON *ksr_model_plan_turn(const ksr_model_config *cfg, const char *prompt, ksr_deadline d,
+cJSON *ksr_model_plan_turn(const ksr_model_config *cfg, const char *prompt,
+                           const char *const *tools, size_t n_tools, ksr_deadline d,
                            ksr_model_usage *u)
 {
 	cJSON *schema = schema_of(plan_schema);
+	cJSON *names = cJSON_GetObjectItem(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(schema, "properties"), "tool"), "enum");
+	for (size_t i = 0; i < n_tools; i++)
+		cJSON_AddItemToArray(names, cJSON_CreateString(tools[i]));
 	cJSON *a = ksr_model_ask(cfg, NULL, prompt, schema, d, u);
 	if (a && !cJSON_IsString(cJSON_GetObjectItem(a, "tool"))) {
 		u->ok = false;

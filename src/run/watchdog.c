@@ -5,7 +5,7 @@
  * SIGTERM; if the main thread has not started the report by then, it takes the
  * event lock (the main thread then blocks at its next event), records the
  * failure, writes the report and DONE, stops what the run started and exits. */
-#include "run/run.h"
+#include "run/watchdog.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "ksr/proc.h"
-#include "run/diagnose.h"
+#include "run/diagnosis/diagnose.h"
 
 /* How long the main thread may take to wind down after SIGTERM. */
 #define CANCEL_GRACE_MS 15000

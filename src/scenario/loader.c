@@ -83,6 +83,7 @@ const char *const scn_keys_selector_text[] = {"selector", "text", NULL};
 const char *const scn_keys_state[] = {"name", "role", "state", NULL};
 const char *const scn_keys_page[] = {"selector", "text", "url", "title", NULL};
 const char *const scn_keys_target[] = {"window", NULL};
+const char *const scn_keys_hover[] = {"element", "role", "selector", NULL};
 
 #define DAY_S 86400.0
 
@@ -105,6 +106,7 @@ const char *const *ksr_scenario_mapping_keys(const char *which)
 	        {"state", scn_keys_state},
 	        {"page", scn_keys_page},
 	        {"target", scn_keys_target},
+	        {"hover", scn_keys_hover},
 	};
 	for (size_t i = 0; which && i < sizeof maps / sizeof maps[0]; i++)
 		if (!strcmp(maps[i].name, which))

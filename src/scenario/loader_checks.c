@@ -37,7 +37,7 @@ void scn_check_clear(ksr_check *ck)
 static const char **check_keys(size_t *n_out)
 {
 	size_t n;
-	const ksr_check_info *rows = ksr_checks_rows(&n);
+	const ksr_check_info *rows = ksr_check_kinds(&n);
 	const char **keys = ksr_xcalloc(n + 2, sizeof *keys);
 	for (size_t i = 0; i < n; i++)
 		keys[i] = rows[i].name;
@@ -149,7 +149,7 @@ static bool check_value(scn_ctx *c, const snode *v, ksr_check *ck)
 static void no_kind(scn_ctx *c, const snode *n)
 {
 	size_t nrows;
-	const ksr_check_info *rows = ksr_checks_rows(&nrows);
+	const ksr_check_info *rows = ksr_check_kinds(&nrows);
 	char list[256] = "";
 	for (size_t i = 0; i < nrows; i++) {
 		strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
@@ -170,7 +170,7 @@ bool scn_check_parse(scn_ctx *c, const snode *n, ksr_check *out)
 	const snode *value = NULL;
 	for (size_t i = 0; i < n->n; i++) {
 		const snode *k = sn_key(n, i);
-		const ksr_check_info *info = k->bad ? NULL : ksr_checks_find(k->str);
+		const ksr_check_info *info = k->bad ? NULL : ksr_check_kind_find(k->str);
 		if (!k->bad && !strcmp(k->str, "timeout_s")) {
 			ok = scn_num(c, sn_val(n, i), "timeout_s", 0, 86400, &out->timeout_s) && ok;
 		} else if (info && out->info) {

@@ -87,7 +87,7 @@ static int modifier_index(const char *key)
 static const char **step_words(size_t *n_out)
 {
 	size_t n;
-	const ksr_step_info *rows = ksr_ladder_rows(&n);
+	const ksr_step_info *rows = ksr_step_kinds(&n);
 	const char **w = ksr_xcalloc(n + MK_COUNT + 1, sizeof *w);
 	for (size_t i = 0; i < n; i++)
 		w[i] = rows[i].name;
@@ -100,7 +100,7 @@ static const char **step_words(size_t *n_out)
 static void action_list(char *buf, size_t len)
 {
 	size_t n;
-	const ksr_step_info *rows = ksr_ladder_rows(&n);
+	const ksr_step_info *rows = ksr_step_kinds(&n);
 	buf[0] = 0;
 	for (size_t i = 0; i < n; i++) {
 		strncat(buf, i ? ", " : "", len - strlen(buf) - 1);
@@ -123,7 +123,7 @@ static bool classify(scn_ctx *c, const snode *n, ksr_step *st, step_keys *sk)
 	bool ok = true;
 	for (size_t i = 0; i < n->n; i++) {
 		const snode *k = sn_key(n, i);
-		const ksr_step_info *info = k->bad ? NULL : ksr_ladder_find(k->str);
+		const ksr_step_info *info = k->bad ? NULL : ksr_step_kind_find(k->str);
 		int mk = k->bad ? -1 : modifier_index(k->str);
 		if (k->bad) {
 			ok = false;
@@ -244,6 +244,40 @@ static bool scroll_parse(scn_ctx *c, const snode *n, ksr_step *st)
 	return ok;
 }
 
+/* hover: a point form (as for click), {element: NAME, role?: ROLE} or
+ * {selector: SEL} (a CSS selector or cdp_targets name; the scenario then
+ * talks to a browser over CDP). */
+static bool hover_parse(scn_ctx *c, const snode *n, ksr_step *st)
+{
+	if (n->kind != SN_MAP) {
+		st->hover.via = KSR_HOVER_POINT;
+		return point_parse(c, n, "hover", &st->point);
+	}
+	bool ok = scn_check_keys(c, n, scn_keys_hover, "hover") == 0;
+	const snode *el = scn_get(n, "element"), *role = scn_get(n, "role"),
+	            *sel = scn_get(n, "selector");
+	if (!el == !sel) {
+		scn_err(c, n,
+		        "hover: needs element: (an accessibility name) or selector: (a page "
+		        "element), not both");
+		return false;
+	}
+	if (sel) {
+		if (role) {
+			scn_err(c, role, "hover: role: goes with element:, not selector:");
+			return false;
+		}
+		st->hover.via = KSR_HOVER_PAGE;
+		c->s->cdp = true;
+		return scn_str(c, sel, "hover", true, &st->text) && ok;
+	}
+	st->hover.via = KSR_HOVER_ELEMENT;
+	ok = scn_name(c, el, "hover", &st->name) && ok;
+	if (role)
+		ok = scn_str(c, role, "hover", true, &st->role) && ok;
+	return ok;
+}
+
 static bool selector_text(scn_ctx *c, const snode *n, ksr_step *st)
 {
 	const char *what = st->info->name;
@@ -328,6 +362,8 @@ static bool action_value(scn_ctx *c, const snode *v, ksr_step *st)
 		return point_parse(c, v, what, &st->point);
 	case KSR_SHAPE_SCROLL:
 		return scroll_parse(c, v, st);
+	case KSR_SHAPE_HOVER:
+		return hover_parse(c, v, st);
 	case KSR_SHAPE_NAME:
 		return scn_name(c, v, what, &st->name);
 	case KSR_SHAPE_PATTERN:
@@ -409,7 +445,7 @@ static void push_check(ksr_step *st, ksr_check *ck)
 
 static bool expect_modifier(scn_ctx *c, const snode *v, ksr_step *st)
 {
-	const ksr_check_info *screen = ksr_checks_find("screen");
+	const ksr_check_info *screen = ksr_check_kind_find("screen");
 	if (!scn_str(c, v, "expect", true, &st->expect))
 		return false;
 	if (!screen) {
@@ -425,7 +461,7 @@ static bool expect_modifier(scn_ctx *c, const snode *v, ksr_step *st)
 
 static bool expect_state_modifier(scn_ctx *c, const snode *v, ksr_step *st)
 {
-	const ksr_check_info *state = ksr_checks_find("state");
+	const ksr_check_info *state = ksr_check_kind_find("state");
 	ksr_check ck;
 	scn_check_init(&ck, state, v);
 	if (!state) {

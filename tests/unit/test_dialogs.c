@@ -3,7 +3,7 @@
  * order (first-run and updater before error), an empty list switching a kind
  * off, and the app's main window never counting as a dialog. */
 /* A private header of the library (src/ is not on the tests' include path). */
-#include "../../src/run/dialogs.h"
+#include "../../src/run/diagnosis/dialogs.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/run/goal.h"
-#include "../../src/run/grounding_cache.h"
-#include "../../src/run/plan.h"
+#include "../../src/run/agent/goal.h"
+#include "../../src/run/vision/grounding_cache.h"
+#include "../../src/run/agent/plan.h"
 #include "tap.h"
 
 static ksr_goal_offer offer(bool grounded)

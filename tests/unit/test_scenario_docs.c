@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksr/ladder.h"
+#include "ksr/vocabulary.h"
 #include "ksr/scenario.h"
 #include "tap.h"
 
@@ -130,7 +130,7 @@ static void actions(const cJSON *schema, const char *md)
 {
 	names want = {0}, got = {0}, mods = {0};
 	size_t n;
-	const ksr_step_info *rows = ksr_ladder_rows(&n);
+	const ksr_step_info *rows = ksr_step_kinds(&n);
 	for (size_t i = 0; i < n; i++)
 		add(&want, rows[i].name, strlen(rows[i].name));
 	from_list(&mods, ksr_scenario_modifier_keys(), NULL);
@@ -207,7 +207,7 @@ static void modifier_fit(const cJSON *schema)
 {
 	const cJSON *body = def(schema, "step_body");
 	size_t n;
-	const ksr_step_info *rows = ksr_ladder_rows(&n);
+	const ksr_step_info *rows = ksr_step_kinds(&n);
 	const char *const *mods = ksr_scenario_modifier_keys();
 	for (size_t i = 0; i < n; i++) {
 		const cJSON *refused = refused_by_schema(body, rows[i].name);
@@ -227,7 +227,7 @@ static void checks(const cJSON *schema, const char *md)
 {
 	names want = {0}, got = {0}, skip = {0};
 	size_t n;
-	const ksr_check_info *rows = ksr_checks_rows(&n);
+	const ksr_check_info *rows = ksr_check_kinds(&n);
 	for (size_t i = 0; i < n; i++)
 		add(&want, rows[i].name, strlen(rows[i].name));
 	add(&skip, "timeout_s", 9);
@@ -248,7 +248,8 @@ static void checks(const cJSON *schema, const char *md)
 static void sub_mappings(const cJSON *schema)
 {
 	static const char *const maps[] = {"targets",       "cdp",   "goal_budget", "spawn",
-	                                   "selector_text", "state", "page",        "target"};
+	                                   "selector_text", "state", "page",        "target",
+	                                   "hover"};
 	for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) {
 		char name[64], where[96];
 		snprintf(name, sizeof name, "map_%s", maps[i]);

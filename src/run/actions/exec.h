@@ -1,0 +1,67 @@
+/* The step runner's insides: the executor of each step kind and the
+ * evaluator of each check kind (declared here from ksr/vocabulary.def, their
+ * table in executors.c), the target the runner resolved before the act, and
+ * the phases the runner and the executors share (docs/design.md). */
+#ifndef KSR_RUN_EXEC_H
+#define KSR_RUN_EXEC_H
+
+#include "ksr/vocabulary.h"
+#include "run/context/context.h"
+
+/* What the runner resolved before the act, for KSR_TARGET_WINDOW and
+ * KSR_TARGET_POINT rows (zero for the others). */
+typedef struct ksr_step_target {
+	ksr_window win; /* the window the input goes to; id 0: the screen (desktop mode) */
+	bool has_point; /* KSR_TARGET_POINT with a point form: the pixel below */
+	int px, py;
+} ksr_step_target;
+
+typedef void (*ksr_step_exec_fn)(ksr_run *run, const ksr_step *step, const ksr_step_target *t,
+                                 ksr_step_result *res);
+/* A check's evaluation: 1 holds, 0 does not (yet), -1 cannot be evaluated
+ * (backend unavailable: why says which). Polled until it holds or times out. */
+typedef int (*ksr_check_eval_fn)(ksr_run *run, const ksr_check *check, char *why, size_t why_len);
+
+/* The executor column of the vocabulary (executors.c). */
+ksr_step_exec_fn ksr_executor(ksr_step_kind kind);
+ksr_check_eval_fn ksr_check_evaluator(ksr_check_kind kind);
+
+/* Set a step result's status, outcome and reason (runner.c). */
+void ksr_step_fail(ksr_step_result *res, ksr_step_status st, ksr_outcome outcome, const char *fmt,
+                   ...) __attribute__((format(printf, 4, 5)));
+/* The result's extra fields for the step row, created on first use. */
+cJSON *ksr_step_extra(ksr_step_result *res);
+
+/* ---- phases (target.c, evidence.c) ------------------------------------------ */
+
+/* resolve: the window the step acts on (target: window, else the app's; in
+ * desktop mode the newest tool's or the screen). false: res says why. */
+bool ksr_step_resolve(ksr_run *run, const ksr_step *step, ksr_step_target *t, ksr_step_result *res);
+/* ready: activate that window, read its geometry now (after any raise or move
+ * the activation caused) and, for a point form, the pixel. false: res says why. */
+bool ksr_step_ready(ksr_run *run, const ksr_step *step, ksr_step_target *t, ksr_step_result *res);
+/* settled: let the app react to the input before anything looks at it. */
+void ksr_step_settle(ksr_run *run);
+/* evidence: NN-step.png and, when res has a pixel, NN-step-annotated.png;
+ * their names (or the capture's error) go into the step row. */
+void ksr_step_shots(ksr_run *run, const ksr_step *step, ksr_step_result *res);
+
+/* The run ended (cancelled, deadline) while the step waited: records it and
+ * marks the result an error. false when w means neither. */
+bool ksr_step_run_ended(ksr_run *run, const ksr_step *step, ksr_wait w, ksr_step_result *res);
+
+/* hover's page form (exec_cdp.c): the page's mouse onto the step's element. */
+void ksr_cdp_step_hover(ksr_run *run, const ksr_step *step, ksr_step_result *res);
+
+/* ---- the executors and evaluators, one per row ---------------------------------- */
+
+#define KSR_STEP(nm, KIND, rng, be, model, shp, mods, tgt, aft, desk, exec)                        \
+	void exec(ksr_run *run, const ksr_step *step, const ksr_step_target *t,                    \
+	          ksr_step_result *res);
+#include "ksr/vocabulary.def"
+
+#define KSR_CHECK(nm, KIND, be, model, shp, eval)                                                  \
+	int eval(ksr_run *run, const ksr_check *c, char *why, size_t why_len);
+#include "ksr/vocabulary.def"
+
+#endif

@@ -1,0 +1,398 @@
+/* Rung 2: click_element, and the state: / element: checks, through the
+ * accessibility backend. The app is found by PID (name as fallback); the
+ * control by exact name or /regex/ and optional role. A control with an
+ * action gets the action (no coordinate); one with only a position gets an
+ * XTest click at the centre of its extents. */
+#include "run/actions/exec.h"
+#include "run/actions/runner.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ksr/atspi.h"
+#include "ksr/verdict.h"
+#include "run/actions/exec.h"
+#include "run/actions/exec_atspi.h"
+
+#define CLICK_ELEMENT_DEFAULT_S 10
+#define FIND_RETRY_MS           200
+#define WALK_MS                 3000
+/* GTK4 drops an action sent within ~250 ms of the previous one (shared
+ * notes): keep actions to one app at least this far apart. */
+#define ACTION_SPACING_MS 300
+#define CONFIRM_MS        600
+#define RETRY_WAIT_MS     300
+
+/* The states a toggle-like control changes when acted on. */
+#define TOGGLE_STATES                                                                              \
+	((1ull << 4) /* checked */ | (1ull << 20) /* pressed */ | (1ull << 23) /* selected */ |    \
+	 (1ull << 10) /* expanded */)
+
+void ksr_run_atspi_release(ksr_run_atspi *t)
+{
+	if (!t)
+		return;
+	ksr_atspi_app_clear(&t->app);
+	ksr_atspi_close(t->a);
+	t->a = NULL;
+}
+
+int ksr_run_atspi_open(ksr_run *run, ksr_deadline d, ksr_run_atspi *t, ksr_err *err)
+{
+	*t = (ksr_run_atspi){0};
+	int pid = run->app_pid > 0 ? run->app_pid : (run->have_window ? run->window.pid : 0);
+	ksr_atspi_opts o = {.x = run->x, .app_pid = pid};
+	if (ksr_atspi_open(&o, d, &t->a, err) < 0) {
+		t->no_bus = true;
+		return -1;
+	}
+	const char *hint = run->have_window ? run->window.res_name : NULL;
+	if (ksr_atspi_find_app(t->a, pid, hint, d, &t->app, &t->found_by, err) < 0) {
+		ksr_run_atspi_release(t);
+		return -1;
+	}
+	return 0;
+}
+
+static void window_origin(ksr_run *run, ksr_atspi_walk_opts *wo)
+{
+	if (run->have_window && run->x) {
+		ksr_err ignored = {0};
+		ksr_x11_window_refresh(run->x, &run->window, &ignored);
+		wo->have_origin = true;
+		wo->origin_x = run->window.x;
+		wo->origin_y = run->window.y;
+	}
+}
+
+int ksr_run_atspi_walk(ksr_run *run, ksr_run_atspi *t, int max_nodes, ksr_deadline d,
+                       ksr_atspi_tree *tree, ksr_err *err)
+{
+	ksr_atspi_walk_opts wo = {.max_nodes = max_nodes};
+	window_origin(run, &wo);
+	return ksr_atspi_walk(t->a, &t->app, &wo, d, tree, err);
+}
+
+/* A walk that stops once the control is known (find mode), then the same
+ * finder as on a whole tree: its index or -1. -2 when the walk failed. */
+static int walk_find(ksr_run *run, ksr_run_atspi *t, const ksr_name_match *name, const char *role,
+                     ksr_deadline d, ksr_atspi_tree *tree, ksr_err *err)
+{
+	ksr_atspi_walk_opts wo = {.find_name = name, .find_role = role};
+	window_origin(run, &wo);
+	if (ksr_atspi_walk(t->a, &t->app, &wo, d, tree, err) < 0)
+		return -2;
+	return ksr_atspi_tree_find(tree, name, role);
+}
+
+static ksr_deadline step_deadline(const ksr_run *run, const ksr_step *step)
+{
+	double s = step->timeout_s > 0 ? step->timeout_s : CLICK_ELEMENT_DEFAULT_S;
+	return ksr_deadline_min(run->work, ksr_deadline_in_ms((int64_t)(s * 1000)));
+}
+
+static bool ended(ksr_run *run, const ksr_step *step, ksr_wait w, ksr_step_result *res)
+{
+	if (w != KSR_WAIT_CANCELLED && !ksr_deadline_passed(run->work))
+		return false;
+	ksr_run_wait_ended_run(run, w == KSR_WAIT_CANCELLED ? w : KSR_WAIT_TIMEOUT, step->pos.line,
+	                       step->info->name);
+	res->status = KSR_STEP_ERROR;
+	return true;
+}
+
+static void describe(cJSON *extra, const ksr_atspi_tree *tree, int i, const ksr_run_atspi *t)
+{
+	const ksr_atspi_node *n = &tree->nodes[i];
+	cJSON *el = cJSON_AddObjectToObject(extra, "element");
+	cJSON_AddStringToObject(el, "role", n->role ? n->role : "");
+	cJSON_AddStringToObject(el, "name", n->name ? n->name : "");
+	char *path = ksr_atspi_node_path(tree, (size_t)i);
+	cJSON_AddStringToObject(el, "path", path);
+	free(path);
+	cJSON_AddStringToObject(el, "app", t->app.name ? t->app.name : "");
+	cJSON_AddNumberToObject(el, "pid", t->app.pid);
+}
+
+/* Wait (through the deadline API) until ACTION_SPACING_MS after the last action. */
+static ksr_wait space_actions(ksr_run *run, ksr_deadline d)
+{
+	int64_t next = run->atspi_last_action_ms + ACTION_SPACING_MS;
+	if (run->atspi_last_action_ms <= 0 || ksr_now_ms() >= next)
+		return KSR_WAIT_TIMEOUT;
+	ksr_deadline until = {.at_ms = next};
+	return ksr_sleep_until(ksr_deadline_min(d, until));
+}
+
+/* Poll the node's toggle states until they differ from before; true when seen. */
+static bool saw_change(ksr_run_atspi *t, const char *path, uint64_t before, ksr_deadline d,
+                       uint64_t *after)
+{
+	ksr_deadline until = ksr_deadline_min(d, ksr_deadline_in_ms(CONFIRM_MS));
+	for (;;) {
+		ksr_err e = {0};
+		uint64_t now = before;
+		if (ksr_atspi_node_states(t->a, &t->app, path, d, &now, NULL, &e) == 0) {
+			*after = now;
+			if ((now & TOGGLE_STATES) != (before & TOGGLE_STATES))
+				return true;
+		}
+		if (ksr_sleep_until(ksr_deadline_min(until, ksr_deadline_in_ms(50))) ==
+		            KSR_WAIT_CANCELLED ||
+		    ksr_deadline_passed(until))
+			return false;
+	}
+}
+
+static bool is_toggle(const ksr_atspi_node *n)
+{
+	static const char *const roles[] = {"check box",       "toggle button",   "radio button",
+	                                    "check menu item", "radio menu item", "switch"};
+	for (size_t i = 0; i < sizeof roles / sizeof *roles; i++)
+		if (ksr_atspi_role_equal(roles[i], n->role))
+			return true;
+	return (n->states & (1ull << 41)) != 0; /* checkable */
+}
+
+static void act(ksr_run *run, const ksr_step *step, ksr_run_atspi *t, const ksr_atspi_node *n,
+                int action, ksr_deadline d, ksr_step_result *res)
+{
+	cJSON_AddStringToObject(res->extra, "action", n->actions[action]);
+	bool toggle = is_toggle(n);
+	uint64_t before = n->states, after = n->states;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (ended(run, step, space_actions(run, d), res))
+			return;
+		ksr_err e = {0};
+		int rc = ksr_atspi_do_action(t->a, &t->app, n->path, action, d, &e);
+		run->atspi_last_action_ms = ksr_now_ms();
+		if (rc < 0) {
+			ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
+			              "click_element: %s", e.msg);
+			return;
+		}
+		if (!toggle) {
+			cJSON_AddStringToObject(res->extra, "effect", "not observable");
+			return;
+		}
+		if (saw_change(t, n->path, before, d, &after)) {
+			cJSON_AddStringToObject(res->extra, "effect", "confirmed");
+			cJSON_AddNumberToObject(res->extra, "attempts", attempt + 1);
+			return;
+		}
+		/* A toolkit that dropped the action (GTK4 within ~250 ms of the last one):
+		 * one retry after a pause. The state is re-read first, so a late change
+		 * is not undone. */
+		if (attempt == 0 &&
+		    ksr_sleep_until(ksr_deadline_min(d, ksr_deadline_in_ms(RETRY_WAIT_MS))) ==
+		            KSR_WAIT_CANCELLED)
+			break;
+		if (attempt == 0 && saw_change(t, n->path, before, ksr_deadline_in_ms(1), &after)) {
+			cJSON_AddStringToObject(res->extra, "effect", "confirmed");
+			return;
+		}
+	}
+	if (ksr_cancelled() && ended(run, step, KSR_WAIT_CANCELLED, res))
+		return;
+	cJSON_AddStringToObject(res->extra, "effect", "unconfirmed");
+	ksr_run_concern(run, KSR_CONCERN_UNVERIFIED_CLICK, step->pos.line,
+	                "click_element %s: the control's state did not change after two attempts",
+	                step->name.text);
+}
+
+static void click_at_extents(ksr_run *run, const ksr_atspi_node *n, ksr_step_result *res)
+{
+	int px = n->x + n->w / 2, py = n->y + n->h / 2;
+	res->has_pixel = true;
+	res->px = px, res->py = py;
+	cJSON_AddStringToObject(res->extra, "backend", "xtest");
+	ksr_err e = {0};
+	if (ksr_x11_click(run->x, px, py, 1, 1, &e) < 0)
+		ksr_step_fail(res, KSR_STEP_ERROR, KSR_OUTCOME_STEP_FAILED,
+		              "click_element: the XTest click failed: %s", e.msg);
+}
+
+/* Walk until the control shows up or the deadline passes; its index or -1. */
+static int find(ksr_run *run, const ksr_step *step, ksr_run_atspi *t, ksr_deadline d,
+                ksr_atspi_tree *tree, ksr_step_result *res)
+{
+	for (;;) {
+		ksr_err e = {0};
+		ksr_deadline wd = ksr_deadline_min(d, ksr_deadline_in_ms(WALK_MS));
+		int i = walk_find(run, t, &step->name, step->role, wd, tree, &e);
+		if (i >= 0) {
+			res->reason[0] = '\0'; /* an earlier attempt's "not found" is moot */
+			return i;
+		}
+		if (i == -1) {
+			snprintf(
+			        res->reason, sizeof res->reason,
+			        "no control named %s%s%s in %s's accessibility tree (%zu nodes, %d "
+			        "calls unanswered)",
+			        step->name.text, step->role ? " with role " : "",
+			        step->role ? step->role : "", t->app.name ? t->app.name : "the app",
+			        tree->len, tree->unanswered);
+		} else {
+			snprintf(res->reason, sizeof res->reason, "click_element: %.480s", e.msg);
+		}
+		ksr_atspi_tree_clear(tree);
+		ksr_wait w =
+		        ksr_sleep_until(ksr_deadline_min(d, ksr_deadline_in_ms(FIND_RETRY_MS)));
+		if (ended(run, step, w, res))
+			return -1;
+		if (ksr_deadline_passed(d)) {
+			res->status = KSR_STEP_FAILED;
+			res->outcome = KSR_OUTCOME_STEP_FAILED;
+			return -1;
+		}
+	}
+}
+
+void ksr_exec_click_element(ksr_run *run, const ksr_step *step, const ksr_step_target *tgt,
+                            ksr_step_result *res)
+{
+	(void)tgt;
+	ksr_deadline d = step_deadline(run, step);
+	ksr_run_atspi t;
+	ksr_atspi_tree tree = {0};
+	ksr_err e = {0};
+	res->rung = "element";
+	res->extra = cJSON_CreateObject();
+	if (ksr_run_atspi_open(run, d, &t, &e) < 0) {
+		if (!ended(run, step, ksr_cancelled() ? KSR_WAIT_CANCELLED : KSR_WAIT_TIMEOUT, res))
+			ksr_step_fail(res, t.no_bus ? KSR_STEP_ERROR : KSR_STEP_FAILED,
+			              t.no_bus ? KSR_OUTCOME_BACKEND_UNAVAILABLE
+			                       : KSR_OUTCOME_STEP_FAILED,
+			              "click_element: %s", e.msg);
+		return;
+	}
+	int i = find(run, step, &t, d, &tree, res);
+	if (i >= 0) {
+		const ksr_atspi_node *n = &tree.nodes[i];
+		describe(res->extra, &tree, i, &t);
+		if (run->have_window) {
+			res->has_window = true;
+			res->win_x = run->window.x, res->win_y = run->window.y;
+			res->win_w = run->window.w, res->win_h = run->window.h;
+		}
+		int action = ksr_atspi_pick_action(n);
+		if (action >= 0)
+			act(run, step, &t, n, action, d, res);
+		else if (n->has_extents)
+			click_at_extents(run, n, res);
+		else
+			ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
+			              "click_element: the control %s offers neither an action nor "
+			              "a screen "
+			              "position",
+			              step->name.text);
+	}
+	ksr_atspi_tree_clear(&tree);
+	ksr_run_atspi_release(&t);
+}
+
+bool ksr_atspi_step_point(ksr_run *run, const ksr_step *step, int *px, int *py,
+                          ksr_step_result *res)
+{
+	ksr_deadline d = step_deadline(run, step);
+	ksr_run_atspi t;
+	ksr_atspi_tree tree = {0};
+	ksr_err e = {0};
+	bool found = false;
+	if (!res->extra)
+		res->extra = cJSON_CreateObject();
+	if (ksr_run_atspi_open(run, d, &t, &e) < 0) {
+		if (!ended(run, step, ksr_cancelled() ? KSR_WAIT_CANCELLED : KSR_WAIT_TIMEOUT, res))
+			ksr_step_fail(res, t.no_bus ? KSR_STEP_ERROR : KSR_STEP_FAILED,
+			              t.no_bus ? KSR_OUTCOME_BACKEND_UNAVAILABLE
+			                       : KSR_OUTCOME_STEP_FAILED,
+			              "%s: %s", step->info->name, e.msg);
+		return false;
+	}
+	int i = find(run, step, &t, d, &tree, res);
+	if (i >= 0 && tree.nodes[i].has_extents) {
+		const ksr_atspi_node *n = &tree.nodes[i];
+		describe(res->extra, &tree, i, &t);
+		*px = n->x + n->w / 2, *py = n->y + n->h / 2;
+		found = true;
+	} else if (i >= 0) {
+		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
+		              "%s: the control %s has no screen position", step->info->name,
+		              step->name.text);
+	}
+	ksr_atspi_tree_clear(&tree);
+	ksr_run_atspi_release(&t);
+	return found;
+}
+
+/* ---- checks ---- */
+
+static ksr_deadline check_deadline(ksr_run *run, const ksr_check *c)
+{
+	int64_t ms = c->timeout_s > 0 ? (int64_t)(c->timeout_s * 1000) : WALK_MS;
+	return ksr_deadline_min(run->work, ksr_deadline_in_ms(ms < WALK_MS ? ms : WALK_MS));
+}
+
+/* Find the control for a check: 1 found (*idx), 0 not (yet), -1 no bus. */
+static int check_find(ksr_run *run, const ksr_check *c, ksr_run_atspi *t, ksr_atspi_tree *tree,
+                      int *idx, char *why, size_t len)
+{
+	ksr_err e = {0};
+	ksr_deadline d = check_deadline(run, c);
+	if (ksr_run_atspi_open(run, d, t, &e) < 0) {
+		snprintf(why, len, "%s", e.msg);
+		return t->no_bus ? -1 : 0;
+	}
+	*idx = walk_find(run, t, &c->name, c->role, d, tree, &e);
+	if (*idx == -2) {
+		snprintf(why, len, "%s", e.msg);
+		return 0;
+	}
+	if (*idx < 0) {
+		snprintf(why, len, "no control named %s%s%s in %s's accessibility tree",
+		         c->name.text, c->role ? " with role " : "", c->role ? c->role : "",
+		         t->app.name ? t->app.name : "the app");
+		return 0;
+	}
+	return 1;
+}
+
+int ksr_check_element(ksr_run *run, const ksr_check *c, char *why, size_t len)
+{
+	ksr_run_atspi t = {0};
+	ksr_atspi_tree tree = {0};
+	int i = -1;
+	int r = check_find(run, c, &t, &tree, &i, why, len);
+	if (r > 0)
+		snprintf(why, len, "%s \"%s\" exists",
+		         tree.nodes[i].role ? tree.nodes[i].role : "control",
+		         tree.nodes[i].name ? tree.nodes[i].name : "");
+	ksr_atspi_tree_clear(&tree);
+	ksr_run_atspi_release(&t);
+	return r;
+}
+
+int ksr_check_state(ksr_run *run, const ksr_check *c, char *why, size_t len)
+{
+	int bit = ksr_atspi_state_index(c->state);
+	if (bit < 0) {
+		snprintf(why, len, "unknown accessibility state \"%s\"", c->state ? c->state : "");
+		return -1;
+	}
+	ksr_run_atspi t = {0};
+	ksr_atspi_tree tree = {0};
+	int i = -1;
+	int r = check_find(run, c, &t, &tree, &i, why, len);
+	if (r > 0) {
+		bool has = (tree.nodes[i].states >> bit) & 1;
+		snprintf(why, len, "%s \"%s\" is %s%s",
+		         tree.nodes[i].role ? tree.nodes[i].role : "control",
+		         tree.nodes[i].name ? tree.nodes[i].name : "", has ? "" : "not ",
+		         ksr_atspi_state_name(bit));
+		r = has;
+	}
+	ksr_atspi_tree_clear(&tree);
+	ksr_run_atspi_release(&t);
+	return r;
+}

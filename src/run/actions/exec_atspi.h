@@ -1,0 +1,29 @@
+/* The run's way to the accessibility backend (internal), shared by the
+ * probe stage, click_element, the state/element checks and inspect. */
+#ifndef KSR_RUN_EXEC_ATSPI_H
+#define KSR_RUN_EXEC_ATSPI_H
+
+#include "ksr/atspi.h"
+#include "run/context/context.h"
+
+typedef struct ksr_run_atspi {
+	ksr_atspi *a;
+	ksr_atspi_app app;
+	const char *found_by; /* "pid" or "name" */
+	bool no_bus;          /* the open failed for want of a bus (not the app) */
+} ksr_run_atspi;
+
+/* Open the bus and find the run's app (its PID, else its WM_CLASS name). */
+int ksr_run_atspi_open(ksr_run *run, ksr_deadline d, ksr_run_atspi *t, ksr_err *err);
+/* Walk the app; extents of window-relative toolkits get the app window's origin. */
+int ksr_run_atspi_walk(ksr_run *run, ksr_run_atspi *t, int max_nodes, ksr_deadline d,
+                       ksr_atspi_tree *tree, ksr_err *err);
+void ksr_run_atspi_release(ksr_run_atspi *t); /* NULL-safe */
+
+/* The centre of the control a step names (name:, role:), waited for up to the
+ * step's timeout; the control is described in the step row. false: res says
+ * why (not found, no extents, no bus). */
+bool ksr_atspi_step_point(ksr_run *run, const ksr_step *step, int *px, int *py,
+                          ksr_step_result *res);
+
+#endif

@@ -1,0 +1,335 @@
+/* Rung 0: the cdp_* steps and the page: check, on the connection the
+ * browser-attach stage made (run->cdp). One executor per kind (the element
+ * kinds over one helper); each step row records backend cdp, the selector (or
+ * list id) and the box the element resolved to. */
+#include "run/actions/exec.h"
+#include "run/actions/runner.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ksr/cdp.h"
+#include "ksr/proc.h"
+#include "run/actions/exec.h"
+
+#define CDP_STEP_DEFAULT_S 10
+#define EVAL_VALUE_MAX     300
+#define APP_EXIT_GRACE_MS  1000
+
+static ksr_deadline step_deadline(const ksr_run *run, const ksr_step *step, double *secs)
+{
+	*secs = step->timeout_s > 0 ? step->timeout_s : CDP_STEP_DEFAULT_S;
+	return ksr_deadline_min(run->work, ksr_deadline_in_ms((int64_t)(*secs * 1000)));
+}
+
+static void add_box(ksr_step_result *res, const ksr_cdp_hit *hit)
+{
+	if (!hit->has_box)
+		return;
+	cJSON *b = cJSON_AddObjectToObject(res->extra, "box");
+	cJSON_AddNumberToObject(b, "x", hit->box.x);
+	cJSON_AddNumberToObject(b, "y", hit->box.y);
+	cJSON_AddNumberToObject(b, "w", hit->box.w);
+	cJSON_AddNumberToObject(b, "h", hit->box.h);
+	if (!isnan(hit->x)) { /* a click point */
+		cJSON *p = cJSON_AddObjectToObject(res->extra, "point");
+		cJSON_AddNumberToObject(p, "x", hit->x);
+		cJSON_AddNumberToObject(p, "y", hit->y);
+	}
+}
+
+/* The selector a step names: a cdp_targets name wins over a selector that
+ * reads the same. Recorded in the row with the name when there was one. */
+static const char *step_ref(ksr_run *run, const ksr_step *step, ksr_step_result *res)
+{
+	const char *sel = ksr_scenario_cdp_selector(run->sc, step->text);
+	if (sel != step->text)
+		cJSON_AddStringToObject(res->extra, "target", step->text);
+	cJSON_AddStringToObject(res->extra, sel[0] == '@' ? "element_id" : "selector", sel);
+	return sel;
+}
+
+/* The connection closes while the browser is still exiting: give its exit a
+ * moment (pidfd, bounded by the run) before calling the loss a crash or not. */
+static bool app_exited(ksr_run *run)
+{
+	if (run->app_pid <= 0)
+		return false;
+	int fd = ksr_proc_pidfd(run->app_pid);
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	ksr_deadline d = ksr_deadline_min(run->work, ksr_deadline_in_ms(APP_EXIT_GRACE_MS));
+	while (ksr_proc_alive(run->app_pid) && !ksr_deadline_passed(d))
+		if (ksr_wait_fds(&p, fd >= 0 ? 1 : 0,
+		                 fd >= 0 ? d : ksr_deadline_min(d, ksr_deadline_in_ms(20))) ==
+		    KSR_WAIT_CANCELLED)
+			break;
+	if (fd >= 0)
+		close(fd);
+	return !ksr_proc_alive(run->app_pid);
+}
+
+/* Turn a CDP status into the step's result. */
+static void finish(ksr_run *run, const ksr_step *step, ksr_cdp_status st, const ksr_err *err,
+                   double secs, ksr_step_result *res)
+{
+	char t[32];
+	snprintf(t, sizeof t, "%g", secs);
+	switch (st) {
+	case KSR_CDP_OK:
+		return;
+	case KSR_CDP_CANCELLED:
+		ksr_run_wait_ended_run(run, KSR_WAIT_CANCELLED, step->pos.line, step->info->name);
+		res->status = KSR_STEP_ERROR;
+		return;
+	case KSR_CDP_TIMEOUT:
+	case KSR_CDP_NOT_READY:
+		if (ksr_deadline_passed(run->work)) {
+			ksr_run_wait_ended_run(run, KSR_WAIT_TIMEOUT, step->pos.line,
+			                       step->info->name);
+			res->status = KSR_STEP_ERROR;
+			return;
+		}
+		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED, "%.400s (after %s s)",
+		              err->msg, t);
+		return;
+	case KSR_CDP_CRASHED:
+		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_CRASHED,
+		              "the page's renderer crashed: %.400s%s", err->msg, "");
+		return;
+	case KSR_CDP_CLOSED:
+		if (app_exited(run)) {
+			ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_CRASHED,
+			              "the browser exited during the step: %.400s%s", err->msg, "");
+			return;
+		}
+		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
+		              "the connection to the browser was lost: %.400s%s", err->msg, "");
+		return;
+	default:
+		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED, "%.480s%s", err->msg,
+		              "");
+	}
+}
+
+static bool attached(ksr_run *run, ksr_step_result *res)
+{
+	if (run->cdp)
+		return true;
+	ksr_step_fail(res, KSR_STEP_ERROR, KSR_OUTCOME_BACKEND_UNAVAILABLE, "%s%s",
+	              "no browser is attached over CDP", "");
+	return false;
+}
+
+/* Every cdp_* step starts the same way: rung page, a row for its fields and
+ * a browser to talk to. */
+static bool begin(ksr_run *run, ksr_step_result *res)
+{
+	res->rung = "page";
+	if (!res->extra)
+		res->extra = cJSON_CreateObject();
+	return attached(run, res);
+}
+
+void ksr_exec_cdp_navigate(ksr_run *run, const ksr_step *step, const ksr_step_target *t,
+                           ksr_step_result *res)
+{
+	(void)t;
+	double secs;
+	ksr_err err = {0};
+	if (!begin(run, res))
+		return;
+	ksr_deadline d = step_deadline(run, step, &secs);
+	cJSON_AddStringToObject(res->extra, "url", step->text);
+	finish(run, step, ksr_cdp_navigate(run->cdp, step->text, d, &err), &err, secs, res);
+}
+
+/* The element steps share one shape: resolve the selector (or list id), act
+ * on it within the step's timeout, record its box. */
+typedef ksr_cdp_status (*element_op)(ksr_run *run, const ksr_step *step, const char *ref,
+                                     ksr_deadline d, ksr_cdp_hit *hit, ksr_err *err);
+
+static void on_element(ksr_run *run, const ksr_step *step, ksr_step_result *res, element_op op,
+                       bool click_point)
+{
+	double secs;
+	ksr_err err = {0};
+	ksr_cdp_hit hit = {.x = NAN};
+	if (!begin(run, res))
+		return;
+	ksr_deadline d = step_deadline(run, step, &secs);
+	const char *ref = step_ref(run, step, res);
+	ksr_cdp_status st = op(run, step, ref, d, &hit, &err);
+	if (!click_point)
+		hit.x = NAN;
+	add_box(res, &hit);
+	finish(run, step, st, &err, secs, res);
+}
+
+static ksr_cdp_status op_click(ksr_run *run, const ksr_step *step, const char *ref, ksr_deadline d,
+                               ksr_cdp_hit *hit, ksr_err *err)
+{
+	(void)step;
+	return ksr_cdp_click(run->cdp, ref, d, hit, err);
+}
+
+static ksr_cdp_status op_fill(ksr_run *run, const ksr_step *step, const char *ref, ksr_deadline d,
+                              ksr_cdp_hit *hit, ksr_err *err)
+{
+	return ksr_cdp_fill(run->cdp, ref, step->fill_text, d, hit, err);
+}
+
+static ksr_cdp_status op_type(ksr_run *run, const ksr_step *step, const char *ref, ksr_deadline d,
+                              ksr_cdp_hit *hit, ksr_err *err)
+{
+	return ksr_cdp_type(run->cdp, ref, step->fill_text, d, hit, err);
+}
+
+static ksr_cdp_status op_wait(ksr_run *run, const ksr_step *step, const char *ref, ksr_deadline d,
+                              ksr_cdp_hit *hit, ksr_err *err)
+{
+	return ksr_cdp_wait_for(run->cdp, ref, step->wait_state, d, hit, err);
+}
+
+static ksr_cdp_status op_hover(ksr_run *run, const ksr_step *step, const char *ref, ksr_deadline d,
+                               ksr_cdp_hit *hit, ksr_err *err)
+{
+	(void)step;
+	return ksr_cdp_hover(run->cdp, ref, d, hit, err);
+}
+
+void ksr_cdp_step_hover(ksr_run *run, const ksr_step *step, ksr_step_result *res)
+{
+	on_element(run, step, res, op_hover, true);
+	res->acted = res->status == KSR_STEP_OK;
+}
+
+void ksr_exec_cdp_click(ksr_run *run, const ksr_step *step, const ksr_step_target *t,
+                        ksr_step_result *res)
+{
+	(void)t;
+	on_element(run, step, res, op_click, true);
+}
+
+void ksr_exec_cdp_fill(ksr_run *run, const ksr_step *step, const ksr_step_target *t,
+                       ksr_step_result *res)
+{
+	(void)t;
+	on_element(run, step, res, op_fill, false);
+}
+
+void ksr_exec_cdp_type(ksr_run *run, const ksr_step *step, const ksr_step_target *t,
+                       ksr_step_result *res)
+{
+	(void)t;
+	on_element(run, step, res, op_type, false);
+}
+
+void ksr_exec_cdp_wait(ksr_run *run, const ksr_step *step, const ksr_step_target *t,
+                       ksr_step_result *res)
+{
+	(void)t;
+	if (!res->extra)
+		res->extra = cJSON_CreateObject();
+	cJSON_AddStringToObject(res->extra, "state",
+	                        step->wait_state ? step->wait_state : "visible");
+	on_element(run, step, res, op_wait, false);
+}
+
+void ksr_exec_cdp_press(ksr_run *run, const ksr_step *step, const ksr_step_target *t,
+                        ksr_step_result *res)
+{
+	(void)t;
+	double secs;
+	ksr_err err = {0};
+	if (!begin(run, res))
+		return;
+	ksr_deadline d = step_deadline(run, step, &secs);
+	cJSON_AddStringToObject(res->extra, "keys", step->text);
+	finish(run, step, ksr_cdp_press(run->cdp, step->text, d, &err), &err, secs, res);
+}
+
+void ksr_exec_cdp_eval(ksr_run *run, const ksr_step *step, const ksr_step_target *t,
+                       ksr_step_result *res)
+{
+	(void)t;
+	double secs;
+	ksr_err err = {0};
+	bool truthy = false;
+	cJSON *v = NULL;
+	if (!begin(run, res))
+		return;
+	ksr_deadline d = step_deadline(run, step, &secs);
+	ksr_cdp_status st = ksr_cdp_eval(run->cdp, step->text, d, &truthy, &v, &err);
+	char *text = v ? cJSON_PrintUnformatted(v) : NULL;
+	cJSON_Delete(v);
+	if (text && strlen(text) > EVAL_VALUE_MAX)
+		strcpy(text + EVAL_VALUE_MAX - 3, "...");
+	if (text)
+		cJSON_AddStringToObject(res->extra, "value", text);
+	if (st == KSR_CDP_OK && !truthy)
+		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_CHECK_FAILED,
+		              "the expression's value is falsy (%.300s)%s",
+		              text ? text : "undefined", "");
+	free(text);
+	finish(run, step, st, &err, secs, res);
+}
+
+/* ---- page: ---------------------------------------------------------------- */
+
+static int page_verdict(const ksr_check *c, const ksr_cdp_page *p, char *why, size_t len)
+{
+	if (!p->found) {
+		snprintf(why, len, "no element matches %s", c->selector);
+		return 0;
+	}
+	if (c->page_text && (!p->text || !strstr(p->text, c->page_text))) {
+		snprintf(why, len, "%s's text \"%.120s\" does not contain \"%s\"", c->selector,
+		         p->text ? p->text : "", c->page_text);
+		return 0;
+	}
+	if (c->url && !ksr_pattern_match(c->url, p->url)) {
+		snprintf(why, len, "the URL %.200s does not match %s", p->url ? p->url : "",
+		         ksr_pattern_source(c->url));
+		return 0;
+	}
+	if (c->title && !ksr_pattern_match(c->title, p->title)) {
+		snprintf(why, len, "the title \"%.200s\" does not match %s",
+		         p->title ? p->title : "", ksr_pattern_source(c->title));
+		return 0;
+	}
+	snprintf(why, len, "%s matches on %.200s", c->selector ? c->selector : "the page",
+	         p->url ? p->url : "");
+	return 1;
+}
+
+int ksr_check_page(ksr_run *run, const ksr_check *c, char *why, size_t len)
+{
+	if (!run->cdp) {
+		snprintf(why, len, "no browser is attached over CDP");
+		return -1;
+	}
+	ksr_err err = {0};
+	ksr_cdp_page p = {0};
+	ksr_deadline d =
+	        ksr_deadline_min(run->work, ksr_deadline_in_ms((int64_t)(c->timeout_s * 1000)));
+	ksr_cdp_status st = ksr_cdp_page_state(run->cdp, c->selector, d, &p, &err);
+	int r = 0;
+	if (st == KSR_CDP_OK)
+		r = page_verdict(c, &p, why, len);
+	else if (st == KSR_CDP_CRASHED) {
+		ksr_run_fail(run, KSR_OUTCOME_CRASHED, c->pos.line, "the page's renderer crashed");
+		snprintf(why, len, "the page's renderer crashed");
+		r = -1;
+	} else if (st == KSR_CDP_CLOSED || st == KSR_CDP_CANCELLED) {
+		snprintf(why, len, "%s", err.msg);
+		r = -1;
+	} else
+		snprintf(why, len, "%s", err.msg);
+	ksr_cdp_page_clear(&p);
+	return r;
+}

@@ -1,0 +1,183 @@
+/* The runner's first two phases for the rows whose target is a window or a
+ * point of one (ksr/vocabulary.def): resolve which window the input goes to,
+ * then make it ready: activate it, read its geometry at that moment (a moved
+ * or resized window still gets the right pixel) and work out the pixel. */
+#include "run/actions/exec.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TARGET_WAIT_DEFAULT_S 10 /* target: window "RE" may take this long to appear */
+#define ACTIVATE_MS           1000
+
+bool ksr_step_run_ended(ksr_run *run, const ksr_step *step, ksr_wait w, ksr_step_result *res)
+{
+	if (!ksr_run_wait_ended_run(run, w, step->pos.line, step->info->name))
+		return false;
+	res->status = KSR_STEP_ERROR;
+	return true;
+}
+
+/* ---- resolve: which window ---------------------------------------------------- */
+
+/* target: window "RE": the first mapped window whose title matches, awaited
+ * through X events up to the step's timeout (a dialog may still be opening). */
+static bool wait_target(ksr_run *run, const ksr_step *step, ksr_window *out, ksr_step_result *res)
+{
+	double s = step->timeout_s > 0 ? step->timeout_s : TARGET_WAIT_DEFAULT_S;
+	ksr_deadline d = ksr_deadline_min(run->work, ksr_deadline_in_ms((int64_t)(s * 1000)));
+	for (;;) {
+		if (ksr_run_find_window(run, step->target_window, NULL, out))
+			return true;
+		ksr_wait w = ksr_x11_wait_change(run->x, d);
+		if (w == KSR_WAIT_READY)
+			continue;
+		if (ksr_step_run_ended(run, step, w, res))
+			return false;
+		if (ksr_run_find_window(run, step->target_window, NULL, out))
+			return true; /* one last look: it may have come with the last event */
+		if (w == KSR_WAIT_ERROR)
+			ksr_step_fail(res, KSR_STEP_ERROR, KSR_OUTCOME_NO_DISPLAY,
+			              "the X display connection was lost");
+		else
+			ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
+			              "no window matching %s appeared within %g s",
+			              ksr_pattern_source(step->target_window), s);
+		return false;
+	}
+}
+
+/* The app's window; when it is gone, a window matching the scenario's window:
+ * (the app may have replaced it: a splash, then the main window), which later
+ * steps then follow too. */
+static bool app_window(ksr_run *run, ksr_window *out, ksr_step_result *res)
+{
+	ksr_err err = {0};
+	out->id = run->window.id;
+	if (run->have_window && ksr_x11_window_refresh(run->x, out, &err) == 0)
+		return true;
+	bool by_pattern = run->sc->window || run->sc->window_class;
+	if (run->have_window && by_pattern &&
+	    ksr_run_find_window(run, run->sc->window, run->sc->window_class, out)) {
+		ksr_run_window_release(&run->window);
+		run->window = *out;
+		run->window.title = ksr_xstrdup(out->title);
+		run->window.res_name = ksr_xstrdup(out->res_name);
+		run->window.res_class = ksr_xstrdup(out->res_class);
+		return true;
+	}
+	ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_WINDOW_LOST,
+	              "the app's window (0x%lx) is gone", run->window.id);
+	return false;
+}
+
+/* Desktop mode: the most recently spawned tool's window, or with none, the
+ * screen itself (id 0: fractions of the screen, no activation). */
+static bool tool_window(ksr_run *run, ksr_window *out, ksr_step_result *res)
+{
+	ksr_err err = {0};
+	out->id = ksr_tools_current_window(run);
+	if (!out->id) {
+		ksr_x11_screen_size(run->x, &out->w, &out->h);
+		return true;
+	}
+	if (ksr_x11_window_refresh(run->x, out, &err) == 0)
+		return true;
+	ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_WINDOW_LOST,
+	              "the spawned tool's window (0x%lx) is gone", out->id);
+	return false;
+}
+
+static bool resolve_window(ksr_run *run, const ksr_step *step, ksr_window *w, ksr_step_result *res)
+{
+	if (step->target_window)
+		return wait_target(run, step, w, res);
+	return run->sc->desktop ? tool_window(run, w, res) : app_window(run, w, res);
+}
+
+/* Activate the window and confirm focus. Not obtaining it does not fail the
+ * step by itself (a click still lands by position; the step's checks decide
+ * whether input arrived), but the step row says so. */
+static bool activate(ksr_run *run, const ksr_step *step, const ksr_window *w, ksr_step_result *res)
+{
+	ksr_err err = {0};
+	ksr_deadline d = ksr_deadline_min(run->work, ksr_deadline_in_ms(ACTIVATE_MS));
+	if (ksr_x11_activate(run->x, w->id, d, &err) == 0) {
+		cJSON_AddStringToObject(ksr_step_extra(res), "focus", "obtained");
+		return true;
+	}
+	if (ksr_cancelled() || ksr_deadline_passed(run->work))
+		return !ksr_step_run_ended(
+		        run, step, ksr_cancelled() ? KSR_WAIT_CANCELLED : KSR_WAIT_TIMEOUT, res);
+	char note[KSR_ERR_MSG_MAX + 32];
+	snprintf(note, sizeof note, "not obtained: %s", err.msg);
+	cJSON_AddStringToObject(ksr_step_extra(res), "focus", note);
+	return true;
+}
+
+static void record_window(const ksr_window *w, ksr_step_result *res)
+{
+	res->has_window = true;
+	res->win_x = w->x, res->win_y = w->y;
+	res->win_w = w->w, res->win_h = w->h;
+	if (!w->id)
+		return;
+	char id[32];
+	snprintf(id, sizeof id, "0x%lx", w->id);
+	cJSON_AddStringToObject(ksr_step_extra(res), "window_id", id);
+	cJSON_AddStringToObject(ksr_step_extra(res), "window_title", w->title ? w->title : "");
+}
+
+bool ksr_step_resolve(ksr_run *run, const ksr_step *step, ksr_step_target *t, ksr_step_result *res)
+{
+	return resolve_window(run, step, &t->win, res);
+}
+
+/* ---- ready: activated, geometry now, the pixel ---------------------------------- */
+
+static const char *rung_word(ksr_point_kind k)
+{
+	return k == KSR_POINT_CENTER ? "center" : k == KSR_POINT_DECLARED ? "declared" : "literal";
+}
+
+/* Fractions of the client area, rounded, kept inside it. */
+static int fraction_to_pixel(int origin, int size, double f)
+{
+	long p = origin + lround(f * size);
+	long last = origin + (size > 0 ? size - 1 : 0);
+	return (int)(p < origin ? origin : p > last ? last : p);
+}
+
+/* A point form (click, scroll, hover's point): the pixel of the step's
+ * fractions in the window as it is now. */
+static void resolve_point(const ksr_step *step, ksr_step_target *t, ksr_step_result *res)
+{
+	if (step->info->kind == KSR_KIND_HOVER && step->hover.via != KSR_HOVER_POINT)
+		return; /* hover's element and page forms find their point when acting */
+	res->rung = rung_word(step->point.kind);
+	t->px = res->px = fraction_to_pixel(t->win.x, t->win.w, step->point.fx);
+	t->py = res->py = fraction_to_pixel(t->win.y, t->win.h, step->point.fy);
+	t->has_point = res->has_pixel = true;
+	if (step->point.declared)
+		cJSON_AddStringToObject(ksr_step_extra(res), "target", step->point.declared->name);
+}
+
+bool ksr_step_ready(ksr_run *run, const ksr_step *step, ksr_step_target *t, ksr_step_result *res)
+{
+	ksr_err err = {0};
+	ksr_window *w = &t->win;
+	if (w->id && !activate(run, step, w, res))
+		return false;
+	if (w->id && ksr_x11_window_refresh(run->x, w, &err) < 0) {
+		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_WINDOW_LOST,
+		              "the window 0x%lx went away before the input: %.300s", w->id,
+		              err.msg);
+		return false;
+	}
+	record_window(w, res);
+	if (step->info->target == KSR_TARGET_POINT)
+		resolve_point(step, t, res);
+	return true;
+}

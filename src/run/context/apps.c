@@ -1,0 +1,42 @@
+/* What the run started and must stop: the app's process group (unless
+ * keep_running:) and, in desktop mode, the tools spawn steps started. */
+#include "run/context/context.h"
+
+#include <stdlib.h>
+
+#include "ksr/proc.h"
+
+#define STOP_GRACE_MS 3000
+
+unsigned long ksr_tools_current_window(const ksr_run *run)
+{
+	for (size_t i = run->n_tools; i-- > 0;)
+		if (!run->tools[i].stopped && run->tools[i].window)
+			return run->tools[i].window;
+	return 0;
+}
+
+void ksr_tools_stop_all(ksr_run *run)
+{
+	for (size_t i = 0; i < run->n_tools; i++) {
+		if (!run->tools[i].stopped)
+			ksr_proc_stop_group(run->tools[i].pid, STOP_GRACE_MS);
+		free(run->tools[i].as);
+	}
+	free(run->tools);
+	run->tools = NULL;
+	run->n_tools = 0;
+}
+
+void ksr_run_stop_app(ksr_run *run)
+{
+	/* Desktop mode: tools the scenario did not kill (keep_running is about the
+	 * app; a spawned tool is the scenario's own fixture). */
+	ksr_tools_stop_all(run);
+	if (run->launched_pid <= 0 || !run->sc)
+		return;
+	if (run->sc->keep_running)
+		return;
+	ksr_proc_stop_group(run->launched_pid, 3000);
+	run->launch_reaped = true;
+}

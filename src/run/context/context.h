@@ -1,0 +1,135 @@
+/* The run context: the bottom of src/run. What every stage, executor and
+ * diagnosis step shares (the run's state, recording events, failures and
+ * concerns, waits that ended, screenshots, window look-ups, stopping what the
+ * run started). Nothing here calls up into the other run folders. */
+#ifndef KSR_RUN_CONTEXT_H
+#define KSR_RUN_CONTEXT_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+
+#include "ksr/deadline.h"
+#include "ksr/event.h"
+#include "ksr/evidence.h"
+#include "ksr/image.h"
+#include "ksr/run.h"
+#include "ksr/scenario.h"
+#include "ksr/session.h"
+#include "ksr/verdict.h"
+#include "ksr/x11.h"
+
+/* What the plan stage ended with; the goal-loop stage reads it. */
+typedef enum ksr_plan_state {
+	KSR_PLAN_NONE,        /* no plan:, or not replayed yet */
+	KSR_PLAN_COMPLETED,   /* every step ran and every post: held */
+	KSR_PLAN_HANDED_OVER, /* a post: did not hold; the goal loop takes over */
+	KSR_PLAN_FAILED,      /* a step failed (recorded) */
+} ksr_plan_state;
+
+/* A tool started by a spawn step (desktop mode, exec_desktop.c). */
+typedef struct ksr_tool {
+	char *as;             /* the spawn's as: name, or NULL */
+	int pid;              /* the launch shell; also the tool's process group */
+	int line;             /* the spawn step's line */
+	bool reaped, stopped; /* stopped: a kill step (or the end of the run) ended it */
+	int status;           /* waitpid status once reaped */
+	unsigned long window; /* the window its spawn step waited for */
+} ksr_tool;
+
+typedef struct ksr_run ksr_run;
+
+struct ksr_run {
+	const ksr_run_opts *opts;
+	ksr_scenario *sc;
+	ksr_events *ev;
+	ksr_evidence *out;
+	ksr_session *session;
+	ksr_x11 *x;
+	struct ksr_cdp *cdp; /* the browser connection (browser-attach), or NULL */
+	char run_id[40];
+
+	ksr_deadline hard;  /* the run deadline */
+	ksr_deadline work;  /* hard minus the reserve for diagnosis and report */
+	ksr_deadline stage; /* the current stage's limit (never after work) */
+
+	/* The app. */
+	int launched_pid; /* 0: the run launched nothing (also the process group) */
+	bool launch_reaped;
+	int launch_status; /* waitpid status once reaped */
+	int app_pid;       /* the process tied to the window, 0 if unknown */
+	bool have_window;
+	ksr_window window; /* the app's window as last seen */
+
+	bool failed; /* a failure signal has been recorded */
+	ksr_outcome failure_outcome;
+	int next_shot;                /* NN of the next NN-step.png */
+	int64_t atspi_last_action_ms; /* when click_element last acted (GTK4 spacing) */
+	ksr_plan_state plan_state;    /* set by the plan stage */
+
+	/* A crash held until diagnosis tells crash from crash loop (diagnose.c);
+	 * the updater window settle already reported (dialogs.c). */
+	struct ksr_diag *diag;
+	unsigned long updater_reported;
+	ksr_tool *tools; /* desktop mode: spawned tools, in spawn order */
+	size_t n_tools;
+
+	/* The watchdog (watchdog.c) writes the report itself when the main thread
+	 * is stuck past the deadline (a hung X server, a call that ignores signals). */
+	struct ksr_watchdog *watchdog;
+	pthread_mutex_t lock;      /* held while an event is recorded */
+	const char *current_stage; /* for the watchdog's reason */
+};
+
+/* Record an event (and show it as progress). fields is consumed. */
+const cJSON *ksr_run_emit(ksr_run *run, const char *event, cJSON *fields);
+
+/* Record the failure signal that decides the verdict (the first one wins);
+ * line 0 = no scenario line. The reason is one sentence; "line N: " is put in
+ * front when a line is given. */
+void ksr_run_fail(ksr_run *run, ksr_outcome outcome, int line, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+void ksr_run_fail_setup(ksr_run *run, ksr_outcome outcome, int line, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+void ksr_run_concern(ksr_run *run, ksr_concern code, int line, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+/* What a wait that did not get its event means: cancelled -> interrupted, the
+ * run's working deadline passed -> deadline; otherwise false (the stage's own
+ * limit passed, and the caller names its outcome). Records the failure. */
+bool ksr_run_wait_ended_run(ksr_run *run, ksr_wait w, int line, const char *what);
+
+/* Save a screenshot of the screen as OUT/name and record it as an artifact. */
+int ksr_run_screenshot(ksr_run *run, const char *name, const char *description);
+/* The same, handing the PNG bytes to the caller (free them). */
+int ksr_run_screenshot_keep(ksr_run *run, const char *name, const char *description,
+                            unsigned char **png, size_t *len);
+
+/* Save an image as OUT/name (PNG) and record it as a screenshot artifact. */
+int ksr_run_save_image(ksr_run *run, const ksr_image *img, const char *name,
+                       const char *description);
+
+/* What the run started (apps.c): the window steps act on in desktop mode
+ * when they name none (the most recently spawned tool not killed; 0: none,
+ * act on the screen); stopping every tool still running (frees the table);
+ * stopping the app's process group unless keep_running:, and the tools. */
+unsigned long ksr_tools_current_window(const ksr_run *run);
+void ksr_tools_stop_all(ksr_run *run);
+void ksr_run_stop_app(ksr_run *run);
+
+/* Emit a stage.end row (stages and diagnosis). */
+void ksr_run_emit_stage_end(ksr_run *run, const char *name, const char *status, const char *why,
+                            int64_t started_ms);
+
+/* Mark this thread as holding run->lock (ksr_run_emit then does not take it):
+ * the watchdog, writing the report itself. */
+void ksr_run_hold_lock(bool held);
+
+/* Windows matching pattern (NULL: any) on title, and class (NULL: any). */
+bool ksr_run_find_window(ksr_run *run, const ksr_pattern *title, const ksr_pattern *klass,
+                         ksr_window *found);
+
+/* Free the strings of a window copied by ksr_run_find_window (not the struct). */
+void ksr_run_window_release(ksr_window *w);
+
+#endif

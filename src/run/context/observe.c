@@ -1,0 +1,102 @@
+/* What the stages and executors ask of the screen: screenshots into the
+ * evidence folder and window look-ups. */
+#include "run/context/context.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int capture_png(ksr_run *run, unsigned char **png, size_t *len, ksr_err *err)
+{
+	if (!run->x)
+		return ksr_err_set(err, "no X display");
+	ksr_image *img = ksr_x11_capture(run->x, 0, err);
+	if (!img)
+		return -1;
+	int rc = ksr_image_encode_png(img, png, len, err);
+	ksr_image_free(img);
+	return rc;
+}
+
+static void record_artifact(ksr_run *run, const char *name, const char *kind, const char *what)
+{
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "name", name);
+	cJSON_AddStringToObject(a, "kind", kind);
+	cJSON_AddStringToObject(a, "description", what);
+	ksr_run_emit(run, "artifact", a);
+}
+
+int ksr_run_screenshot_keep(ksr_run *run, const char *name, const char *description,
+                            unsigned char **png_out, size_t *len_out)
+{
+	ksr_err err = {0};
+	unsigned char *png = NULL;
+	size_t len = 0;
+	int rc = capture_png(run, &png, &len, &err);
+	if (rc == 0)
+		rc = ksr_evidence_write(run->out, name, png, len, &err);
+	if (rc == 0)
+		record_artifact(run, name, "screenshot", description);
+	if (rc == 0 && png_out) {
+		*png_out = png;
+		*len_out = len;
+	} else {
+		free(png);
+	}
+	return rc;
+}
+
+int ksr_run_save_image(ksr_run *run, const ksr_image *img, const char *name,
+                       const char *description)
+{
+	ksr_err err = {0};
+	unsigned char *png = NULL;
+	size_t len = 0;
+	int rc = ksr_image_encode_png(img, &png, &len, &err);
+	if (rc == 0)
+		rc = ksr_evidence_write(run->out, name, png, len, &err);
+	if (rc == 0)
+		record_artifact(run, name, "screenshot", description);
+	free(png);
+	return rc;
+}
+
+int ksr_run_screenshot(ksr_run *run, const char *name, const char *description)
+{
+	return ksr_run_screenshot_keep(run, name, description, NULL, NULL);
+}
+
+bool ksr_run_find_window(ksr_run *run, const ksr_pattern *title, const ksr_pattern *klass,
+                         ksr_window *found)
+{
+	ksr_window_list wins = {0};
+	ksr_err err = {0};
+	bool hit = false;
+	if (!run->x || ksr_x11_list_windows(run->x, &wins, &err) < 0)
+		return false;
+	for (size_t i = 0; i < wins.len && !hit; i++) {
+		const ksr_window *w = &wins.items[i];
+		if (title && !ksr_pattern_match(title, w->title))
+			continue;
+		if (klass && !ksr_pattern_match(klass, w->res_name) &&
+		    !ksr_pattern_match(klass, w->res_class))
+			continue;
+		hit = true;
+		if (found) {
+			*found = *w;
+			found->title = ksr_xstrdup(w->title);
+			found->res_name = ksr_xstrdup(w->res_name);
+			found->res_class = ksr_xstrdup(w->res_class);
+		}
+	}
+	ksr_window_list_clear(&wins);
+	return hit;
+}
+
+void ksr_run_window_release(ksr_window *w)
+{
+	free(w->title);
+	free(w->res_name);
+	free(w->res_class);
+	w->title = w->res_name = w->res_class = NULL;
+}

@@ -1,0 +1,521 @@
+/* Diagnosis after a failure (DESIGN §3), crash signatures at the end of a
+ * passing run, and stopping the app at the end.
+ *
+ * Crash or crash loop: the verdict takes the first failure event, and when the
+ * app dies we cannot yet tell whether something (a Kasm custom_startup.sh)
+ * will start it again a second later. So a crash is held (ksr_diag_hold_crash:
+ * run->failed is set, no failure event yet), diagnosis re-checks for a few
+ * seconds, then records one failure: `crash-loop` when a new instance came
+ * back, else `crashed`, with any crash signature from the logs in the reason.
+ * Every path out of ksr_diagnose records the held failure. */
+#include "run/diagnosis/diagnose.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ksr/proc.h"
+#include "run/vision/judge.h"
+
+#define RECHECK_MS      3000 /* a supervisor relaunches within a second or two */
+#define RECHECK_TICK_MS 100
+#define TAIL_BYTES      8192        /* shown in the report */
+#define SCAN_BYTES      (64 * 1024) /* searched for signatures, copied as log-N.txt */
+#define MAX_NEW         8
+
+/* Lines that mean a process died badly, whoever wrote them: the shell
+ * ("Segmentation fault (core dumped)", "Aborted"), the C++ runtime ("terminate
+ * called"), glibc ("double free or corruption"), GLib ("Gtk-ERROR **"),
+ * Chromium ("FATAL:", "Check failed:"), Rust ("panicked at"). */
+static const char crash_signatures[] =
+        "(Segmentation fault|SIGSEGV|SIGABRT|SIGBUS|SIGILL|SIGFPE|\\bAborted\\b|\\babort\\(\\)|"
+        "core dumped|terminate called|\\bFatal\\b|\\bFATAL\\b|Trace/breakpoint trap|Bus error|"
+        "Illegal instruction|Floating point exception|stack smashing detected|"
+        "double free or corruption|free\\(\\): invalid|-ERROR \\*\\*|panicked at|Check failed:)";
+
+struct ksr_diag {
+	char reason[768];
+	bool by_window;       /* no process: pattern, so instances are windows */
+	unsigned long *known; /* pids (or window ids) there when the app died */
+	size_t n_known;
+	unsigned long found[MAX_NEW]; /* new ones seen since */
+	size_t n_found;
+	int64_t held_ms, back_ms;
+	char signature[420]; /* "; PATH shows "LINE"" for the reason */
+};
+
+/* ---- holding a crash ---------------------------------------------------- */
+
+static bool window_is_apps(const ksr_scenario *sc, const ksr_window *w)
+{
+	if (w->is_dialog || (!sc->window && !sc->window_class))
+		return false;
+	if (sc->window && !ksr_pattern_match(sc->window, w->title))
+		return false;
+	return !sc->window_class || ksr_pattern_match(sc->window_class, w->res_name) ||
+	       ksr_pattern_match(sc->window_class, w->res_class);
+}
+
+/* The display number in a DISPLAY value (":1", "unix:1.0", "localhost:1"). */
+static long display_number(const char *d)
+{
+	const char *colon = d ? strrchr(d, ':') : NULL;
+	char *end = NULL;
+	long n = colon ? strtol(colon + 1, &end, 10) : -1;
+	return colon && end != colon + 1 ? n : -1;
+}
+
+/* Whether pid's environment names display number want. Several sessions may
+ * share a machine (parallel runs, tests): a process matching process: on
+ * another display is not our app coming back. An environment we may not read
+ * (another user's process) cannot rule it out. */
+static bool on_display(int pid, long want)
+{
+	char path[64], buf[16384];
+	snprintf(path, sizeof path, "/proc/%d/environ", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n < 0)
+		return true;
+	buf[n] = '\0';
+	for (char *e = buf; e < buf + n; e += strlen(e) + 1)
+		if (!strncmp(e, "DISPLAY=", 8))
+			return display_number(e + 8) == want;
+	return false;
+}
+
+/* The instances there now: pids matching process:/process_cmdline: on our
+ * display, or with neither pattern, the ids of windows matching
+ * window:/window_class:. */
+static size_t instances(ksr_run *run, bool by_window, unsigned long **out)
+{
+	ksr_err err = {0};
+	size_t n = 0;
+	if (!by_window) {
+		ksr_proc_list procs = {0};
+		ksr_proc_find(run->sc->process, run->sc->process_cmdline, &procs, &err);
+		long disp = display_number(run->x ? ksr_x11_display_name(run->x) : NULL);
+		*out = ksr_xcalloc(procs.len + 1, sizeof **out);
+		for (size_t i = 0; i < procs.len; i++)
+			if (disp < 0 || on_display(procs.items[i].pid, disp))
+				(*out)[n++] = (unsigned long)procs.items[i].pid;
+		ksr_proc_list_clear(&procs);
+		return n;
+	}
+	ksr_window_list wins = {0};
+	if (run->x)
+		ksr_x11_list_windows(run->x, &wins, &err);
+	*out = ksr_xcalloc(wins.len + 1, sizeof **out);
+	for (size_t i = 0; i < wins.len; i++)
+		if (window_is_apps(run->sc, &wins.items[i]))
+			(*out)[n++] = wins.items[i].id;
+	ksr_window_list_clear(&wins);
+	return n;
+}
+
+void ksr_diag_hold_crash(ksr_run *run, const char *reason)
+{
+	if (run->diag)
+		return; /* one crash is held; the first one */
+	struct ksr_diag *d = ksr_xcalloc(1, sizeof *d);
+	snprintf(d->reason, sizeof d->reason, "%s", reason);
+	d->by_window = !run->sc->process && !run->sc->process_cmdline;
+	d->held_ms = ksr_now_ms();
+	unsigned long *now = NULL;
+	size_t n = instances(run, d->by_window, &now);
+	d->known = ksr_xcalloc(n + 2, sizeof *d->known);
+	memcpy(d->known, now, n * sizeof *now);
+	d->n_known = n;
+	free(now);
+	/* The dead app itself, in case /proc still showed it. */
+	d->known[d->n_known++] = d->by_window ? run->window.id : (unsigned long)run->app_pid;
+	run->diag = d;
+	if (!run->failed) {
+		run->failed = true;
+		run->failure_outcome = KSR_OUTCOME_CRASHED;
+	}
+}
+
+static bool known(const struct ksr_diag *d, unsigned long v)
+{
+	for (size_t i = 0; i < d->n_known; i++)
+		if (d->known[i] == v)
+			return true;
+	for (size_t i = 0; i < d->n_found; i++)
+		if (d->found[i] == v)
+			return true;
+	return false;
+}
+
+static bool came_back(ksr_run *run, struct ksr_diag *d)
+{
+	unsigned long *now = NULL;
+	size_t n = instances(run, d->by_window, &now);
+	for (size_t i = 0; i < n; i++)
+		if (!known(d, now[i]) && d->n_found < MAX_NEW)
+			d->found[d->n_found++] = now[i];
+	free(now);
+	return d->n_found > 0;
+}
+
+/* Watch for a new instance over a short window, bounded by a quarter of what
+ * is left of the run (the rest is for the report) and cancellable. */
+static void recheck(ksr_run *run, struct ksr_diag *d)
+{
+	int64_t budget = ksr_deadline_remaining_ms(run->hard) / 4;
+	ksr_deadline end =
+	        ksr_deadline_min(ksr_deadline_in_ms(RECHECK_MS), ksr_deadline_in_ms(budget));
+	for (;;) {
+		if (came_back(run, d)) {
+			d->back_ms = ksr_now_ms() - d->held_ms;
+			return;
+		}
+		if (ksr_deadline_passed(end))
+			return;
+		ksr_deadline tick = ksr_deadline_min(end, ksr_deadline_in_ms(RECHECK_TICK_MS));
+		if (ksr_sleep_until(tick) == KSR_WAIT_CANCELLED)
+			return;
+	}
+}
+
+static void describe_found(const ksr_run *run, const struct ksr_diag *d, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "%s", d->by_window ? "window" : "pid");
+	for (size_t i = 0; i < d->n_found && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, d->by_window ? "%s0x%lx" : "%s%lu",
+		                      i ? ", " : " ", d->found[i]);
+	const ksr_pattern *p = d->by_window ? run->sc->window : run->sc->process;
+	if (p && n < len)
+		snprintf(buf + n, len - n, " matching %s", ksr_pattern_source(p));
+}
+
+static void emit_recheck(ksr_run *run, const struct ksr_diag *d)
+{
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddBoolToObject(f, "came_back", d->n_found > 0);
+	cJSON_AddStringToObject(f, "by", d->by_window ? "window" : "process");
+	cJSON *ids = cJSON_AddArrayToObject(f, "new");
+	for (size_t i = 0; i < d->n_found; i++)
+		cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)d->found[i]));
+	if (d->n_found)
+		cJSON_AddNumberToObject(f, "after_ms", (double)d->back_ms);
+	ksr_run_emit(run, "crash_recheck", f);
+}
+
+/* Record the held crash as the run's failure, refined by what diagnosis found. */
+static void release_held(ksr_run *run)
+{
+	struct ksr_diag *d = run->diag;
+	if (!d)
+		return;
+	run->diag = NULL;
+	if (d->n_found) {
+		char found[256];
+		describe_found(run, d, found, sizeof found);
+		run->failure_outcome = KSR_OUTCOME_CRASH_LOOP;
+		ksr_run_fail(run, KSR_OUTCOME_CRASH_LOOP, 0,
+		             "the app keeps crashing and coming back: %s, and a new instance (%s) "
+		             "appeared %.1f s later%s",
+		             d->reason, found, (double)d->back_ms / 1000.0, d->signature);
+	} else {
+		ksr_run_fail(run, KSR_OUTCOME_CRASHED, 0, "%s%s", d->reason, d->signature);
+	}
+	free(d->known);
+	free(d);
+}
+
+void ksr_diag_record_held_now(ksr_run *run)
+{
+	const struct ksr_diag *d = run->diag;
+	if (d) /* not freed: the main thread may still hold it */
+		ksr_run_fail(run, KSR_OUTCOME_CRASHED, 0, "%s%s", d->reason, d->signature);
+}
+
+/* ---- logs --------------------------------------------------------------- */
+
+/* The last max bytes of a regular file (a FIFO or device named in logs: must
+ * not block the run). */
+static char *read_tail(const char *path, size_t max, size_t *len, bool *whole, int *errnum)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		*errnum = errno;
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		*errnum = S_ISREG(st.st_mode) ? errno : EINVAL;
+		close(fd);
+		return NULL;
+	}
+	off_t start = st.st_size > (off_t)max ? st.st_size - (off_t)max : 0;
+	char *buf = ksr_xmalloc(max + 1);
+	ssize_t n = pread(fd, buf, max, start);
+	*errnum = errno;
+	close(fd);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = (size_t)n;
+	*whole = start == 0;
+	return buf;
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t len = s[0] < 0x80             ? 1
+	             : (s[0] & 0xe0) == 0xc0 ? 2
+	             : (s[0] & 0xf0) == 0xe0 ? 3
+	             : (s[0] & 0xf8) == 0xf0 ? 4
+	                                     : 0;
+	if (!len || len > n || (len == 2 && s[0] < 0xc2) || (len == 4 && s[0] > 0xf4))
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((len == 3 && s[0] == 0xe0 && s[1] < 0xa0) ||
+	    (len == 3 && s[0] == 0xed && s[1] > 0x9f) ||
+	    (len == 4 && s[0] == 0xf0 && s[1] < 0x90) || (len == 4 && s[0] == 0xf4 && s[1] > 0x8f))
+		return 0; /* overlong or surrogate or beyond U+10FFFF */
+	return len;
+}
+
+/* Text fit for JSON and a person: from a line start (unless the whole file was
+ * read), control characters and invalid UTF-8 shown as '?'. In place. */
+static char *clean_text(char *buf, size_t len, bool whole)
+{
+	size_t i = 0, o = 0;
+	if (!whole) {
+		char *nl = memchr(buf, '\n', len);
+		if (nl)
+			i = (size_t)(nl - buf) + 1;
+	}
+	while (i < len) {
+		unsigned char c = (unsigned char)buf[i];
+		size_t k = utf8_seq((const unsigned char *)buf + i, len - i);
+		if (k == 1 && (c < 0x20 || c == 0x7f) && c != '\n' && c != '\t')
+			k = 0;
+		if (!k) {
+			buf[o++] = '?';
+			i++;
+			continue;
+		}
+		memmove(buf + o, buf + i, k);
+		o += k;
+		i += k;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* The first line of text carrying a crash signature, copied (trimmed) to hit. */
+static bool find_signature(const ksr_pattern *sig, const char *text, char *hit, size_t len)
+{
+	for (const char *line = text; *line;) {
+		const char *end = strchr(line, '\n');
+		size_t n = end ? (size_t)(end - line) : strlen(line);
+		char one[1024];
+		snprintf(one, sizeof one, "%.*s", (int)(n < sizeof one - 1 ? n : sizeof one - 1),
+		         line);
+		if (ksr_pattern_match(sig, one)) {
+			snprintf(hit, len, "%.200s", one);
+			return true;
+		}
+		line += n + (end ? 1 : 0);
+	}
+	return false;
+}
+
+static void emit_tail(ksr_run *run, const char *shown, const char *text)
+{
+	size_t len = strlen(text);
+	const char *from = len > TAIL_BYTES ? text + len - TAIL_BYTES : text;
+	while (from > text && (*from & 0xc0) == 0x80)
+		from++; /* not inside a UTF-8 sequence */
+	cJSON *t = cJSON_CreateObject();
+	cJSON_AddStringToObject(t, "path", shown);
+	cJSON_AddStringToObject(t, "text", from);
+	ksr_run_emit(run, "log_tail", t);
+}
+
+static void copy_log(ksr_run *run, int n, const char *path, const char *raw, size_t len)
+{
+	char name[32];
+	snprintf(name, sizeof name, "log-%d.txt", n);
+	ksr_err err = {0};
+	if (ksr_evidence_write(run->out, name, raw, len, &err) < 0)
+		return;
+	char what[600];
+	snprintf(what, sizeof what, "the last %zu bytes of %s", len, path);
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "name", name);
+	cJSON_AddStringToObject(a, "kind", "log");
+	cJSON_AddStringToObject(a, "description", what);
+	ksr_run_emit(run, "artifact", a);
+}
+
+static void emit_signature(ksr_run *run, const char *shown, const char *line)
+{
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "path", shown);
+	cJSON_AddStringToObject(f, "line", line);
+	ksr_run_emit(run, "crash_signature", f);
+}
+
+typedef struct log_job {
+	const ksr_pattern *sig;
+	bool failed_run; /* diagnosis: tail every log; else only one with a signature */
+	int hits;
+	char first_hit[400];
+	char unreadable[300];
+} log_job;
+
+/* One log: n = 0 for launch.log (already in OUT), else its index in logs:. */
+static void examine_log(ksr_run *run, log_job *job, const char *path, const char *shown, int n)
+{
+	size_t len = 0;
+	bool whole = false;
+	int errnum = 0;
+	char *buf = read_tail(path, SCAN_BYTES, &len, &whole, &errnum);
+	if (!buf) {
+		size_t u = strlen(job->unreadable);
+		snprintf(job->unreadable + u, sizeof job->unreadable - u, "%s%s (%s)",
+		         u ? ", " : "", shown, strerror(errnum));
+		return;
+	}
+	if (n > 0 && job->failed_run)
+		copy_log(run, n, path, buf, len);
+	char hit[256];
+	bool found = find_signature(job->sig, clean_text(buf, len, whole), hit, sizeof hit);
+	if (n > 0 && found && !job->failed_run)
+		copy_log(run, n, path, buf, strlen(buf)); /* cleaned: still the log's text */
+	if (job->failed_run || found)
+		emit_tail(run, shown, buf);
+	if (found) {
+		emit_signature(run, shown, hit);
+		if (!job->hits++)
+			snprintf(job->first_hit, sizeof job->first_hit, "%s shows \"%s\"", shown,
+			         hit);
+		if (!job->failed_run)
+			ksr_run_concern(
+			        run, KSR_CONCERN_CRASH_SIGNATURE, 0,
+			        "%s shows a crash signature although the app is still running: "
+			        "\"%s\"",
+			        shown, hit);
+	}
+	free(buf);
+}
+
+static void examine_logs(ksr_run *run, log_job *job)
+{
+	ksr_err err = {0};
+	ksr_pattern *sig = ksr_pattern_compile(crash_signatures, &err);
+	if (!sig)
+		return; /* a runtime bug; the unit-tested pattern compiles */
+	job->sig = sig;
+	if (run->launched_pid > 0) {
+		char *path = ksr_evidence_path(run->out, "launch.log");
+		examine_log(run, job, path, "launch.log", 0);
+		free(path);
+	}
+	for (size_t i = 0; i < run->sc->n_logs; i++)
+		examine_log(run, job, run->sc->logs[i], run->sc->logs[i], (int)i + 1);
+	ksr_pattern_free(sig);
+}
+
+void ksr_diag_scan_logs_at_end(ksr_run *run)
+{
+	if (!run->sc)
+		return;
+	log_job job = {0};
+	examine_logs(run, &job);
+}
+
+/* ---- diagnosis ---------------------------------------------------------- */
+
+static bool diagnosis_applies(const ksr_run *run)
+{
+	switch (run->failure_outcome) {
+	case KSR_OUTCOME_INTERRUPTED:
+	case KSR_OUTCOME_INVALID_SCENARIO:
+	case KSR_OUTCOME_NO_DISPLAY:
+	case KSR_OUTCOME_OUTPUT_UNWRITABLE:
+		return false;
+	default:
+		return true;
+	}
+}
+
+static void append(char *buf, size_t len, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* Append to a stage note, "; " between parts, cut at len. */
+static void append(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t n = strlen(buf);
+	if (n && n + 2 < len)
+		n += (size_t)snprintf(buf + n, len - n, "; ");
+	if (n + 1 >= len)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+static void diagnose(ksr_run *run, char *note, size_t len)
+{
+	if (run->x && ksr_x11_alive(run->x) &&
+	    ksr_run_screenshot(run, "99-failure.png", "the screen when the run failed") == 0)
+		append(note, len, "failure screenshot");
+	char described[96]; /* with a model: what the failure screen shows (issue #7) */
+	if (ksr_judge_describe_failure(run, described, sizeof described))
+		append(note, len, "%s", described);
+	if (run->diag) {
+		recheck(run, run->diag);
+		emit_recheck(run, run->diag);
+		append(note, len, "the app %s",
+		       run->diag->n_found ? "came back: a crash loop" : "did not come back");
+	}
+	log_job job = {.failed_run = true};
+	examine_logs(run, &job);
+	if (job.hits && run->diag)
+		snprintf(run->diag->signature, sizeof run->diag->signature, "; %s", job.first_hit);
+	append(note, len, "%d crash signature%s in the logs", job.hits, job.hits == 1 ? "" : "s");
+	if (job.unreadable[0])
+		append(note, len, "unreadable: %s", job.unreadable);
+}
+
+void ksr_diagnose(ksr_run *run)
+{
+	if (!run->sc || !diagnosis_applies(run) || ksr_cancelled()) {
+		release_held(run);
+		return;
+	}
+	ksr_events_set_stage(run->ev, "diagnosis");
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "name", "diagnosis");
+	ksr_run_emit(run, "stage.start", f);
+	int64_t started = ksr_now_ms();
+	char note[512] = "";
+	diagnose(run, note, sizeof note);
+	release_held(run);
+	/* A signal cut the diagnosis short: the failure found before it stands,
+	 * but what diagnosis recorded may be partial, and the stage says so. */
+	bool cut = ksr_cancelled();
+	if (cut)
+		append(note, sizeof note, "cut short by a signal");
+	ksr_run_emit_stage_end(run, "diagnosis", cut ? "interrupted" : "ok", note, started);
+	ksr_events_set_stage(run->ev, NULL);
+}

@@ -1,0 +1,104 @@
+/* Boot wait (the X display, or a private Xvfb) and launch. */
+#include "run/stages/stage.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ksr/proc.h"
+
+/* ---- boot wait ---------------------------------------------------------- */
+
+static double boot_limit(const ksr_run *run)
+{
+	return run->sc->boot_timeout_s;
+}
+
+static ksr_stage_status start_private_display(ksr_run *run, char *note, size_t len)
+{
+	ksr_session_opts so = {.width = 1280, .height = 720};
+	if (run->opts->xvfb_size &&
+	    ksr_session_parse_size(run->opts->xvfb_size, &so.width, &so.height) < 0) {
+		ksr_run_fail_setup(run, KSR_OUTCOME_NO_DISPLAY, 0,
+		                   "KASM_RUNTIME_XVFB_SIZE '%s' is not WIDTHxHEIGHT",
+		                   run->opts->xvfb_size);
+		return KSR_STAGE_FAILED;
+	}
+	ksr_err err = {0};
+	if (ksr_session_start(&so, run->stage, &run->session, &err) < 0) {
+		if (!ksr_run_wait_ended_run(run,
+		                            ksr_cancelled() ? KSR_WAIT_CANCELLED : KSR_WAIT_TIMEOUT,
+		                            0, "the start of the private Xvfb"))
+			ksr_run_fail(run, KSR_OUTCOME_NO_DISPLAY, 0,
+			             "the private Xvfb display could not be started: %s", err.msg);
+		return KSR_STAGE_FAILED;
+	}
+	snprintf(note, len, "private display %s (%dx%d)", ksr_session_display(run->session),
+	         so.width, so.height);
+	return KSR_STAGE_OK;
+}
+
+static ksr_stage_status stage_boot_wait(ksr_run *run, char *note, size_t len)
+{
+	if (run->opts->xvfb && start_private_display(run, note, len) != KSR_STAGE_OK)
+		return KSR_STAGE_FAILED;
+	ksr_err err = {0};
+	ksr_wait w = ksr_x11_open_wait(NULL, run->stage, &run->x, &err);
+	if (w == KSR_WAIT_READY) {
+		if (!run->session)
+			snprintf(note, len, "display %s", ksr_x11_display_name(run->x));
+		return KSR_STAGE_OK;
+	}
+	if (w == KSR_WAIT_ERROR) {
+		ksr_run_fail(run, KSR_OUTCOME_NO_DISPLAY, 0,
+		             "%s; set DISPLAY to the session's display or pass --xvfb", err.msg);
+		return KSR_STAGE_FAILED;
+	}
+	if (!ksr_run_wait_ended_run(run, w, 0, "the wait for the X display")) {
+		const char *d = getenv("DISPLAY");
+		ksr_run_fail(run, KSR_OUTCOME_NO_DISPLAY, 0,
+		             "the X display %s did not accept a connection within %g s",
+		             d ? d : "(unset)", run->sc->boot_timeout_s);
+	}
+	return KSR_STAGE_FAILED;
+}
+
+/* ---- launch ------------------------------------------------------------- */
+
+static const char *launch_skip(const ksr_run *run)
+{
+	return run->sc->launch ? NULL : "the scenario has no launch: command";
+}
+
+static ksr_stage_status stage_launch(ksr_run *run, char *note, size_t len)
+{
+	ksr_err err = {0};
+	char *log = ksr_evidence_path(run->out, "launch.log");
+	int rc = ksr_proc_launch(run->sc->launch, log, &run->launched_pid, &err);
+	if (rc < 0) {
+		free(log);
+		ksr_run_fail_setup(run, KSR_OUTCOME_STEP_FAILED, run->sc->launch_pos.line,
+		                   "the launch command could not be started: %s", err.msg);
+		return KSR_STAGE_FAILED;
+	}
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "command", run->sc->launch);
+	cJSON_AddNumberToObject(f, "pid", run->launched_pid);
+	cJSON_AddStringToObject(f, "log", "launch.log");
+	ksr_run_emit(run, "launch", f);
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "name", "launch.log");
+	cJSON_AddStringToObject(a, "kind", "log");
+	cJSON_AddStringToObject(a, "description", "output of the launch command");
+	ksr_run_emit(run, "artifact", a);
+	snprintf(note, len, "pid %d", run->launched_pid);
+	free(log);
+	return KSR_STAGE_OK;
+}
+
+const ksr_stage_def ksr_stage_boot_wait = {
+        .name = "boot-wait", .limit_s = boot_limit, .run = stage_boot_wait};
+const ksr_stage_def ksr_stage_launch = {.name = "launch", .skip = launch_skip, .run = stage_launch};

@@ -1,0 +1,221 @@
+/* First look (DESIGN §3): the screenshot after settle, captured once and
+ * encoded once; dialogs on every top-level window; the baseline comparison. */
+#include "run/stages/stage.h"
+#include "run/actions/runner.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "run/diagnosis/dialogs.h"
+#include "run/vision/judge.h"
+
+/* A pixel differs from the baseline when a channel moves by more than this.
+ * 24 of 255 (9.4%) is about pixelmatch's default (0.1 in YIQ): above the
+ * noise of font anti-aliasing and hinting, gradient dithering and scaled
+ * images (typically 1-16 levels), below the gap between distinct UI colours
+ * (a selection, a button state, text on its background: 30 and more). */
+#define BASELINE_CHANNEL_THRESHOLD 24
+
+typedef struct shot {
+	ksr_image *img;
+	unsigned char *png;
+	size_t len;
+} shot;
+
+static void record_artifact(ksr_run *run, const char *name, const char *kind, const char *what)
+{
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "name", name);
+	cJSON_AddStringToObject(a, "kind", kind);
+	cJSON_AddStringToObject(a, "description", what);
+	ksr_run_emit(run, "artifact", a);
+}
+
+static int write_artifact(ksr_run *run, const char *name, const char *kind, const char *what,
+                          const unsigned char *data, size_t len)
+{
+	ksr_err err = {0};
+	if (ksr_evidence_write(run->out, name, data, len, &err) < 0)
+		return -1;
+	record_artifact(run, name, kind, what);
+	return 0;
+}
+
+/* Capture and write 00-first-look.png, keeping both the pixels (for the
+ * comparison) and the PNG bytes (for the baseline files). */
+static int take_shot(ksr_run *run, shot *s, ksr_err *err)
+{
+	if (!run->x)
+		return ksr_err_set(err, "no X display");
+	s->img = ksr_x11_capture(run->x, 0, err);
+	if (!s->img || ksr_image_encode_png(s->img, &s->png, &s->len, err) < 0)
+		return -1;
+	return write_artifact(run, "00-first-look.png", "screenshot", "the screen after settle",
+	                      s->png, s->len);
+}
+
+/* --update-baseline: the first-look screenshot becomes the scenario's baseline. */
+static void update_baseline(ksr_run *run, const shot *s, char *note, size_t note_len)
+{
+	const char *path = run->sc->baseline;
+	if (!path) {
+		snprintf(note, note_len,
+		         "--update-baseline given but the scenario has no baseline:");
+		return;
+	}
+	FILE *f = fopen(path, "wb");
+	bool ok = f && fwrite(s->png, 1, s->len, f) == s->len;
+	if (f && fclose(f) != 0)
+		ok = false;
+	snprintf(note, note_len, ok ? "baseline %s updated" : "baseline %s could not be written",
+	         path);
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "path", path);
+	cJSON_AddBoolToObject(b, "written", ok);
+	ksr_run_emit(run, "baseline.update", b);
+}
+
+static void write_candidate(ksr_run *run, const shot *s, const char *why, char *note, size_t len)
+{
+	write_artifact(run, "baseline-candidate.png", "baseline-candidate", why, s->png, s->len);
+	snprintf(note, len, "%s; baseline-candidate.png written", why);
+}
+
+static void emit_comparison(ksr_run *run, const ksr_diff_result *r, const ksr_image *base)
+{
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "path", run->sc->baseline);
+	cJSON_AddNumberToObject(f, "tolerance", run->sc->baseline_tolerance);
+	cJSON_AddNumberToObject(f, "channel_threshold", BASELINE_CHANNEL_THRESHOLD);
+	cJSON_AddNumberToObject(f, "masks", (double)run->sc->n_baseline_mask);
+	cJSON_AddBoolToObject(f, "size_mismatch", r->size_mismatch);
+	cJSON_AddNumberToObject(f, "baseline_w", base->w);
+	cJSON_AddNumberToObject(f, "baseline_h", base->h);
+	cJSON_AddNumberToObject(f, "compared", (double)r->compared);
+	cJSON_AddNumberToObject(f, "differing", (double)r->differing);
+	cJSON_AddNumberToObject(f, "fraction", r->fraction);
+	ksr_run_emit(run, "baseline", f);
+}
+
+static void write_diff(ksr_run *run, const ksr_image *diff)
+{
+	unsigned char *png = NULL;
+	size_t len = 0;
+	ksr_err err = {0};
+	if (diff && ksr_image_encode_png(diff, &png, &len, &err) == 0)
+		write_artifact(run, "first-look-diff.png", "diff",
+		               "pixels that differ from the baseline, in red", png, len);
+	free(png);
+}
+
+/* Drift or a size mismatch is a concern carrying the figure. */
+static void judge_drift(ksr_run *run, const ksr_image *base, const shot *s,
+                        const ksr_diff_result *r, char *note, size_t len)
+{
+	const ksr_scenario *sc = run->sc;
+	if (r->size_mismatch) {
+		ksr_run_concern(run, KSR_CONCERN_BASELINE_DRIFT, 0,
+		                "the screen is %dx%d but the baseline %s is %dx%d", s->img->w,
+		                s->img->h, sc->baseline, base->w, base->h);
+		snprintf(note, len, "baseline size mismatch");
+		return;
+	}
+	double pct = r->fraction * 100.0, tol = sc->baseline_tolerance * 100.0;
+	if (r->fraction > sc->baseline_tolerance) {
+		write_diff(run, r->diff);
+		ksr_run_concern(run, KSR_CONCERN_BASELINE_DRIFT, 0,
+		                "%.2f%% of pixels differ from the baseline %s (tolerance %g%%)",
+		                pct, sc->baseline, tol);
+		snprintf(note, len, "baseline drift %.2f%% (tolerance %g%%)", pct, tol);
+		return;
+	}
+	snprintf(note, len, "baseline matches: %.2f%% of pixels differ (tolerance %g%%)", pct, tol);
+}
+
+/* A baseline path that exists but is not a readable PNG (a Git LFS pointer, a
+ * truncated file) is the setup's fault, not the app's: test-error, so that a
+ * broken baseline is never mistaken for drift nor silently skipped. */
+static void compare_baseline(ksr_run *run, const shot *s, char *note, size_t len)
+{
+	const ksr_scenario *sc = run->sc;
+	if (!sc->baseline) {
+		write_candidate(run, s, "the scenario has no baseline:", note, len);
+		return;
+	}
+	struct stat st;
+	if (stat(sc->baseline, &st) < 0 && errno == ENOENT) {
+		write_candidate(run, s, "no baseline file yet", note, len);
+		return;
+	}
+	ksr_err err = {0};
+	ksr_image *base = ksr_image_read_png(sc->baseline, &err);
+	if (!base) {
+		ksr_run_fail_setup(run, KSR_OUTCOME_INVALID_SCENARIO, 0,
+		                   "the baseline %s is not a readable PNG (%s); fix it or write it "
+		                   "again with run --update-baseline",
+		                   sc->baseline, err.msg);
+		snprintf(note, len, "baseline unreadable");
+		return;
+	}
+	ksr_diff_opts o = {.channel_threshold = BASELINE_CHANNEL_THRESHOLD,
+	                   .mask = (const double(*)[4])sc->baseline_mask,
+	                   .n_mask = sc->n_baseline_mask,
+	                   .want_diff = true};
+	ksr_diff_result r;
+	if (ksr_image_diff(base, s->img, &o, &r, &err) < 0)
+		snprintf(note, len, "baseline not compared: %s", err.msg);
+	else {
+		emit_comparison(run, &r, base);
+		judge_drift(run, base, s, &r, note, len);
+	}
+	ksr_image_free(r.diff);
+	ksr_image_free(base);
+}
+
+static ksr_stage_status stage_first_look(ksr_run *run, char *note, size_t len)
+{
+	shot s = {0};
+	ksr_err err = {0};
+	ksr_stage_status st = KSR_STAGE_OK;
+	/* Blockers first (issue #10): once a person cleared one, the first look
+	 * sees the app, not the login dialog they closed. */
+	if (!ksr_blockers_check(run, "first-look"))
+		return KSR_STAGE_FAILED;
+	if (take_shot(run, &s, &err) < 0 && !ksr_x11_alive(run->x)) {
+		ksr_run_fail(run, KSR_OUTCOME_NO_DISPLAY, 0,
+		             "the X display connection was lost before the first look");
+		st = KSR_STAGE_FAILED;
+		goto cleanup;
+	}
+	char dialogs[160] = "", base[256] = "";
+	/* Dialogs first: an error dialog is the failure that should decide. */
+	if (!ksr_dialogs_first_look(run, dialogs, sizeof dialogs))
+		st = KSR_STAGE_FAILED;
+	if (!s.png)
+		snprintf(base, sizeof base, "baseline not compared");
+	else if (run->opts->update_baseline)
+		update_baseline(run, &s, base, sizeof base);
+	else
+		compare_baseline(run, &s, base, sizeof base);
+	/* The model's judgement last, only when nothing has failed yet (issue #7). */
+	char judged[96] = "";
+	if (s.img && !run->failed)
+		ksr_judge_first_look(run, s.img, judged, sizeof judged);
+	if (run->failed)
+		st = KSR_STAGE_FAILED;
+	if (s.png)
+		snprintf(note, len, "screenshot 00-first-look.png; %s; %s", dialogs, base);
+	else
+		snprintf(note, len, "no screenshot (%s); %s; %s", err.msg, dialogs, base);
+	if (judged[0] && strlen(note) + 2 < len)
+		snprintf(note + strlen(note), len - strlen(note), "; %s", judged);
+cleanup:
+	ksr_image_free(s.img);
+	free(s.png);
+	return st;
+}
+
+const ksr_stage_def ksr_stage_first_look = {.name = "first-look", .run = stage_first_look};

@@ -1,0 +1,179 @@
+/* The accessibility probe: list the app's controls (role, name, states,
+ * actions, screen extents) into atspi.json and a bounded summary into the
+ * report's `accessibility` section. Recorded for reference only: it never
+ * decides the verdict, and no bus means "unavailable" (stage skipped with the
+ * reason), not a failure. */
+#include "run/stages/stage.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/actions/exec_atspi.h"
+
+#define PROBE_LIMIT_S   15
+#define PROBE_WALK_MS   10000
+#define PROBE_MAX_NODES 5000
+#define PROBE_APPEAR_MS 5000
+#define SUMMARY_MAX     60 /* controls listed in report.json; atspi.json has them all */
+
+static const char *probe_skip(const ksr_run *run)
+{
+	if (!run->sc->atspi)
+		return "atspi: false in the scenario";
+	if (run->sc->desktop)
+		return "desktop mode: there is no app to probe";
+	return NULL;
+}
+
+static double probe_limit(const ksr_run *run)
+{
+	(void)run;
+	return PROBE_LIMIT_S;
+}
+
+/* A control worth naming in the summary: one a scenario could act on or check. */
+static bool interesting(const ksr_atspi_node *n)
+{
+	return n->n_actions > 0 || (n->name && *n->name && n->has_extents);
+}
+
+static cJSON *tree_doc(const ksr_run_atspi *t, const ksr_atspi_tree *tree)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON *bus = cJSON_AddObjectToObject(doc, "bus");
+	cJSON_AddStringToObject(bus, "address", ksr_atspi_address(t->a));
+	cJSON_AddStringToObject(bus, "source", ksr_atspi_source_name(ksr_atspi_bus_source(t->a)));
+	cJSON *app = cJSON_AddObjectToObject(doc, "app");
+	cJSON_AddNumberToObject(app, "pid", t->app.pid);
+	cJSON_AddStringToObject(app, "name", t->app.name ? t->app.name : "");
+	cJSON_AddStringToObject(app, "bus_name", t->app.bus);
+	cJSON_AddStringToObject(app, "toolkit", t->app.toolkit ? t->app.toolkit : "");
+	cJSON_AddStringToObject(app, "found_by", t->found_by);
+	cJSON *nodes = cJSON_AddArrayToObject(doc, "nodes");
+	for (size_t i = 0; i < tree->len; i++) {
+		cJSON *n = ksr_atspi_node_json(tree, i);
+		cJSON_AddNumberToObject(n, "depth", tree->nodes[i].depth);
+		cJSON_AddNumberToObject(n, "parent", tree->nodes[i].parent);
+		cJSON_AddItemToArray(nodes, n);
+	}
+	return doc;
+}
+
+static void add_walk_fields(cJSON *o, const ksr_atspi_tree *tree)
+{
+	cJSON_AddNumberToObject(o, "nodes", (double)tree->len);
+	cJSON_AddNumberToObject(o, "walk_ms", (double)tree->ms);
+	cJSON_AddBoolToObject(o, "truncated", tree->truncated);
+	if (tree->cut_by)
+		cJSON_AddStringToObject(o, "cut_by", tree->cut_by);
+	else
+		cJSON_AddNullToObject(o, "cut_by");
+	cJSON_AddNumberToObject(o, "unanswered", tree->unanswered);
+}
+
+static void emit_summary(ksr_run *run, const ksr_run_atspi *t, const ksr_atspi_tree *tree)
+{
+	cJSON *e = cJSON_CreateObject();
+	cJSON_AddStringToObject(e, "status", "ok");
+	cJSON_AddStringToObject(e, "bus_source", ksr_atspi_source_name(ksr_atspi_bus_source(t->a)));
+	cJSON *app = cJSON_AddObjectToObject(e, "app");
+	cJSON_AddNumberToObject(app, "pid", t->app.pid);
+	cJSON_AddStringToObject(app, "name", t->app.name ? t->app.name : "");
+	cJSON_AddStringToObject(app, "toolkit", t->app.toolkit ? t->app.toolkit : "");
+	cJSON_AddStringToObject(app, "found_by", t->found_by);
+	add_walk_fields(e, tree);
+	cJSON *controls = cJSON_AddArrayToObject(e, "controls");
+	int listed = 0;
+	for (size_t i = 1; i < tree->len && listed < SUMMARY_MAX; i++) {
+		if (!interesting(&tree->nodes[i]))
+			continue;
+		cJSON *c = ksr_atspi_node_json(tree, i);
+		cJSON_DeleteItemFromObjectCaseSensitive(c, "path");
+		cJSON_AddItemToArray(controls, c);
+		listed++;
+	}
+	cJSON_AddStringToObject(e, "artifact", "atspi.json");
+	ksr_run_emit(run, "accessibility", e);
+}
+
+static void emit_unavailable(ksr_run *run, const char *status, const char *reason)
+{
+	cJSON *e = cJSON_CreateObject();
+	cJSON_AddStringToObject(e, "status", status);
+	cJSON_AddStringToObject(e, "reason", reason);
+	ksr_run_emit(run, "accessibility", e);
+}
+
+static int write_tree(ksr_run *run, const ksr_run_atspi *t, const ksr_atspi_tree *tree)
+{
+	cJSON *doc = tree_doc(t, tree);
+	add_walk_fields(cJSON_AddObjectToObject(doc, "walk"), tree);
+	char *text = cJSON_Print(doc);
+	cJSON_Delete(doc);
+	ksr_err err = {0};
+	int rc = ksr_evidence_write(run->out, "atspi.json", text, strlen(text), &err);
+	free(text);
+	if (rc < 0)
+		return rc;
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "name", "atspi.json");
+	cJSON_AddStringToObject(a, "kind", "json");
+	cJSON_AddStringToObject(a, "description", "the app's accessibility tree (probe)");
+	ksr_run_emit(run, "artifact", a);
+	return 0;
+}
+
+/* An app may register on the bus a little after its window maps (GTK4 waits
+ * for the registry): look again for a few seconds before calling it absent. */
+static int open_app(ksr_run *run, ksr_run_atspi *t, ksr_err *err)
+{
+	ksr_deadline until = ksr_deadline_min(run->stage, ksr_deadline_in_ms(PROBE_APPEAR_MS));
+	for (;;) {
+		if (ksr_run_atspi_open(run, run->stage, t, err) == 0)
+			return 0;
+		if (t->no_bus || ksr_deadline_passed(until))
+			return -1;
+		if (ksr_sleep_until(ksr_deadline_min(until, ksr_deadline_in_ms(250))) ==
+		    KSR_WAIT_CANCELLED)
+			return -1;
+	}
+}
+
+static ksr_stage_status stage_probe(ksr_run *run, char *note, size_t len)
+{
+	ksr_run_atspi t;
+	ksr_err err = {0};
+	const char *why_none = run->session ? ksr_session_a11y_error(run->session) : NULL;
+	if (open_app(run, &t, &err) < 0) {
+		if (ksr_cancelled())
+			return KSR_STAGE_SKIPPED; /* the next stage records the interruption */
+		snprintf(note, len, "%s%s%s", t.no_bus ? "accessibility unavailable: " : "",
+		         why_none && t.no_bus ? why_none : err.msg, "");
+		emit_unavailable(run, t.no_bus ? "unavailable" : "app-not-found", note);
+		return KSR_STAGE_SKIPPED;
+	}
+	ksr_atspi_tree tree = {0};
+	ksr_deadline d = ksr_deadline_min(run->stage, ksr_deadline_in_ms(PROBE_WALK_MS));
+	ksr_stage_status st = KSR_STAGE_OK;
+	if (ksr_run_atspi_walk(run, &t, PROBE_MAX_NODES, d, &tree, &err) < 0) {
+		snprintf(note, len, "%s", err.msg);
+		emit_unavailable(run, "no-answer", err.msg);
+	} else {
+		write_tree(run, &t, &tree);
+		emit_summary(run, &t, &tree);
+		snprintf(note, len, "%zu nodes of %s (pid %d) in %lld ms%s%s", tree.len,
+		         t.app.name ? t.app.name : "the app", t.app.pid, (long long)tree.ms,
+		         tree.truncated ? ", cut by " : "", tree.truncated ? tree.cut_by : "");
+	}
+	ksr_atspi_tree_clear(&tree);
+	ksr_run_atspi_release(&t);
+	return st;
+}
+
+const ksr_stage_def ksr_stage_probe = {
+        .name = "accessibility-probe",
+        .limit_s = probe_limit,
+        .skip = probe_skip,
+        .run = stage_probe,
+};
