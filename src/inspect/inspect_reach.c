@@ -5,7 +5,6 @@
  * printed here never clicks another control. */
 #include "ksr/inspect.h"
 
-#include <atspi/atspi-constants.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,7 +170,8 @@ static int window_of(const ksr_atspi_node *n, const ksr_window *wins, size_t n_w
  * showing). */
 static bool showing_at(const ksr_atspi_node *n)
 {
-	uint64_t seen = (1ull << ATSPI_STATE_SHOWING) | (1ull << ATSPI_STATE_VISIBLE);
+	uint64_t seen = (1ull << ksr_atspi_state_index("showing")) |
+	                (1ull << ksr_atspi_state_index("visible"));
 	return n->has_extents && (n->states & seen);
 }
 

@@ -3,7 +3,6 @@
  * The planner's word never passes a run: success: checks do (docs/agentic.md). */
 #include "run/agent/goal.h"
 
-#include "run/stages/stage.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -529,7 +528,7 @@ static void emit_end(loop *l, cJSON *checks)
 	ksr_run_emit(l->run, "goal.end", f);
 }
 
-static ksr_stage_status decide(loop *l, char *note, size_t len)
+static bool decide(loop *l, char *note, size_t len)
 {
 	ksr_run *run = l->run;
 	cJSON *rows = cJSON_CreateArray();
@@ -538,7 +537,7 @@ static ksr_stage_status decide(loop *l, char *note, size_t len)
 	bool ran = run_success_checks(run, rows, &bad, detail, sizeof detail);
 	emit_end(l, rows);
 	if (!ran)
-		return KSR_STAGE_FAILED;
+		return false;
 	if (bad >= 0) {
 		const ksr_check *c = &run->sc->success.items[bad];
 		if (l->success)
@@ -552,7 +551,7 @@ static ksr_stage_status decide(loop *l, char *note, size_t len)
 			             "the goal was not reached (%.200s), and success: %s did not "
 			             "hold: %.200s",
 			             l->claim, c->info->name, detail);
-		return KSR_STAGE_FAILED;
+		return false;
 	}
 	if (!l->success)
 		ksr_run_concern(run, KSR_CONCERN_UNCONFIRMED_CLAIM, run->sc->goal_pos.line,
@@ -561,11 +560,11 @@ static ksr_stage_status decide(loop *l, char *note, size_t len)
 		                l->claim);
 	write_plan(l);
 	snprintf(note, len, "goal reached in %d turn(s); every success: check holds", l->turn);
-	return KSR_STAGE_OK;
+	return true;
 }
 
 /* After a completed plan: the success: checks alone decide (no model). */
-static ksr_stage_status plan_completed(ksr_run *run, char *note, size_t len)
+static bool plan_completed(ksr_run *run, char *note, size_t len)
 {
 	cJSON *rows = cJSON_CreateArray();
 	char detail[400] = "";
@@ -578,16 +577,16 @@ static ksr_stage_status plan_completed(ksr_run *run, char *note, size_t len)
 	cJSON_AddItemToObject(f, "success_checks", rows);
 	ksr_run_emit(run, "goal.end", f);
 	if (!ran)
-		return KSR_STAGE_FAILED;
+		return false;
 	if (bad >= 0) {
 		const ksr_check *c = &run->sc->success.items[bad];
 		ksr_run_fail(run, KSR_OUTCOME_CHECK_FAILED, c->pos.line,
 		             "the plan ran through, but success: %s did not hold: %.200s",
 		             c->info->name, detail);
-		return KSR_STAGE_FAILED;
+		return false;
 	}
 	snprintf(note, len, "the plan reached the goal; no planner was needed");
-	return KSR_STAGE_OK;
+	return true;
 }
 
 /* ---- the stage ---------------------------------------------------------------------- */
@@ -663,7 +662,7 @@ static bool stop_before_turn(loop *l)
 bool ksr_goal_stage(ksr_run *run, char *note, size_t len)
 {
 	if (run->plan_state == KSR_PLAN_COMPLETED)
-		return plan_completed(run, note, len) == KSR_STAGE_OK;
+		return plan_completed(run, note, len);
 	loop l = {.run = run};
 	if (!configure(&l))
 		return false;
@@ -682,7 +681,7 @@ bool ksr_goal_stage(ksr_run *run, char *note, size_t len)
 		if (!one_turn(&l))
 			break;
 	}
-	ksr_stage_status st = KSR_STAGE_FAILED;
+	bool st = false;
 	if (!run->failed)
 		st = decide(&l, note, len);
 	else
@@ -693,5 +692,5 @@ bool ksr_goal_stage(ksr_run *run, char *note, size_t len)
 	cJSON_Delete(l.history);
 	cJSON_Delete(l.turns);
 	ksr_plan_out_free(l.plan);
-	return st == KSR_STAGE_OK;
+	return st;
 }

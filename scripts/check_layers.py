@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""The layers' include rule (docs/design.md), checked on the source tree.
+
+Prints the folder-level include graph, then fails (exit 1) on:
+  - an #include "..." of a header that belongs to a higher layer, or to
+    another folder of the same rank (the front ends do not include each
+    other);
+  - an #include <...> of libX11, libwebsockets, AT-SPI or GDBus headers
+    outside src/backend/;
+  - a header under include/ksr/ that no layer owns (add it to OWNERS).
+
+The linker enforces the same direction for calls (CMakeLists.txt, ksr_layer:
+each library's link check); this script covers what the linker cannot see
+(a header included for its types or macros).
+
+  scripts/check_layers.py [ROOT]      check the tree (default: the repository)
+  scripts/check_layers.py --self-test plant violations in a scratch tree and
+                                      check that each one is caught
+"""
+import os
+import re
+import sys
+import tempfile
+
+# Folder -> rank. A file may include headers of its own folder and of folders
+# of a lower rank.
+RANKS = {
+    "core": 0,
+    "backend": 1,
+    "scenario": 2,
+    "run/context": 3,
+    "run/vision": 4,
+    "run/diagnosis": 5,
+    "run/actions": 6,
+    "run/agent": 7,
+    "run/stages": 8,
+    "run": 9,
+    "inspect": 10,
+    "watch": 10,
+    "mcp": 10,
+    "cli": 11,
+}
+
+# Public headers (include/ksr/NAME) -> the folder whose code they describe.
+OWNERS = {
+    "deadline.h": "core", "error.h": "core", "event.h": "core", "evidence.h": "core",
+    "report.h": "core", "strbuf.h": "core", "verdict.h": "core", "pattern.h": "core",
+    "json.h": "core",
+    "x11.h": "backend", "atspi.h": "backend", "cdp.h": "backend", "model.h": "backend",
+    "image.h": "backend", "keys.h": "backend", "proc.h": "backend", "session.h": "backend",
+    "http_server.h": "backend",
+    "scenario.h": "scenario", "vocabulary.h": "scenario", "vocabulary.def": "scenario",
+    # The run's options (the context's input) and its entry point: the options are
+    # part of the context, so the header sits at the run's bottom.
+    "run.h": "run/context",
+    "inspect.h": "inspect",
+    "watch.h": "watch", "junit.h": "watch",
+    "mcp.h": "mcp", "mcp_http.h": "mcp",
+}
+
+# System headers only the backends may include.
+BACKEND_ONLY = re.compile(r"^(X11/|libwebsockets\.h|lws_|atspi/|gio/|dbus/)")
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+
+
+def folder_of(rel):
+    """src/run/actions/x.c -> run/actions; include/ksr/x11.h -> backend."""
+    parts = rel.split("/")
+    if parts[0] == "include":
+        return OWNERS.get(parts[-1])
+    if parts[0] != "src" or len(parts) < 3:
+        return None
+    if parts[1] == "run" and len(parts) > 3:
+        return "run/" + parts[2]
+    return parts[1]
+
+
+def resolve(src_rel, target, root):
+    """The repository path a quoted include names, or None (not ours)."""
+    for base in (os.path.dirname(src_rel), "src", "include"):
+        cand = os.path.normpath(os.path.join(base, target))
+        if os.path.exists(os.path.join(root, cand)):
+            return cand
+    return None
+
+
+def sources(root):
+    for top in ("src", "include"):
+        for d, _, files in os.walk(os.path.join(root, top)):
+            for f in sorted(files):
+                if f.endswith((".c", ".h", ".def")):
+                    yield os.path.relpath(os.path.join(d, f), root)
+
+
+def check(root):
+    graph, errors = {}, []
+    for rel in sources(root):
+        here = folder_of(rel)
+        if here is None:
+            if rel.startswith("include/"):
+                errors.append(f"{rel}: no layer owns this public header (scripts/check_layers.py OWNERS)")
+            continue
+        text = open(os.path.join(root, rel), encoding="utf-8", errors="replace").read()
+        for m in INCLUDE.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            kind, target = m.group(1), m.group(2)
+            if kind == "<":
+                if BACKEND_ONLY.match(target) and here != "backend":
+                    errors.append(f"{rel}:{line}: <{target}> outside src/backend")
+                continue
+            dest = resolve(rel, target, root)
+            there = folder_of(dest) if dest else None
+            if there is None:
+                continue
+            graph.setdefault(here, {}).setdefault(there, 0)
+            graph[here][there] += 1
+            if there == here:
+                continue
+            if RANKS[there] >= RANKS[here]:
+                errors.append(f'{rel}:{line}: "{target}" ({there}) against the layers from {here}')
+    return graph, errors
+
+
+def print_graph(graph):
+    print("folder-level include graph (from -> to: includes):")
+    for here in sorted(graph, key=lambda f: (RANKS[f], f)):
+        outs = ", ".join(f"{t} {n}" for t, n in sorted(graph[here].items(), key=lambda kv: (RANKS[kv[0]], kv[0])) if t != here)
+        print(f"  {here:14} -> {outs or '(own folder only)'}")
+
+
+def self_test():
+    """Each planted violation must be reported; the clean tree must not be."""
+    def tree(files):
+        d = tempfile.mkdtemp(prefix="ksr-layers-")
+        for rel, text in files.items():
+            os.makedirs(os.path.join(d, os.path.dirname(rel)), exist_ok=True)
+            with open(os.path.join(d, rel), "w") as f:
+                f.write(text)
+        return d
+
+    clean = {
+        "include/ksr/x11.h": "#include <stdint.h>\n",
+        "include/ksr/error.h": "",
+        "src/core/error.c": '#include "ksr/error.h"\n',
+        "src/backend/x11.c": '#include <X11/Xlib.h>\n#include "ksr/x11.h"\n#include "ksr/error.h"\n',
+        "src/run/context/context.h": '#include "ksr/x11.h"\n',
+        "src/run/actions/a.c": '#include "run/context/context.h"\n',
+        "src/cli/main.c": '#include "run/actions/a.h"\n',
+    }
+    cases = {
+        "core includes a backend header": {"src/core/bad.c": '#include "ksr/x11.h"\n'},
+        "context includes actions": {"src/run/context/bad.c": '#include "run/actions/exec.h"\n',
+                                     "src/run/actions/exec.h": ""},
+        "a front end includes another": {"src/mcp/bad.c": '#include "ksr/watch.h"\n',
+                                         "include/ksr/watch.h": ""},
+        "libX11 outside the backends": {"src/mcp/bad.c": "#include <X11/Xlib.h>\n"},
+        "libwebsockets outside the backends": {"src/mcp/bad.c": "#include <libwebsockets.h>\n"},
+        "AT-SPI outside the backends": {"src/inspect/bad.c": "#include <atspi/atspi.h>\n"},
+        "an unowned public header": {"include/ksr/mystery.h": ""},
+    }
+    failures = 0
+    _, errs = check(tree(clean))
+    if errs:
+        print("self-test: the clean tree was reported:", errs)
+        failures += 1
+    for name, extra in cases.items():
+        _, errs = check(tree({**clean, **extra}))
+        status = "caught" if errs else "MISSED"
+        print(f"self-test: {name}: {status}" + (f" ({errs[0]})" if errs else ""))
+        failures += not errs
+    return 1 if failures else 0
+
+
+def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
+    graph, errors = check(os.path.abspath(root))
+    print_graph(graph)
+    for e in errors:
+        print("layers:", e)
+    print(f"{len(errors)} include(s) against the layers")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
