@@ -6,9 +6,10 @@
  * whose accessible name is its text, from "Pressed 0" to "Pressed N"; records
  * "pressed"), check box "Enable feature" (records
  * "checked:1"/"checked:0"), entry "Text field" (records "text:<value>" on each
- * change). Timers given in milliseconds start once the main window is mapped
- * (with --no-window: at start). --first-run-dialog and --updater-dialog show plain
- * dialogs of that title; --close-window-after destroys the window, the process stays. */
+ * change); with --record-enter, the pointer entering the button or the check
+ * box records "enter:<name>" (hover). Timers given in milliseconds start once the main window is
+ * mapped (with --no-window: at start). --first-run-dialog and --updater-dialog show plain dialogs
+ * of that title; --close-window-after destroys the window, the process stays. */
 #include <gtk/gtk.h>
 
 #include <errno.h>
@@ -32,6 +33,7 @@ static struct {
 	gchar *first_run_dialog;
 	gchar *updater_dialog;
 	gint close_window_after_ms;
+	gboolean record_enter;
 } opt = {
         .slow_start_ms = -1,
         .crash_after_ms = -1,
@@ -65,6 +67,8 @@ static GOptionEntry entries[] = {
          "TITLE"},
         {"updater-dialog", 0, 0, G_OPTION_ARG_STRING, &opt.updater_dialog,
          "Show a plain dialog with this title (an updater), transient for the window", "TITLE"},
+        {"record-enter", 0, 0, G_OPTION_ARG_NONE, &opt.record_enter,
+         "Also record the pointer entering the button and the check box (enter:NAME)", NULL},
         {"close-window-after", 0, 0, G_OPTION_ARG_INT, &opt.close_window_after_ms,
          "Destroy the main window this long after it is shown, but keep running", "MS"},
         {NULL},
@@ -121,6 +125,15 @@ static void on_text(GtkEditable *entry, gpointer data)
 {
 	(void)data;
 	record("text:%s\n", gtk_entry_get_text(GTK_ENTRY(entry)));
+}
+
+static gboolean on_enter(GtkWidget *w, GdkEventCrossing *event, gpointer name)
+{
+	(void)w;
+	(void)event;
+	if (opt.record_enter)
+		record("enter:%s\n", (const char *)name);
+	return FALSE;
 }
 
 static gboolean crash_now(gpointer data)
@@ -251,11 +264,13 @@ static GtkWidget *build_window(void)
 	GtkWidget *button = gtk_button_new_with_label("Press me");
 	name_widget(button, "Press me");
 	g_signal_connect(button, "clicked", G_CALLBACK(on_press), NULL);
+	g_signal_connect(button, "enter-notify-event", G_CALLBACK(on_enter), "Press me");
 	pressed_label = gtk_label_new("Pressed 0");
 	gtk_widget_set_name(pressed_label, "press-count"); /* accessible name: its text */
 	GtkWidget *check = gtk_check_button_new_with_label("Enable feature");
 	name_widget(check, "Enable feature");
 	g_signal_connect(check, "toggled", G_CALLBACK(on_toggle), NULL);
+	g_signal_connect(check, "enter-notify-event", G_CALLBACK(on_enter), "Enable feature");
 	GtkWidget *entry = gtk_entry_new();
 	name_widget(entry, "Text field");
 	gtk_entry_set_placeholder_text(GTK_ENTRY(entry), "Type here");

@@ -156,6 +156,22 @@ class CdpTest(ksr.KsrTestCase):
         self.assertIn("#hidden is not visible", report["reason"])
         self.assertTrue(ksr.names_line(report["reason"], ksr.line_of(path, "#hidden")))
 
+    def test_hover_moves_the_page_mouse_without_a_click(self):
+        """hover: {selector}: the element's mouseenter fires (the page records
+        it), no button goes down, and the row says the page's mouse moved."""
+        path, out, rc, se = self.run_page("actions.html", "KSR Actions", """\
+            - hover: {selector: "#hoverme"}
+              checks:
+                - page: {selector: "#status", text: "hovered"}
+            - cdp_eval: "document.getElementById('status').textContent === 'hovered'"
+            """)
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        row = self.step_ends(out)[0]
+        self.assertEqual((row["kind"], row["backend"], row["rung"]), ("hover", "cdp", "page"), row)
+        self.assertEqual(row["selector"], "#hoverme")
+        self.assertTrue(row["box"]["x"] <= row["point"]["x"] <= row["box"]["x"] + row["box"]["w"])
+        self.assertEqual(report["steps"][0]["checks"][0]["status"], "held")
+
     def test_covered_element_names_the_interceptor(self):
         path, out, rc, se = self.run_page("actions.html", "KSR Actions", """\
             - cdp_click: "#covered"

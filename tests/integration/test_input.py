@@ -150,6 +150,43 @@ class InputTest(ksr.KsrTestCase):
         # click, the scroll and the clicks on the field and empty space press nothing
         self.assertEqual(rec_lines(rec).count("pressed"), 4, rec_lines(rec))
 
+    def test_hover_point_and_element_enter_without_a_click(self):
+        """hover on a declared target and on an accessibility control: the test
+        app records the pointer entering each (read by the steps' own checks,
+        then from the record file), and nothing is pressed or toggled."""
+        rec = os.path.join(self.tmp, "rec.txt")
+        path = self.scenario(
+            "name: hover\n"
+            "launch: ${KSR_TESTAPP} --record-enter --record %s\n"
+            "process: ^ksr-testapp$\n"
+            "window: ^KSR Test App$\n"
+            "settle_s: 0.5\n" % rec + TARGETS + "steps:\n"
+            "  - hover: empty\n"
+            "    checks:\n"
+            "      - shell: \"! grep -q '^enter:' %s\"\n"
+            "  - hover: press\n"
+            "    checks:\n"
+            "      - shell: grep -qx 'enter:Press me' %s\n"
+            "  - hover: {element: Enable feature, role: check box}\n"
+            "    checks:\n"
+            "      - shell: grep -qx 'enter:Enable feature' %s\n" % (rec, rec, rec))
+        out, _report, _se = self.run_ok(path)
+        rows = {r["index"]: r for r in step_rows(out)}
+        self.assertEqual([rows[i]["kind"] for i in (1, 2, 3)], ["hover"] * 3)
+        self.assertEqual(rows[2]["rung"], "declared")
+        self.assert_pixel_from_geometry(rows[2], 0.5, 0.13)
+        self.assert_shots(out, rows[2], annotated=True)
+        self.assertEqual(rows[3]["rung"], "element")
+        self.assertEqual(rows[3]["element"]["name"], "Enable feature", rows[3])
+        w, p = rows[3]["window"], rows[3]["pixel"]
+        self.assertTrue(w["x"] <= p["x"] < w["x"] + w["w"] and w["y"] <= p["y"] < w["y"] + w["h"],
+                        rows[3])
+        lines = rec_lines(rec)
+        self.assertIn("enter:Press me", lines)
+        self.assertIn("enter:Enable feature", lines)
+        self.assertNotIn("pressed", lines, "hover presses no button")
+        self.assertFalse([l for l in lines if l.startswith("checked:")], lines)
+
     def test_target_window_dialog(self):
         """Fractions of a dialog, by a declared target with its own window and by
         target: window on a literal fraction; the dialogs close."""

@@ -205,6 +205,7 @@ static ksr_cdp_status op_hover(ksr_run *run, const ksr_step *step, const char *r
 void ksr_cdp_step_hover(ksr_run *run, const ksr_step *step, ksr_step_result *res)
 {
 	on_element(run, step, res, op_hover, true);
+	cJSON_AddStringToObject(res->extra, "backend", "cdp"); /* the page's mouse, not XTest */
 	res->acted = res->status == KSR_STEP_OK;
 }
 
