@@ -1,4 +1,4 @@
-"""`validate`: every load-time rejection of DESIGN §4 is reported as
+"""`validate`: every load-time rejection in docs/scenario.md is reported as
 `file:line:col: message` naming the right line, exit 2; good scenarios exit 0.
 `run` of a bad scenario still writes evidence (invalid-scenario)."""
 
