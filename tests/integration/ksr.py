@@ -37,7 +37,7 @@ OUTCOMES = ("completed", "never-appeared", "crashed", "crash-loop", "error-dialo
             "backend-unavailable", "output-unwritable")
 STAGES = ("boot-wait", "launch", "app-wait", "settle", "accessibility-probe", "first-look",
           "browser-attach", "steps", "plan", "goal-loop", "final-checks")
-# Diagnosis (DESIGN §3) runs instead of the rest after a failure; the runtime
+# Diagnosis (docs/scenario.md#logs-and-diagnosis) runs instead of the rest after a failure; the runtime
 # records it as a stage after the others.
 STAGE_ORDER = STAGES + ("diagnosis",)
 STAGE_STATUSES = ("ok", "failed", "skipped", "interrupted", "timeout")

@@ -1,4 +1,4 @@
-"""Blockers (DESIGN §10) with a real zenity window titled "Sign in" beside the
+"""Blockers (docs/watch.md#blockers) with a real zenity window titled "Sign in" beside the
 test app: live remediation on and the window closed after a few seconds ->
 blocked, WAITING heartbeats, resumed, pass; not closed -> test-error/blocked
 after remediation_timeout_s; live remediation off -> test-error/blocked at

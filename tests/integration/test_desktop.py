@@ -1,6 +1,7 @@
-"""Desktop mode (issue #4, DESIGN §3/§4): spawn a tool and wait for its window,
-observe it with checks, act on it, kill it and confirm it is gone; tools the
-scenario does not kill are stopped at the end; a tool that dies is app-failed.
+"""Desktop mode (issue #4, docs/acting.md#desktop-mode): spawn a tool and wait
+for its window, observe it with checks, act on it, kill it and confirm it is
+gone; tools the scenario does not kill are stopped at the end; a tool that dies
+is app-failed.
 Real Xvfb + openbox (--xvfb) and real tools: xterm, zenity, the GTK3 test app."""
 
 import os

@@ -1,4 +1,4 @@
-"""The fault matrix (issue #12, DESIGN §15): whatever fails around a run, it
+"""The fault matrix (issue #12, docs/reliability.md#fault-matrix): whatever fails around a run, it
 ends with DONE, a report that names the fault, an exit code, and it ends
 within a liveness bound of the fault (a bound with a wide margin, not a
 timing figure). Everything is real: the X server the test starts and kills,

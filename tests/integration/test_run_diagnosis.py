@@ -1,4 +1,5 @@
-"""Diagnosis-dependent outcomes (DESIGN §3, §8): a crash loop told apart from a
+"""Diagnosis-dependent outcomes (docs/scenario.md#logs-and-diagnosis,
+docs/report.md#verdicts-outcomes-and-concerns): a crash loop told apart from a
 single crash, and an error dialog found at first look. Kept apart from
 test_run_fail because they depend on the first-look dialog detection and the
 crash-loop re-check."""

@@ -1,4 +1,4 @@
-"""First look (DESIGN §3): baselines. A baseline made by one run with
+"""First look (docs/scenario.md#baselines): baselines. A baseline made by one run with
 --update-baseline, then compared: a match passes, a changed region is a
 `baseline-drift` concern carrying the figure and a diff image, a mask over the
 changed region passes again; no baseline writes a candidate; a baseline of

@@ -1,4 +1,4 @@
-"""Security checks (issue #12, DESIGN §15).
+"""Security checks (issue #12; docs/reliability.md#security).
 
 - The model API key never appears in any file in OUT, on stdout or on stderr:
   representative runs (a pass, an app failure with diagnosis, a model that is
@@ -11,7 +11,7 @@
   error dialog), a scenario named `../../x/y`: nothing is written outside OUT
   (a sentinel tree beside OUT is compared before and after) and every name in
   OUT is a plain, safe name.
-- `mcp --http` (DESIGN §15): requests from other Origins are refused (403)
+- `mcp --http` (docs/mcp.md): requests from other Origins are refused (403)
   and the refused tool call has no effect; a bind off loopback without a
   token is refused at start (exit 2, nothing listens); a body over the cap is
   413 while one under it is served. test_mcp_http.py has the transport's other

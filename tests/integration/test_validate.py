@@ -1,4 +1,4 @@
-"""`validate`: every load-time rejection of DESIGN §4 is reported as
+"""`validate`: every load-time rejection in docs/scenario.md is reported as
 `file:line:col: message` naming the right line, exit 2; good scenarios exit 0.
 `run` of a bad scenario still writes evidence (invalid-scenario)."""
 
@@ -65,7 +65,7 @@ class ValidateTest(ksr.KsrTestCase):
         self.assertEqual(so, "")
 
     def test_full_grammar_is_valid(self):
-        """A scenario using most of §4's grammar loads."""
+        """A scenario using most of the grammar in docs/scenario.md loads."""
         path = self.scenario(textwrap.dedent("""\
             name: grammar-tour
             launch: ${KSR_IT_APP:-mousepad} --disable-server

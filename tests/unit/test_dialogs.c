@@ -1,7 +1,7 @@
-/* Dialog classification (DESIGN §3 first look): a table of real-world window
- * titles against the built-in defaults, then the scenario's own lists, the
- * order (first-run and updater before error), an empty list switching a kind
- * off, and the app's main window never counting as a dialog. */
+/* Dialog classification at first look (docs/scenario.md#dialogs): a table of
+ * real-world window titles against the built-in defaults, then the scenario's
+ * own lists, the order (first-run and updater before error), an empty list
+ * switching a kind off, and the app's main window never counting as a dialog. */
 /* A private header of the library (src/ is not on the tests' include path). */
 #include "../../src/run/diagnosis/dialogs.h"
 

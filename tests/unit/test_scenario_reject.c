@@ -1,5 +1,5 @@
-/* Every load-time rejection of DESIGN §4, each at its exact line:column with a
- * fragment of its message; and the bad example files under tests/data. */
+/* Every load-time rejection in docs/scenario.md, each at its exact line:column
+ * with a fragment of its message; and the bad example files under tests/data. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,6 @@
-/* The verdict table (DESIGN §8): every outcome, every concern, the rules that
- * combine them. Any change to a mapping fails a row here. */
+/* The verdict table (docs/report.md#verdicts-outcomes-and-concerns): every
+ * outcome, every concern, the rules that combine them. Any change to a mapping
+ * fails a row here. */
 #include <stdio.h>
 #include <string.h>
 
