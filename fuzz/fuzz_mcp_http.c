@@ -1,7 +1,8 @@
 /* libFuzzer target for what `mcp --http` reads from a request without a
  * socket (src/mcp/http_check.c): the --http listen address, the Host and
  * Origin loopback tests (DNS rebinding, cross-site pages), the bearer token
- * and Accept. The request line and header framing are libwebsockets' own.
+ * and Accept. The request line and header framing are libwebsockets' own
+ * (under src/backend/http_server.c).
  * The input is six newline-separated fields: listen, Host, Origin,
  * Authorization, token, Accept. Besides "no crash", the properties a
  * security check must keep are asserted. */

@@ -1,15 +1,16 @@
 /* The Streamable HTTP transport for the MCP server (MCP 2025-11-25, "Streamable
- * HTTP"), on libwebsockets' HTTP server: one endpoint, POST /mcp with one
- * JSON-RPC message per request, answered as application/json, or as a
- * text/event-stream when the client accepts one and a tool sends notifications
- * (progress, logging) before its result. No standalone SSE stream: GET is 405.
+ * HTTP"), on the backend's HTTP server (ksr/http_server.h): one endpoint, POST
+ * /mcp with one JSON-RPC message per request, answered as application/json, or
+ * as a text/event-stream when the client accepts one and a tool sends
+ * notifications (progress, logging) before its result. No standalone SSE stream: GET is 405.
  * Mcp-Session-Id is issued at initialize and required after; DELETE ends it.
  *
  * Security: loopback by default; on a loopback bind the Host header must name
  * loopback (DNS rebinding); a present Origin must be a loopback origin (403);
  * any other bind needs a bearer token (refused at start without one), checked
- * on every request (401). Bodies over max_body get 413 after the body is read,
- * so a keep-alive connection survives a rejected request. No printing. */
+ * on every request (401). Bodies over max_body get 413 after the body is read
+ * (the client is not cut off mid-send); every response closes its connection
+ * (docs/mcp.md, "Streamable HTTP"). No printing. */
 #ifndef KSR_MCP_HTTP_H
 #define KSR_MCP_HTTP_H
 

@@ -1,41 +1,35 @@
-/* The Streamable HTTP transport (include/ksr/mcp_http.h) on libwebsockets'
- * HTTP server.
+/* The Streamable HTTP transport (include/ksr/mcp_http.h) on the backend's
+ * HTTP server (include/ksr/http_server.h); docs/mcp.md, "Streamable HTTP".
+ * This file holds the transport's rules: the endpoint, Host/Origin/token,
+ * media types and protocol revision, sessions, 202/405/411/413, JSON-RPC
+ * classification and SSE event framing.
  *
- * Threads: the service thread runs lws and owns every connection; one worker
+ * Threads: the server's serving thread owns every connection; one worker
  * thread runs ksr_mcp_handle for the queued messages in order (a tool may run
- * for minutes, and the core takes one call at a time); a watcher thread waits
- * on the cancel descriptor and wakes the service loop on SIGTERM/SIGINT.
- * lws_cancel_service is the only lws call made off the service thread (it is
- * the one lws documents as safe there): the worker posts output into the job
- * and wakes the loop, whose LWS_CALLBACK_EVENT_WAIT_CANCELLED asks for a
- * writeable callback on each connection with a job. A job is shared by its
- * connection and the worker and freed by whichever lets go last, so a client
- * that hangs up mid-call costs nothing (a disconnect is not a cancellation). */
-#include <errno.h>
-#include <fcntl.h>
-#include <libwebsockets.h>
+ * for minutes, and the core takes one call at a time). The worker posts output
+ * into the job and wakes the serving loop (ksr_http_server_wake), whose on_wake
+ * moves it into the response of each connection with a job. A job is shared
+ * by its connection and the worker and freed by whichever lets go last, so a
+ * client that hangs up mid-call costs nothing (a disconnect is not a
+ * cancellation). */
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
-#include <unistd.h>
 
 #include <cJSON.h>
 
-#include "ksr/strbuf.h"
 #include "ksr/deadline.h"
+#include "ksr/http_server.h"
 #include "ksr/mcp_http.h"
+#include "ksr/strbuf.h"
 
-#define CHUNK        65536
 #define MAX_SESSIONS 256
 #define SID_LEN      32
-/* A body this much over the cap is not read to the end: the connection closes. */
-#define DISCARD_LIMIT (256u * 1024u * 1024u)
 /* A request whose body stalls this long (no byte for this many seconds; or its
- * headers never end) is dropped: lws's PENDING_TIMEOUT_HTTP_CONTENT. */
+ * headers never end) is dropped (the server's body_timeout_s). */
 #define BODY_TIMEOUT_S 30
 
 typedef struct http_srv http_srv;
@@ -52,41 +46,28 @@ typedef struct job {
 	bool done;
 } job;
 
-typedef struct conn {
-	struct conn *prev, *next; /* connections with a job (service thread only) */
-	bool listed;
-	struct lws *wsi;
-	/* the request */
-	int reject; /* HTTP status to answer once the body is in (0: none) */
-	const char *reject_msg;
-	ksr_strbuf body;
-	size_t body_seen;
-	bool post, sse_ok;
-	char sid[SID_LEN + 8];     /* Mcp-Session-Id sent by the client */
-	char new_sid[SID_LEN + 1]; /* issued when this is an initialize */
+/* A request waiting on its job: the connection's user pointer (serving thread). */
+typedef struct waiter {
+	struct waiter *prev, *next;
+	ksr_http_conn *hc;
 	job *job;
-	/* the response: status line, headers and body as one byte stream */
-	ksr_strbuf out;
-	size_t out_pos;
-	bool responding, sse, final, finishing;
-} conn;
+	bool sse;                  /* the response is a stream */
+	char new_sid[SID_LEN + 1]; /* issued when this is an initialize */
+} waiter;
 
 struct http_srv {
 	ksr_mcp *m;
-	struct lws_context *ctx;
+	ksr_http_server *hs;
 	const ksr_mcp_http_opts *o;
 	ksr_mcp_http_addr addr;
 	size_t max_body;
-	atomic_bool stop;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	job *head, *tail;
 	bool quit;
-	conn *conns;
+	waiter *waiters;
 	char sessions[MAX_SESSIONS][SID_LEN + 1];
 	unsigned n_sessions, next_session;
-	unsigned char scratch[LWS_PRE + CHUNK];
-	int stop_pipe[2];
 };
 
 /* ---- jobs (shared with the worker) ------------------------------------------------ */
@@ -144,7 +125,7 @@ static void job_notify(void *ud, const char *line)
 		sse_frame(&j->events, line);
 	pthread_mutex_unlock(&j->srv->lock);
 	if (send)
-		lws_cancel_service(j->srv->ctx);
+		ksr_http_server_wake(j->srv->hs);
 }
 
 static void *worker(void *arg)
@@ -166,7 +147,7 @@ static void *worker(void *arg)
 		j->done = true;
 		job_release_locked(j);
 		pthread_mutex_unlock(&s->lock);
-		lws_cancel_service(s->ctx);
+		ksr_http_server_wake(s->hs);
 	}
 }
 
@@ -201,84 +182,43 @@ static int session_find(http_srv *s, const char *sid)
 
 /* ---- responses -------------------------------------------------------------------- */
 
-static void conn_list(http_srv *s, conn *c, bool on)
+static void waiter_free(http_srv *s, waiter *w)
 {
-	if (on == c->listed)
-		return;
-	if (on) {
-		c->prev = NULL;
-		c->next = s->conns;
-		if (s->conns)
-			s->conns->prev = c;
-		s->conns = c;
-	} else {
-		if (c->prev)
-			c->prev->next = c->next;
-		else
-			s->conns = c->next;
-		if (c->next)
-			c->next->prev = c->prev;
-	}
-	c->listed = on;
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		s->waiters = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	if (w->job)
+		job_release(s, w->job);
+	free(w);
 }
 
 typedef struct hdrs {
 	int status;
-	const char *ctype;
-	lws_filepos_t len; /* LWS_ILLEGAL_HTTP_CONTENT_LEN: a stream, then close */
 	const char *sid;
 	const char *allow;
 	bool auth;
-	bool close; /* the connection ends after this response */
 } hdrs;
 
-static int add_hdr(struct lws *wsi, const char *name, const char *v, unsigned char **p,
-                   unsigned char *end)
+/* A complete response with a JSON (or empty) body; the connection ends after
+ * it (the server's rule: see src/backend/http_server.c, send_now). */
+static int respond(ksr_http_conn *hc, hdrs h, const char *body)
 {
-	return lws_add_http_header_by_name(wsi, (const unsigned char *)name,
-	                                   (const unsigned char *)v, (int)strlen(v), p, end);
+	ksr_http_header x[3];
+	size_t n = 0;
+	if (h.sid)
+		x[n++] = (ksr_http_header){"mcp-session-id", h.sid};
+	if (h.allow)
+		x[n++] = (ksr_http_header){"allow", h.allow};
+	if (h.auth)
+		x[n++] = (ksr_http_header){"www-authenticate", "Bearer"};
+	return ksr_http_respond(hc, h.status, "application/json", x, n, body,
+	                        body ? strlen(body) : 0);
 }
 
-/* Status line and headers, appended to the connection's output. */
-static int put_headers(conn *c, const hdrs *h)
-{
-	unsigned char buf[1024], *p = buf, *end = buf + sizeof buf;
-	if (lws_add_http_common_headers(c->wsi, (unsigned)h->status, h->ctype, h->len, &p, end))
-		return -1;
-	if (h->sid && add_hdr(c->wsi, "mcp-session-id:", h->sid, &p, end))
-		return -1;
-	if (h->allow && add_hdr(c->wsi, "allow:", h->allow, &p, end))
-		return -1;
-	if (h->auth && add_hdr(c->wsi, "www-authenticate:", "Bearer", &p, end))
-		return -1;
-	if (h->close && add_hdr(c->wsi, "connection:", "close", &p, end))
-		return -1;
-	if (h->len == LWS_ILLEGAL_HTTP_CONTENT_LEN &&
-	    add_hdr(c->wsi, "cache-control:", "no-cache", &p, end))
-		return -1;
-	if (lws_finalize_http_header(c->wsi, &p, end))
-		return -1;
-	ksr_strbuf_addn(&c->out, buf, (size_t)(p - buf));
-	c->responding = true;
-	return 0;
-}
-
-/* A complete response with a JSON (or empty) body. */
-static int respond(conn *c, hdrs h, const char *body)
-{
-	size_t n = body ? strlen(body) : 0;
-	h.ctype = h.ctype ? h.ctype : "application/json";
-	h.close = true;
-	h.len = n;
-	if (put_headers(c, &h))
-		return -1;
-	if (n)
-		ksr_strbuf_addn(&c->out, body, n);
-	c->final = true;
-	return 0;
-}
-
-static int respond_error(conn *c, int status, int code, const char *msg)
+static int respond_error(ksr_http_conn *hc, int status, int code, const char *msg)
 {
 	cJSON *o = cJSON_CreateObject(), *e = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "jsonrpc", "2.0");
@@ -291,7 +231,7 @@ static int respond_error(conn *c, int status, int code, const char *msg)
 	hdrs h = {.status = status, .auth = status == 401};
 	if (status == 405)
 		h.allow = "POST, DELETE";
-	int rc = respond(c, h, body);
+	int rc = respond(hc, h, body);
 	free(body);
 	return rc;
 }
@@ -306,9 +246,9 @@ static bool reply_is_result(const char *reply)
 }
 
 /* Move what the worker produced into the response. */
-static int take_job(http_srv *s, conn *c)
+static void take_job(http_srv *s, waiter *w)
 {
-	job *j = c->job;
+	job *j = w->job;
 	pthread_mutex_lock(&s->lock);
 	ksr_strbuf ev = j->events;
 	j->events = (ksr_strbuf){0};
@@ -317,120 +257,67 @@ static int take_job(http_srv *s, conn *c)
 	j->reply = NULL;
 	pthread_mutex_unlock(&s->lock);
 	int rc = 0;
-	if (ev.len && !c->sse) { /* a notification before the result: stream from now on */
-		c->sse = true;
-		rc = put_headers(c, &(hdrs){.status = 200,
-		                            .ctype = "text/event-stream",
-		                            .len = LWS_ILLEGAL_HTTP_CONTENT_LEN});
+	if (ev.len && !w->sse) { /* a notification before the result: stream from now on */
+		w->sse = true;
+		rc = ksr_http_stream_begin(w->hc, 200, "text/event-stream", NULL, 0);
 	}
-	if (ev.len)
-		ksr_strbuf_addn(&c->out, ev.p, ev.len);
+	if (ev.len && !rc)
+		ksr_http_stream_write(w->hc, ev.p, ev.len);
 	ksr_strbuf_free(&ev);
 	if (done) {
-		job_release(s, j);
-		c->job = NULL;
-		conn_list(s, c, false);
-		if (c->new_sid[0] && reply && reply_is_result(reply))
-			session_add(s, c->new_sid);
+		ksr_http_conn *hc = w->hc;
+		bool sse = w->sse;
+		char sid[SID_LEN + 1];
+		if (w->new_sid[0] && reply && reply_is_result(reply))
+			session_add(s, w->new_sid);
 		else
-			c->new_sid[0] = '\0';
-		if (c->sse) {
-			if (reply)
-				sse_frame(&c->out, reply);
-			c->final = true;
+			w->new_sid[0] = '\0';
+		memcpy(sid, w->new_sid, sizeof sid);
+		ksr_http_conn_set_user(hc, NULL);
+		waiter_free(s, w); /* lets go of the job */
+		if (sse) {
+			if (reply) {
+				ksr_strbuf b = {0};
+				sse_frame(&b, reply);
+				ksr_http_stream_write(hc, b.p, b.len);
+				ksr_strbuf_free(&b);
+			}
+			ksr_http_stream_end(hc);
 		} else if (!rc) {
 			/* No reply is due (a request cancelled while it ran): 202, no body. */
-			rc = respond(c,
-			             (hdrs){.status = reply ? 200 : 202,
-			                    .sid = c->new_sid[0] ? c->new_sid : NULL},
-			             reply);
+			respond(hc, (hdrs){.status = reply ? 200 : 202, .sid = sid[0] ? sid : NULL},
+			        reply);
 		}
 	}
 	free(reply);
-	return rc;
-}
-
-static void conn_reset(http_srv *s, conn *c)
-{
-	if (c->job) {
-		job_release(s, c->job);
-		c->job = NULL;
-	}
-	conn_list(s, c, false);
-	ksr_strbuf_free(&c->body);
-	ksr_strbuf_free(&c->out);
-	struct lws *wsi = c->wsi;
-	memset(c, 0, sizeof *c);
-	c->wsi = wsi;
-}
-
-/* Answer inside LWS_CALLBACK_HTTP or ..._BODY_COMPLETION (rejections, 202s, DELETE),
- * then close the connection. Every response says "connection: close" and ends its
- * connection (after the request body was read). A next POST on a kept-alive
- * connection went wrong in earlier tests (its body never reached
- * LWS_CALLBACK_HTTP_BODY, or ..._BODY_COMPLETION came again and again): nothing
- * here calls lws_http_transaction_completed, so lws stays in its body state with
- * nothing left to read and hands the next request's bytes to the body-complete
- * path. Keep-alive would need that call after each response. A loopback connect
- * costs tens of microseconds. */
-static int send_now(http_srv *s, conn *c, int rc)
-{
-	if (rc)
-		return -1;
-	if (c->out.len > CHUNK) { /* not for the short answers that come here */
-		lws_callback_on_writable(c->wsi);
-		return 0;
-	}
-	memcpy(s->scratch + LWS_PRE, c->out.p, c->out.len);
-	if (lws_write(c->wsi, s->scratch + LWS_PRE, c->out.len, LWS_WRITE_HTTP) != (int)c->out.len)
-		return -1;
-	conn_reset(s, c);
-	return -1;
-}
-
-/* Write the next piece of the response; finish the transaction after it. */
-static int on_writeable(http_srv *s, conn *c)
-{
-	if (c->finishing) {
-		conn_reset(s, c);
-		return -1; /* every response ends its connection: see send_now */
-	}
-	if (c->job && take_job(s, c))
-		return -1;
-	size_t left = c->out.len - c->out_pos;
-	if (left) {
-		size_t n = left > CHUNK ? CHUNK : left;
-		memcpy(s->scratch + LWS_PRE, c->out.p + c->out_pos, n);
-		if (lws_write(c->wsi, s->scratch + LWS_PRE, n, LWS_WRITE_HTTP) != (int)n)
-			return -1;
-		c->out_pos += n;
-		left -= n;
-	}
-	if (!left && c->out_pos) { /* all sent so far: drop it */
-		c->out.len = c->out_pos = 0;
-	}
-	if (left)
-		lws_callback_on_writable(c->wsi);
-	else if (c->final) {
-		c->finishing = true; /* next writeable: lws has flushed what it buffered */
-		lws_callback_on_writable(c->wsi);
-	}
-	return 0;
 }
 
 /* ---- requests --------------------------------------------------------------------- */
 
-static void copy_hdr(struct lws *wsi, enum lws_token_indexes t, char *buf, int n)
-{
-	if (lws_hdr_total_length(wsi, t) <= 0 || lws_hdr_copy(wsi, buf, n, t) < 0)
-		buf[0] = '\0';
-}
+/* The request headers read below. */
+static const char *const wanted_headers[] = {
+        "host",
+        "origin",
+        "authorization",
+        "content-length",
+        "content-type",
+        "accept",
+        "transfer-encoding",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        NULL,
+};
 
-static void copy_custom(struct lws *wsi, const char *name, char *buf, int n)
+/* A header into buf: "" when absent, or too long for buf (an overlong value
+ * counts as none, as it did when this file copied lws's headers itself). */
+static void copy_hdr(const ksr_http_request *r, const char *name, char *buf, size_t n)
 {
-	int len = lws_hdr_custom_length(wsi, name, (int)strlen(name));
-	if (len <= 0 || len >= n || lws_hdr_custom_copy(wsi, buf, n, name, (int)strlen(name)) < 0)
-		buf[0] = '\0';
+	const char *v = ksr_http_request_header(r, name);
+	size_t len = v ? strlen(v) : 0;
+	if (!v || len >= n)
+		len = 0;
+	memcpy(buf, v ? v : "", len);
+	buf[len] = '\0';
 }
 
 static bool version_ok(const char *v)
@@ -440,20 +327,19 @@ static bool version_ok(const char *v)
 }
 
 /* Host/Origin/token: the checks every method passes first. 0 = allowed. */
-static int check_access(http_srv *s, struct lws *wsi, const char **why)
+static int check_access(http_srv *s, const ksr_http_request *r, const char **why)
 {
 	char buf[1024];
 	if (s->addr.loopback) { /* DNS rebinding: a page's name resolving to us */
-		copy_hdr(wsi, WSI_TOKEN_HOST, buf, sizeof buf);
+		copy_hdr(r, "host", buf, sizeof buf);
 		if (buf[0] && !ksr_mcp_http_host_is_loopback(buf))
 			return *why = "Host is not a loopback name", 403;
 	}
-	copy_hdr(wsi, WSI_TOKEN_ORIGIN, buf, sizeof buf);
-	if (lws_hdr_total_length(wsi, WSI_TOKEN_ORIGIN) > 0 &&
-	    !ksr_mcp_http_origin_is_loopback(buf))
+	copy_hdr(r, "origin", buf, sizeof buf);
+	if (ksr_http_request_header(r, "origin") && !ksr_mcp_http_origin_is_loopback(buf))
 		return *why = "Origin not allowed", 403;
 	if (s->o->token && s->o->token[0]) {
-		copy_hdr(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, buf, sizeof buf);
+		copy_hdr(r, "authorization", buf, sizeof buf);
 		if (!ksr_mcp_http_bearer_ok(buf, s->o->token))
 			return *why = "missing or wrong bearer token", 401;
 	}
@@ -461,98 +347,94 @@ static int check_access(http_srv *s, struct lws *wsi, const char **why)
 }
 
 /* POST headers: size, media types, protocol revision. 0 = go on. */
-static int check_post(http_srv *s, conn *c, struct lws *wsi, const char **why)
+static int check_post(http_srv *s, const ksr_http_request *r, const char **why, bool *sse_ok)
 {
 	char buf[512];
-	copy_hdr(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, buf, sizeof buf);
+	copy_hdr(r, "content-length", buf, sizeof buf);
 	unsigned long long clen = buf[0] ? strtoull(buf, NULL, 10) : 0;
 	if (clen > s->max_body)
 		return *why = "request body too large", 413;
-	copy_hdr(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, buf, sizeof buf);
+	copy_hdr(r, "content-type", buf, sizeof buf);
 	if (buf[0] && strncasecmp(buf, "application/json", 16))
 		return *why = "Content-Type must be application/json", 415;
-	copy_hdr(wsi, WSI_TOKEN_HTTP_ACCEPT, buf, sizeof buf);
-	c->sse_ok = buf[0] && ksr_mcp_http_accepts(buf, "text/event-stream");
-	if (!ksr_mcp_http_accepts(buf, "application/json") && !c->sse_ok)
+	copy_hdr(r, "accept", buf, sizeof buf);
+	*sse_ok = buf[0] && ksr_mcp_http_accepts(buf, "text/event-stream");
+	if (!ksr_mcp_http_accepts(buf, "application/json") && !*sse_ok)
 		return *why = "Accept must admit application/json or text/event-stream", 406;
-	copy_custom(wsi, "mcp-protocol-version:", buf, sizeof buf);
+	copy_hdr(r, "mcp-protocol-version", buf, sizeof buf);
 	if (!version_ok(buf))
 		return *why = "unsupported MCP-Protocol-Version", 400;
 	return 0;
 }
 
-static int on_delete(http_srv *s, conn *c)
+/* What the request's head earns, in order: 404, 403/401, 405, 411, then the
+ * POST checks (413 by Content-Length, 415, 406, 400). 0 = go on. The same
+ * head gives the same answer in on_head and on_request. */
+static int head_status(http_srv *s, const ksr_http_request *r, const char **why, bool *sse_ok)
 {
-	if (!c->sid[0])
-		return send_now(s, c,
-		                respond_error(c, 400, -32000, "Mcp-Session-Id header is required"));
-	int i = session_find(s, c->sid);
-	if (i < 0)
-		return send_now(s, c, respond_error(c, 404, -32001, "session not found"));
-	s->sessions[i][0] = '\0';
-	return send_now(s, c, respond(c, (hdrs){.status = 200}, NULL));
-}
-
-static int on_http(http_srv *s, conn *c, struct lws *wsi, const char *path)
-{
-	conn_reset(s, c);
-	c->wsi = wsi;
-	copy_custom(wsi, "mcp-session-id:", c->sid, sizeof c->sid);
-	const char *why = NULL;
-	int st = strcmp(path, "/mcp") ? 404 : check_access(s, wsi, &why);
+	int st = strcmp(r->path, "/mcp") ? 404 : check_access(s, r, why);
 	if (st == 404)
-		why = "not found (the endpoint is /mcp)";
-	c->post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
-	bool del = lws_hdr_total_length(wsi, WSI_TOKEN_DELETE_URI) > 0;
-	if (!st && !c->post && !del)
-		st = 405, why = "POST JSON-RPC messages; no standalone SSE stream (GET)";
-	/* lws 4.1.6 does not decode a chunked request body (its bytes would come as the
-	 * body, framing and all, and it would wait for 100 MB of them); a POST without
-	 * Content-Length it takes as 100 MB long too. Either is refused at once and the
-	 * connection closed without reading on: its end cannot be found. */
-	bool unframed =
-	        c->post && (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0 ||
-	                    lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0);
+		*why = "not found (the endpoint is /mcp)";
+	bool post = !strcmp(r->method, "POST"), del = !strcmp(r->method, "DELETE");
+	if (!st && !post && !del)
+		st = 405, *why = "POST JSON-RPC messages; no standalone SSE stream (GET)";
+	/* lws 4.1.6 (under the backend's server) does not decode a chunked request
+	 * body (its bytes would come as the body, framing and all, and it would wait
+	 * for 100 MB of them); a POST without Content-Length it takes as 100 MB long
+	 * too. Either is refused at once and the connection closed without reading
+	 * on: its end cannot be found. */
+	bool unframed = post && (ksr_http_request_header(r, "transfer-encoding") ||
+	                         !ksr_http_request_header(r, "content-length"));
 	if (!st && unframed)
-		st = 411, why = "a POST needs Content-Length (no Transfer-Encoding: chunked)";
-	if (!st && c->post)
-		st = check_post(s, c, wsi, &why);
-	if (!c->post || st == 411)
-		return st ? send_now(s, c, respond_error(c, st, -32000, why)) : on_delete(s, c);
-	c->reject = st; /* a POST is answered once its body is in (read, then dropped) */
-	c->reject_msg = why;
-	/* A body that stops coming ends its connection (lws re-arms this after each
-	 * piece of it, and clears it when the body is complete). */
-	lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, BODY_TIMEOUT_S);
-	return 0;
+		st = 411, *why = "a POST needs Content-Length (no Transfer-Encoding: chunked)";
+	if (!st && post)
+		st = check_post(s, r, why, sse_ok);
+	return st;
 }
 
-static int on_body(http_srv *s, conn *c, const char *in, size_t len)
+static void on_delete(http_srv *s, ksr_http_conn *hc, const ksr_http_request *r)
 {
-	c->body_seen += len;
-	if (c->body_seen > DISCARD_LIMIT)
-		return -1;
-	if (c->reject)
-		return 0;
-	if (c->body.len + len > s->max_body) { /* no Content-Length said so (chunked) */
-		c->reject = 413, c->reject_msg = "request body too large";
-		ksr_strbuf_free(&c->body);
-		return 0;
+	char sid[SID_LEN + 8];
+	copy_hdr(r, "mcp-session-id", sid, sizeof sid);
+	if (!sid[0]) {
+		respond_error(hc, 400, -32000, "Mcp-Session-Id header is required");
+		return;
 	}
-	ksr_strbuf_addn(&c->body, in, len);
-	return 0;
+	int i = session_find(s, sid);
+	if (i < 0) {
+		respond_error(hc, 404, -32001, "session not found");
+		return;
+	}
+	s->sessions[i][0] = '\0';
+	respond(hc, (hdrs){.status = 200}, NULL);
+}
+
+static ksr_http_head_action on_head(void *ud, ksr_http_conn *hc, const ksr_http_request *r)
+{
+	http_srv *s = ud;
+	const char *why = NULL;
+	bool sse_ok = false;
+	int st = head_status(s, r, &why, &sse_ok);
+	if (strcmp(r->method, "POST") || st == 411) {
+		if (st)
+			respond_error(hc, st, -32000, why);
+		else
+			on_delete(s, hc, r);
+		return KSR_HTTP_ANSWERED;
+	}
+	/* A POST is answered once its body is in (read; dropped when refused). */
+	return st ? KSR_HTTP_SKIP_BODY : KSR_HTTP_READ_BODY;
 }
 
 /* One complete POST body: classify, check the session, queue or answer (an
- * answer now: 0 with the response in c->out; a queued job: 0, c->job set). */
-static int classify(http_srv *s, conn *c)
+ * answer now, or a queued job with a waiter as the connection's user). */
+static void classify(http_srv *s, ksr_http_conn *hc, const ksr_http_request *r, bool sse_ok)
 {
-	if (c->reject)
-		return respond_error(c, c->reject, c->reject == 413 ? -32600 : -32000,
-		                     c->reject_msg);
-	cJSON *msg = c->body.p ? cJSON_ParseWithLength(c->body.p, c->body.len) : NULL;
-	if (!msg)
-		return respond_error(c, 400, -32700, "parse error: the body is not JSON");
+	cJSON *msg = r->body ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
+	if (!msg) {
+		respond_error(hc, 400, -32700, "parse error: the body is not JSON");
+		return;
+	}
 	/* Everything needed from the parsed message is read here, before it is freed
 	 * (keeping a pointer into it past cJSON_Delete once answered tools/call 202:
 	 * the reparse in ksr_mcp_cancelled_id reuses the freed nodes). */
@@ -561,123 +443,79 @@ static int classify(http_srv *s, conn *c)
 	bool request = cJSON_IsString(method) && cJSON_GetObjectItemCaseSensitive(msg, "id");
 	bool init = cJSON_IsString(method) && !strcmp(method->valuestring, "initialize");
 	cJSON_Delete(msg);
-	if (!obj)
-		return respond_error(c, 400, -32600, "one JSON-RPC message per POST (no batches)");
+	char sid[SID_LEN + 8], new_sid[SID_LEN + 1] = "";
+	copy_hdr(r, "mcp-session-id", sid, sizeof sid);
+	if (!obj) {
+		respond_error(hc, 400, -32600, "one JSON-RPC message per POST (no batches)");
+		return;
+	}
 	if (init)
-		session_new(c->new_sid);
-	else if (!c->sid[0])
-		return respond_error(c, 400, -32000, "Mcp-Session-Id header is required");
-	else if (session_find(s, c->sid) < 0)
-		return respond_error(c, 404, -32001, "session not found");
-	char *cancel = ksr_mcp_cancelled_id(c->body.p, c->body.len);
+		session_new(new_sid);
+	else if (!sid[0]) {
+		respond_error(hc, 400, -32000, "Mcp-Session-Id header is required");
+		return;
+	} else if (session_find(s, sid) < 0) {
+		respond_error(hc, 404, -32001, "session not found");
+		return;
+	}
+	char *cancel = ksr_mcp_cancelled_id(r->body, r->body_len);
 	if (cancel) { /* applied now: the worker may be busy with that very request */
 		ksr_mcp_cancel(s->m, cancel);
 		free(cancel);
-		return respond(c, (hdrs){.status = 202}, NULL);
+		respond(hc, (hdrs){.status = 202}, NULL);
+		return;
 	}
-	job *j = job_queue(s, c->body.p, c->body.len, c->sse_ok);
+	job *j = job_queue(s, r->body, r->body_len, sse_ok);
 	if (!request) {
 		/* A notification or a client's response: accepted now, handled in order. */
 		job_release(s, j);
-		return respond(c, (hdrs){.status = 202}, NULL);
+		respond(hc, (hdrs){.status = 202}, NULL);
+		return;
 	}
-	c->job = j;
-	conn_list(s, c, true);
-	return 0;
+	waiter *w = ksr_xcalloc(1, sizeof *w);
+	w->hc = hc;
+	w->job = j;
+	memcpy(w->new_sid, new_sid, sizeof w->new_sid);
+	w->next = s->waiters;
+	if (s->waiters)
+		s->waiters->prev = w;
+	s->waiters = w;
+	ksr_http_conn_set_user(hc, w);
 }
 
-static int on_message(http_srv *s, conn *c)
+static void on_request(void *ud, ksr_http_conn *hc, const ksr_http_request *r)
 {
-	/* Waiting on a tool is not idling: no lws timeout until the answer is out
-	 * (lws clears it itself after a body, but not for "Content-Length: 0"). */
-	lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
-	int rc = classify(s, c);
-	return c->job && !rc ? 0 : send_now(s, c, rc);
+	http_srv *s = ud;
+	const char *why = NULL;
+	bool sse_ok = false;
+	int st = head_status(s, r, &why, &sse_ok);
+	if (!st && r->body_too_large) /* no Content-Length said so */
+		st = 413, why = "request body too large";
+	if (st)
+		respond_error(hc, st, st == 413 ? -32600 : -32000, why);
+	else
+		classify(s, hc, r, sse_ok);
 }
 
-static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-                    size_t len)
+static void on_wake(void *ud)
 {
-	struct lws_context *ctx = lws_get_context(wsi);
-	http_srv *s = ctx ? lws_context_user(ctx) : NULL;
-	conn *c = user;
-	switch (reason) {
-	case LWS_CALLBACK_HTTP:
-		return on_http(s, c, wsi, in ? in : "") ? -1 : 0;
-	case LWS_CALLBACK_HTTP_BODY:
-		return on_body(s, c, in, len);
-	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-		return on_message(s, c) ? -1 : 0;
-	case LWS_CALLBACK_HTTP_WRITEABLE:
-		return c ? on_writeable(s, c) : 0;
-	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-		for (conn *k = s ? s->conns : NULL; k; k = k->next)
-			lws_callback_on_writable(k->wsi);
-		return 0;
-	case LWS_CALLBACK_CLOSED_HTTP:
-	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
-		if (c && s)
-			conn_reset(s, c);
-		return 0;
-	default:
-		return lws_callback_http_dummy(wsi, reason, user, in, len);
+	http_srv *s = ud;
+	for (waiter *w = s->waiters, *next; w; w = next) {
+		next = w->next;
+		take_job(s, w);
 	}
 }
 
-static const struct lws_protocols protocols[] = {
-        {"ksr-mcp-http", callback, sizeof(conn), 0, 0, NULL, 0},
-        {NULL, NULL, 0, 0, 0, NULL, 0},
-};
+/* The client left (or the server is going): the job is let go, not cancelled. */
+static void on_close(void *ud, ksr_http_conn *hc, void *user)
+{
+	(void)hc;
+	waiter_free(ud, user);
+}
 
 /* ---- the loop --------------------------------------------------------------------- */
 
-/* Only a signal ends the server: the cancel descriptor is also readable while
- * an MCP cancellation is applied (ksr_mcp_cancel), and then the wait is on our
- * own stop pipe alone for a moment. */
-static void *watcher(void *arg)
-{
-	http_srv *s = arg;
-	struct pollfd pfd = {.fd = s->stop_pipe[0], .events = POLLIN};
-	for (;;) {
-		if (ksr_cancel_signal() > 0)
-			break;
-		ksr_wait w = ksr_cancelled() ? KSR_WAIT_TIMEOUT
-		                             : ksr_wait_fds(&pfd, 1, ksr_deadline_in_ms(1000));
-		if (w == KSR_WAIT_READY || w == KSR_WAIT_ERROR)
-			return NULL; /* the server is stopping on its own */
-		if (w == KSR_WAIT_TIMEOUT && ksr_cancelled() && poll(&pfd, 1, 50) > 0)
-			return NULL;
-	}
-	atomic_store(&s->stop, true);
-	lws_cancel_service(s->ctx);
-	return NULL;
-}
-
-static int make_context(http_srv *s, ksr_err *err)
-{
-	struct lws_context_creation_info info;
-	memset(&info, 0, sizeof info);
-	info.port = s->addr.port;
-	info.iface = s->addr.host;
-	info.protocols = protocols;
-	info.user = s;
-	info.max_http_header_data = 8192;
-	info.timeout_secs = BODY_TIMEOUT_S;
-	if (!s->addr.ipv6)
-		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
-	if (!strcmp(s->addr.host, "0.0.0.0") || !strcmp(s->addr.host, "::"))
-		info.iface = NULL; /* every address */
-	else if (!strcmp(s->addr.host, "localhost"))
-		info.iface = "127.0.0.1";
-	lws_set_log_level(0, NULL); /* library code never prints */
-	s->ctx = lws_create_context(&info);
-	if (!s->ctx)
-		return ksr_err_set(err, "cannot listen on %s:%d (address in use or not local?)",
-		                   s->addr.host, s->addr.port);
-	return 0;
-}
-
-static void stop_threads(http_srv *s, pthread_t *wk, pthread_t *wt)
+static void stop_worker(http_srv *s, pthread_t *wk)
 {
 	pthread_mutex_lock(&s->lock);
 	s->quit = true;
@@ -685,11 +523,6 @@ static void stop_threads(http_srv *s, pthread_t *wk, pthread_t *wt)
 	pthread_mutex_unlock(&s->lock);
 	if (wk)
 		pthread_join(*wk, NULL);
-	if (wt) {
-		ssize_t n = write(s->stop_pipe[1], "x", 1);
-		(void)n;
-		pthread_join(*wt, NULL);
-	}
 }
 
 static int check_opts(http_srv *s, const ksr_mcp_http_opts *o, ksr_err *err)
@@ -711,44 +544,45 @@ int ksr_mcp_serve_http(ksr_mcp *m, const ksr_mcp_http_opts *o, ksr_err *err)
 	http_srv *s = ksr_xcalloc(1, sizeof *s);
 	s->m = m;
 	s->o = o;
-	s->stop_pipe[0] = s->stop_pipe[1] = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
-	pthread_t wk, wt;
-	bool have_wk = false, have_wt = false;
+	pthread_t wk;
+	bool have_wk = false;
 	int rc = -1;
-	if (!m || !o || check_opts(s, o, err) || make_context(s, err))
+	if (!m || !o || check_opts(s, o, err))
 		goto cleanup;
-	if (pipe2(s->stop_pipe, O_CLOEXEC) < 0) {
-		ksr_err_errno(err, "pipe");
+	ksr_http_server_opts so = {
+	        .host = s->addr.host,
+	        .port = s->addr.port,
+	        .max_body = s->max_body,
+	        .body_timeout_s = BODY_TIMEOUT_S,
+	        .headers = wanted_headers,
+	        .on_head = on_head,
+	        .on_request = on_request,
+	        .on_wake = on_wake,
+	        .on_close = on_close,
+	        .ud = s,
+	};
+	if (!(s->hs = ksr_http_server_create(&so, err)))
 		goto cleanup;
-	}
 	have_wk = pthread_create(&wk, NULL, worker, s) == 0;
-	have_wt = have_wk && pthread_create(&wt, NULL, watcher, s) == 0;
-	if (!have_wt) {
+	if (!have_wk) {
 		ksr_err_set(err, "cannot start the HTTP transport's threads");
 		goto cleanup;
 	}
-	struct lws_vhost *vh = lws_get_vhost_by_name(s->ctx, "default");
 	if (o->on_listen)
-		o->on_listen(o->ud, s->addr.host,
-		             vh ? lws_get_vhost_listen_port(vh) : s->addr.port);
-	while (!atomic_load(&s->stop))
-		if (lws_service(s->ctx, 0) < 0)
-			break;
-	rc = 0;
+		o->on_listen(o->ud, s->addr.host, ksr_http_server_port(s->hs));
+	/* Until SIGTERM/SIGINT: an MCP cancellation does not end the server. */
+	if (ksr_http_server_serve(s->hs, KSR_DEADLINE_NEVER, err) == 0)
+		rc = 0;
 cleanup:
-	stop_threads(s, have_wk ? &wk : NULL, have_wt ? &wt : NULL);
-	if (s->ctx)
-		lws_context_destroy(s->ctx); /* closes connections: their jobs are let go */
+	stop_worker(s, have_wk ? &wk : NULL);
+	ksr_http_server_destroy(s->hs); /* closes connections: their jobs are let go */
 	while (s->head) {
 		job *j = s->head;
 		s->head = j->next;
 		job_release_locked(j); /* the worker never took it */
 	}
-	for (int i = 0; i < 2; i++)
-		if (s->stop_pipe[i] >= 0)
-			close(s->stop_pipe[i]);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
