@@ -5,6 +5,7 @@
 #include "ksr/cdp.h"
 
 #include "backend/cdp_fuzz.h"
+#include "backend/curl_priv.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -36,8 +37,7 @@ struct ksr_cdp {
 	char close_why[256];
 
 	out_msg *out_head, *out_tail;
-	char *rx;
-	size_t rx_len, rx_cap;
+	ksr_strbuf rx; /* the message being received */
 
 	int next_id, want_id;
 	cJSON *reply;
@@ -121,24 +121,6 @@ int ksr_cdp_port_of_pid(int pid)
 	return n > 0 ? ksr_cdp_port_of_cmdline(buf, (size_t)n) : 0;
 }
 
-typedef struct body {
-	char *p;
-	size_t len;
-} body;
-
-static size_t body_write(char *data, size_t size, size_t nmemb, void *ud)
-{
-	body *b = ud;
-	size_t n = size * nmemb;
-	if (b->len + n > DISCOVERY_MAX)
-		return 0;
-	b->p = ksr_xrealloc(b->p, b->len + n + 1);
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return n;
-}
-
 static int curl_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
 {
 	(void)ud, (void)a, (void)b, (void)c, (void)d;
@@ -150,7 +132,7 @@ static ksr_cdp_status discover(const char *host, int port, ksr_deadline d, char 
                                ksr_err *err)
 {
 	char url[400];
-	body b = {0};
+	ksr_curl_body b = {.max = DISCOVERY_MAX};
 	snprintf(url, sizeof url, "http://%s:%d/json/version", host, port);
 	CURL *h = curl_easy_init();
 	if (!h)
@@ -160,7 +142,7 @@ static ksr_cdp_status discover(const char *host, int port, ksr_deadline d, char 
 	curl_easy_setopt(h, CURLOPT_NOPROXY, "*"); /* a proxy must never see the debug port */
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms > 0 ? ms : 1L);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, body_write);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, ksr_curl_body_cb);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, curl_progress);
@@ -175,7 +157,7 @@ static ksr_cdp_status discover(const char *host, int port, ksr_deadline d, char 
 		st = (ksr_err_set(err, "%s: %s", url, curl_easy_strerror(rc)), KSR_CDP_CLOSED);
 	else if (status != 200)
 		st = (ksr_err_set(err, "%s answered HTTP %ld", url, status), KSR_CDP_CLOSED);
-	cJSON *j = st == KSR_CDP_OK ? cJSON_Parse(b.p) : NULL;
+	cJSON *j = st == KSR_CDP_OK ? cJSON_Parse(b.buf.p) : NULL;
 	const char *ws = cJSON_GetStringValue(cJSON_GetObjectItem(j, "webSocketDebuggerUrl"));
 	const char *p = ws && !strncmp(ws, "ws://", 5) ? strchr(ws + 5, '/') : NULL;
 	if (st == KSR_CDP_OK && !p)
@@ -183,7 +165,7 @@ static ksr_cdp_status discover(const char *host, int port, ksr_deadline d, char 
 	if (p)
 		snprintf(path, len, "%s", p); /* the host in the URL is ignored: loopback stays */
 	cJSON_Delete(j);
-	free(b.p);
+	ksr_strbuf_free(&b.buf);
 	return st;
 }
 
@@ -219,8 +201,8 @@ static void queue_event(ksr_cdp *c, cJSON *msg)
 
 static void on_message(ksr_cdp *c)
 {
-	cJSON *msg = cJSON_ParseWithLength(c->rx, c->rx_len);
-	c->rx_len = 0;
+	cJSON *msg = cJSON_ParseWithLength(c->rx.p, c->rx.len);
+	c->rx.len = 0; /* the allocation is kept for the next message */
 	if (!msg)
 		return;
 	cJSON *id = cJSON_GetObjectItem(msg, "id");
@@ -243,16 +225,11 @@ static void on_message(ksr_cdp *c)
  * from on_receive so that the fuzzer (ksr_cdp_fuzz_frames) goes through it. */
 static void rx_fragment(ksr_cdp *c, const void *in, size_t len, size_t more, bool final)
 {
-	if (c->rx_len + len + more > MESSAGE_MAX) {
+	if (c->rx.len + len + more > MESSAGE_MAX) {
 		note_closed(c, "the browser sent a message over the 64 MiB cap");
 		return;
 	}
-	if (c->rx_len + len + more + 1 > c->rx_cap) {
-		c->rx_cap = c->rx_len + len + more + 1;
-		c->rx = ksr_xrealloc(c->rx, c->rx_cap);
-	}
-	memcpy(c->rx + c->rx_len, in, len);
-	c->rx_len += len;
+	ksr_strbuf_addn(&c->rx, in, len);
 	if (final && more == 0)
 		on_message(c);
 }
@@ -679,7 +656,7 @@ void ksr_cdp_close(ksr_cdp *c)
 	}
 	cJSON_Delete(c->reply);
 	cJSON_Delete(c->events);
-	free(c->rx);
+	ksr_strbuf_free(&c->rx);
 	free(c->session_id);
 	free(c->target_id);
 	free(c->url);
