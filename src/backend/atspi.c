@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ksr/strbuf.h"
 #include "ksr/x11.h"
 
 #define ENVIRON_MAX   (256 * 1024)
@@ -651,23 +652,14 @@ char *ksr_atspi_node_path(const ksr_atspi_tree *t, size_t i)
 	int n = 0;
 	for (int k = (int)i; k > 0 && n < 64; k = t->nodes[k].parent)
 		chain[n++] = k;
-	size_t cap = 64;
-	char *out = ksr_xmalloc(cap);
-	size_t len = 0;
-	out[0] = '\0';
+	ksr_strbuf out = {0};
 	for (int j = n - 1; j >= 0; j--) {
 		const ksr_atspi_node *nd = &t->nodes[chain[j]];
 		const char *nm = nd->name && *nd->name ? nd->name : NULL;
-		char *part = ksr_xasprintf("/%s%s%s%s", nd->role ? nd->role : "?", nm ? "[" : "",
-		                           nm ? nm : "", nm ? "]" : "");
-		size_t pl = strlen(part);
-		while (len + pl + 1 > cap)
-			out = ksr_xrealloc(out, cap *= 2);
-		memcpy(out + len, part, pl + 1);
-		len += pl;
-		free(part);
+		ksr_strbuf_addf(&out, "/%s%s%s%s", nd->role ? nd->role : "?", nm ? "[" : "",
+		                nm ? nm : "", nm ? "]" : "");
 	}
-	return out;
+	return ksr_strbuf_take(&out);
 }
 
 cJSON *ksr_atspi_node_json(const ksr_atspi_tree *t, size_t i)

@@ -6,6 +6,7 @@
  * writes to the inherited cancel pipe and would cancel the runtime). Between
  * fork and exec the child only makes async-signal-safe system calls. */
 #include "ksr/proc.h"
+#include "ksr/strbuf.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -494,8 +495,8 @@ int ksr_proc_stop_group(int pgid, int grace_ms)
 /* ---- bounded commands ---- */
 
 struct capture {
-	char *buf;
-	size_t len, max;
+	ksr_strbuf buf;
+	size_t max;
 	bool keep;
 };
 
@@ -512,13 +513,10 @@ static bool drain(int fd, struct capture *c)
 			return errno == EAGAIN || errno == EWOULDBLOCK;
 		if (r == 0)
 			return false;
-		size_t room = c->keep && c->len < c->max ? c->max - c->len : 0;
+		size_t room = c->keep && c->buf.len < c->max ? c->max - c->buf.len : 0;
 		size_t take = (size_t)r < room ? (size_t)r : room;
-		if (take) {
-			c->buf = ksr_xrealloc(c->buf, c->len + take + 1);
-			memcpy(c->buf + c->len, chunk, take);
-			c->len += take;
-		}
+		if (take)
+			ksr_strbuf_addn(&c->buf, chunk, take);
 	}
 	return true;
 }
@@ -632,11 +630,9 @@ ksr_wait ksr_proc_run(const char *command, ksr_deadline d, int *exit_code, char 
 	}
 	close(pipefd[0]);
 	*exit_code = code;
-	if (output) {
-		*output = cap.buf ? cap.buf : ksr_xstrdup("");
-		(*output)[cap.len] = '\0';
-	} else {
-		free(cap.buf);
-	}
+	if (output)
+		*output = ksr_strbuf_take(&cap.buf);
+	else
+		ksr_strbuf_free(&cap.buf);
 	return w;
 }
