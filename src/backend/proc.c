@@ -19,7 +19,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -448,12 +447,6 @@ static bool group_alive(int pgid)
 	return alive;
 }
 
-static void plain_sleep_ms(int64_t ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
-	nanosleep(&ts, NULL); /* EINTR: the caller's loop checks the clock */
-}
-
 static void reap_into(int pid, int *status)
 {
 	int st;
@@ -463,23 +456,39 @@ static void reap_into(int pid, int *status)
 
 /* Wait until no live member of the group is left, reaping the leader when it
  * is our child (its wait status into *status, when given). Not cancellable on
- * purpose: this runs during cleanup after SIGTERM. */
+ * purpose: this runs during cleanup after SIGTERM. The leader's pidfd wakes the
+ * wait as it exits; the other members have no descriptor to wait on, so the
+ * group is re-checked on a short back-off (2 ms doubling to 64 ms) as well. */
 static bool wait_group_gone(int pgid, int64_t ms, int *status)
 {
-	int64_t end = ksr_now_ms() + ms, step = 2;
+	ksr_deadline end = ksr_deadline_in_ms(ms);
+	int64_t step = 2;
+	int pidfd = ksr_proc_pidfd(pgid); /* -1: gone already, or no pidfds here */
+	bool gone = false;
 	for (;;) {
 		reap_into(pgid, status);
 		if (!group_alive(pgid)) {
 			reap_into(pgid, status); /* it may have died since the first try */
-			return true;
+			gone = true;
+			break;
 		}
-		int64_t left = end - ksr_now_ms();
-		if (left <= 0)
-			return false;
-		plain_sleep_ms(step < left ? step : left);
+		if (ksr_deadline_passed(end))
+			break;
+		struct pollfd p = {.fd = pidfd, .events = POLLIN};
+		ksr_deadline tick = ksr_deadline_min(end, ksr_deadline_in_ms(step));
+		ksr_wait w = ksr_wait_fds_uncancellable(&p, pidfd >= 0 ? 1 : 0, tick);
+		if (w != KSR_WAIT_TIMEOUT && pidfd >= 0) {
+			/* The leader exited; an unreaped zombie stays readable, so
+			 * the rest of the group is waited for on the back-off alone. */
+			close(pidfd);
+			pidfd = -1;
+		}
 		if (step < 50)
 			step *= 2;
 	}
+	if (pidfd >= 0)
+		close(pidfd);
+	return gone;
 }
 
 int ksr_proc_stop_group(int pgid, int grace_ms)
