@@ -19,7 +19,8 @@
 #define RX_BUFFER       65536
 #define MESSAGE_MAX     (64u << 20) /* a reply larger than this closes the connection */
 #define EVENTS_MAX      512         /* oldest events are dropped beyond this */
-#define TICK_MS         50          /* how often a wait looks at the cancel flag */
+#define WAKE_MAX_MS     60000       /* a far deadline is re-armed every minute */
+#define NO_PIPE_TICK_MS 50          /* cancel checks when the pipe cannot be polled */
 #define DISCOVERY_MAX   (1u << 20)
 #define DEFAULT_CALL_MS 10000
 
@@ -32,6 +33,7 @@ typedef struct out_msg {
 struct ksr_cdp {
 	struct lws_context *ctx;
 	struct lws *wsi;
+	struct lws *cancel_wsi; /* the cancel pipe in lws's poll set, NULL until adopted */
 	lws_sorted_usec_list_t sul;
 	bool connected, closed, crashed;
 	char close_why[256];
@@ -292,24 +294,62 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 	return 0;
 }
 
+/* The cancel pipe, adopted as a raw file: readable once the run is cancelled,
+ * it wakes lws's poll. Nothing is read from it (the pipe stays readable for
+ * every other wait); lws_service returns and the pump sees ksr_cancelled(). */
+static int cancel_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                           size_t len)
+{
+	(void)user, (void)in, (void)len;
+	ksr_cdp *c = wsi ? lws_get_opaque_user_data(wsi) : NULL;
+	if (c && reason == LWS_CALLBACK_RAW_CLOSE_FILE && c->cancel_wsi == wsi)
+		c->cancel_wsi = NULL;
+	return 0;
+}
+
 static const struct lws_protocols protocols[] = {
         {"ksr-cdp", ws_callback, 0, RX_BUFFER, 0, NULL, 0},
+        {"ksr-cancel", cancel_callback, 0, 0, 0, NULL, 0},
         {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
-static void tick_cb(lws_sorted_usec_list_t *sul)
+/* Put the cancel pipe into lws's poll set, once the pipe exists. lws closes
+ * what it adopts, so it gets a duplicate of the descriptor. */
+static void watch_cancel(ksr_cdp *c)
+{
+	if (c->cancel_wsi || ksr_cancel_fd() < 0)
+		return;
+	lws_adopt_desc_t a = {
+	        .vh = lws_get_vhost_by_name(c->ctx, "default"),
+	        .type = LWS_ADOPT_RAW_FILE_DESC,
+	        .vh_prot_name = "ksr-cancel",
+	        .opaque = c,
+	};
+	if (!a.vh)
+		return;
+	a.fd.filefd = fcntl(ksr_cancel_fd(), F_DUPFD_CLOEXEC, 3);
+	if (a.fd.filefd < 0)
+		return;
+	/* On failure lws has closed the duplicate; the next pump tries again. */
+	c->cancel_wsi = lws_adopt_descriptor_vhost_via_info(&a);
+}
+
+static void wake_cb(lws_sorted_usec_list_t *sul)
 {
 	ksr_cdp *c = lws_container_of(sul, ksr_cdp, sul);
-	/* lws_service ignores its timeout: only this wakes its poll. */
+	/* lws_service ignores its timeout: only this (or a descriptor) wakes its poll. */
 	lws_cancel_service(c->ctx);
 }
 
 typedef bool (*done_fn)(ksr_cdp *c, void *ud);
 
 /* Service the connection until done(), the deadline, a cancel, a crash or a
- * close. The timer wakes lws at the deadline or every TICK_MS (cancel). */
+ * close. lws's poll wakes for the socket, for the cancel pipe (adopted into
+ * its poll set) and for the timer set at the deadline. */
 static ksr_cdp_status pump(ksr_cdp *c, ksr_deadline d, done_fn done, void *ud)
 {
+	if (c->ctx)
+		watch_cancel(c);
 	for (;;) {
 		if (done && done(c, ud))
 			return KSR_CDP_OK;
@@ -322,8 +362,12 @@ static ksr_cdp_status pump(ksr_cdp *c, ksr_deadline d, done_fn done, void *ud)
 		int64_t left = ksr_deadline_remaining_ms(d);
 		if (left <= 0)
 			return KSR_CDP_TIMEOUT;
-		int64_t wait = left < TICK_MS ? left : TICK_MS;
-		lws_sul_schedule(c->ctx, 0, &c->sul, tick_cb, (lws_usec_t)wait * 1000);
+		int64_t wait = left < WAKE_MAX_MS ? left : WAKE_MAX_MS;
+		/* Only when the pipe is not in the poll set (not installed yet, or
+		 * lws refused it) does a short tick stand in for it. */
+		if (!c->cancel_wsi && wait > NO_PIPE_TICK_MS)
+			wait = NO_PIPE_TICK_MS;
+		lws_sul_schedule(c->ctx, 0, &c->sul, wake_cb, (lws_usec_t)wait * 1000);
 		lws_service(c->ctx, 0);
 	}
 }
