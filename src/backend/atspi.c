@@ -332,7 +332,7 @@ void ksr_atspi_app_clear(ksr_atspi_app *app)
 	*app = (ksr_atspi_app){0};
 }
 
-void ksr_atspi_apps_free(ksr_atspi_app *apps, size_t n)
+static void ksr_atspi_apps_free(ksr_atspi_app *apps, size_t n)
 {
 	for (size_t i = 0; apps && i < n; i++)
 		ksr_atspi_app_clear(&apps[i]);
@@ -354,7 +354,9 @@ static int bus_pid(ksr_atspi *a, const char *bus, ksr_deadline d)
 	return (int)pid;
 }
 
-int ksr_atspi_apps(ksr_atspi *a, ksr_deadline d, ksr_atspi_app **apps, size_t *n, ksr_err *err)
+/* The registered applications, each with its PID. */
+static int ksr_atspi_apps(ksr_atspi *a, ksr_deadline d, ksr_atspi_app **apps, size_t *n,
+                          ksr_err *err)
 {
 	*apps = NULL;
 	*n = 0;

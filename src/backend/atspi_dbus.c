@@ -55,7 +55,8 @@ void ksr_atspi_drain(GMainContext *ctx, const int *pending)
 		ksr_atspi_iterate(ctx, d, true);
 }
 
-int ksr_atspi_call_ms(ksr_deadline d)
+/* The call's own timeout: KSR_ATSPI_CALL_MS or what is left of d, at least 1. */
+static int ksr_atspi_call_ms(ksr_deadline d)
 {
 	int64_t left = ksr_deadline_remaining_ms(d);
 	if (left > KSR_ATSPI_CALL_MS)

@@ -519,8 +519,9 @@ ksr_cdp_status ksr_cdp_call(ksr_cdp *c, const char *method, cJSON *params, ksr_d
 	return call(c, true, method, params, d, result, err);
 }
 
-ksr_cdp_status ksr_cdp_call_browser(ksr_cdp *c, const char *method, cJSON *params, ksr_deadline d,
-                                    cJSON **result, ksr_err *err)
+/* ksr_cdp_call on the browser connection (Target.*, Browser.*). */
+static ksr_cdp_status ksr_cdp_call_browser(ksr_cdp *c, const char *method, cJSON *params,
+                                           ksr_deadline d, cJSON **result, ksr_err *err)
 {
 	return call(c, false, method, params, d, result, err);
 }
@@ -579,11 +580,6 @@ void ksr_cdp_drop_events(ksr_cdp *c)
 {
 	while (c && cJSON_GetArraySize(c->events) > 0)
 		cJSON_DeleteItemFromArray(c->events, 0);
-}
-
-size_t ksr_cdp_queued_events(const ksr_cdp *c)
-{
-	return c ? (size_t)cJSON_GetArraySize(c->events) : 0;
 }
 
 ksr_cdp_status ksr_cdp_idle(ksr_cdp *c, ksr_deadline d, ksr_err *err)

@@ -169,8 +169,14 @@ static verdict judge_reply(const ksr_model_config *cfg, reply *r, int *parse_fai
 	return ++*parse_fails <= MAX_PARSE_RETRY ? RETRY : GIVE_UP;
 }
 
-cJSON *ksr_model_ask(const ksr_model_config *cfg, const ksr_model_image *img, const char *prompt,
-                     const cJSON *schema, ksr_deadline d, ksr_model_usage *u)
+/* Ask a question about an image; the answer must be a JSON object matching
+ * schema (used for structured output where the API offers it). Retries on
+ * 429/5xx/transport errors with back-off honouring retry-after, never on
+ * 400/401/403/404; one retry for an unparsable answer; everything bounded by
+ * d and cancellable. NULL with u->error on failure. */
+static cJSON *ksr_model_ask(const ksr_model_config *cfg, const ksr_model_image *img,
+                            const char *prompt, const cJSON *schema, ksr_deadline d,
+                            ksr_model_usage *u)
 {
 	memset(u, 0, sizeof *u);
 	int64_t t0 = ksr_now_ms();

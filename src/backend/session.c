@@ -85,16 +85,6 @@ int ksr_session_dbus_pid(const ksr_session *s)
 	return s ? s->dbus_pid : 0;
 }
 
-int ksr_session_a11y_pid(const ksr_session *s)
-{
-	return s ? s->a11y_pid : 0;
-}
-
-const char *ksr_session_dbus_address(const ksr_session *s)
-{
-	return s ? s->dbus_address : NULL;
-}
-
 const char *ksr_session_a11y_error(const ksr_session *s)
 {
 	return s ? s->a11y_error : NULL;

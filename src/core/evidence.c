@@ -75,7 +75,8 @@ static bool reserved_name(const char *name)
 
 /* Failures */
 
-void ksr_evidence_note_failure(ksr_evidence *ev, const char *name, int errnum)
+/* Add a failure: "NAME: strerror text", NUL-ended. */
+static void ksr_evidence_note_failure(ksr_evidence *ev, const char *name, int errnum)
 {
 	if (!ev)
 		return;
