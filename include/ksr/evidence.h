@@ -1,4 +1,4 @@
-/* The evidence folder (DESIGN §9): a lock against two runs, the old DONE removed
+/* The evidence folder (docs/report.md): a lock against two runs, the old DONE removed
  * at start, files written whole (temporary name, fsync, rename), DONE last after
  * the files and the folder are synced. */
 #ifndef KSR_EVIDENCE_H

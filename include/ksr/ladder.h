@@ -98,7 +98,7 @@ typedef struct ksr_step_info {
 	ksr_shape shape;
 	uint32_t modifiers;    /* KSR_MOD_* accepted */
 	bool desktop_only;     /* spawn, kill */
-	ksr_step_exec_fn exec; /* NULL: backend not built yet -> backend-unavailable at run time */
+	ksr_step_exec_fn exec; /* NULL: no backend -> backend-unavailable at run time */
 } ksr_step_info;
 
 /* A check's evaluation: 1 holds, 0 does not (yet), -1 cannot be evaluated
@@ -110,7 +110,7 @@ typedef struct ksr_check_info {
 	ksr_backend backend;
 	bool needs_model;
 	ksr_shape shape;
-	ksr_check_eval_fn eval; /* NULL: backend not built yet */
+	ksr_check_eval_fn eval; /* NULL: no backend -> the check errors, naming it */
 } ksr_check_info;
 
 const ksr_step_info *ksr_ladder_find(const char *name);

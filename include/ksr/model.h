@@ -1,4 +1,4 @@
-/* Vision models (DESIGN §7): one client, three wire protocols (OpenAI Chat
+/* Vision models (docs/vision-models.md): one client, three wire protocols (OpenAI Chat
  * Completions, Anthropic Messages, Ollama /api/chat), configured from the
  * environment per role. The client knows nothing about stages or verdicts: it
  * asks one question about one image and says yes / no / inconclusive, where

@@ -2,7 +2,7 @@
  * picks itself (-displayfd, so parallel runs never collide), a private D-Bus
  * session bus and the AT-SPI bus launcher, openbox; every process started here
  * is stopped by PID (and process group) and reaped. The order is the one in
- * the shared notes (desktop-session.md): the session bus and the a11y bus must
+ * docs/accessibility.md (--xvfb): the session bus and the a11y bus must
  * exist before any app starts, or GTK apps autolaunch a bus of their own. */
 #include "ksr/session.h"
 #include "ksr/atspi.h"

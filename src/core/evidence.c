@@ -1,4 +1,4 @@
-/* The evidence folder (DESIGN §9): created if missing, locked against a second
+/* The evidence folder (docs/report.md): created if missing, locked against a second
  * run, cleared of an old DONE/BLOCKED, every file written whole (temporary name,
  * fsync, rename) and DONE last, after the files and the folder are synced. */
 #include "ksr/evidence.h"

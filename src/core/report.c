@@ -1,5 +1,5 @@
-/* report.json: the recorded events folded into one document (DESIGN §9,
- * docs/report.md). Nothing here is assembled from anywhere but the events. */
+/* report.json: the recorded events folded into one document
+ * (docs/report.md). Nothing here is assembled from anywhere but the events. */
 #include "ksr/report.h"
 
 #include <stdint.h>

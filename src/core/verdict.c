@@ -1,4 +1,4 @@
-/* The verdict: a pure function of the recorded signals (DESIGN §8). No I/O. */
+/* The verdict: a pure function of the recorded signals (docs/report.md). No I/O. */
 #include "ksr/verdict.h"
 
 #include <pthread.h>

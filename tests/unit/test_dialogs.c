@@ -1,4 +1,4 @@
-/* Dialog classification (DESIGN §3 first look): a table of real-world window
+/* Dialog classification at first look (docs/scenario.md): a table of real-world window
  * titles against the built-in defaults, then the scenario's own lists, the
  * order (first-run and updater before error), an empty list switching a kind
  * off, and the app's main window never counting as a dialog. */

@@ -1,4 +1,4 @@
-/* Every load-time rejection of DESIGN §4, each at its exact line:column with a
+/* Every load-time rejection in docs/scenario.md, each at its exact line:column with a
  * fragment of its message; and the bad example files under tests/data. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* The verdict table (DESIGN §8): every outcome, every concern, the rules that
+/* The verdict table (docs/report.md): every outcome, every concern, the rules that
  * combine them. Any change to a mapping fails a row here. */
 #include <stdio.h>
 #include <string.h>
