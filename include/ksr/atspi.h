@@ -63,9 +63,6 @@ typedef struct ksr_atspi_app {
 	int pid;
 } ksr_atspi_app;
 
-/* The registered applications, each with its PID. */
-int ksr_atspi_apps(ksr_atspi *a, ksr_deadline d, ksr_atspi_app **apps, size_t *n, ksr_err *err);
-void ksr_atspi_apps_free(ksr_atspi_app *apps, size_t n);
 /* The app with this PID; else (pid 0, or none) the first whose name equals
  * name_hint (NULL: none). found_by gets "pid" or "name". -1 with err when none. */
 int ksr_atspi_find_app(ksr_atspi *a, int pid, const char *name_hint, ksr_deadline d,

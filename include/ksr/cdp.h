@@ -65,16 +65,12 @@ ksr_cdp_status ksr_cdp_call(ksr_cdp *c, const char *method, cJSON *params, ksr_d
  * dropped as late); commands are delivered in order, so a later ksr_cdp_call
  * returning means the page has handled this one too (input events). */
 ksr_cdp_status ksr_cdp_send(ksr_cdp *c, const char *method, cJSON *params, ksr_err *err);
-/* The same on the browser connection (Target.*, Browser.*). */
-ksr_cdp_status ksr_cdp_call_browser(ksr_cdp *c, const char *method, cJSON *params, ksr_deadline d,
-                                    cJSON **result, ksr_err *err);
 
 /* Wait until an event named method (on the page session) arrives; it is taken
  * from the queue and returned in *ev (may be NULL). Events queued earlier count. */
 ksr_cdp_status ksr_cdp_wait_event(ksr_cdp *c, const char *method, ksr_deadline d, cJSON **ev,
                                   ksr_err *err);
 void ksr_cdp_drop_events(ksr_cdp *c);
-size_t ksr_cdp_queued_events(const ksr_cdp *c);
 
 /* Service the connection until d (events are queued): a cancellable pause that
  * still notices a crash or a closed connection (then returns it). */

@@ -44,6 +44,14 @@ void ksr_cancel_reset(void);
  * deadline passes or the run is cancelled. Retries on EINTR. */
 ksr_wait ksr_wait_fds(struct pollfd *fds, int nfds, ksr_deadline d);
 
+/* ksr_wait_fds without the cancel fd: READY, TIMEOUT or ERROR, never CANCELLED.
+ * Only for cleanup waits that must still run to their deadline after
+ * SIGTERM/SIGINT (a stopped process group going, Xvfb exiting after its
+ * SIGTERM): a cancelled run must not leave them behind. With no fds (no pidfd:
+ * an old kernel, valgrind, a seccomp filter) it is a bounded sleep, so callers
+ * keep the deadline short and re-check what they wait for. Retries on EINTR. */
+ksr_wait ksr_wait_fds_uncancellable(struct pollfd *fds, int nfds, ksr_deadline d);
+
 /* Sleep until the deadline, cancellable. Returns TIMEOUT or CANCELLED. */
 ksr_wait ksr_sleep_until(ksr_deadline d);
 ksr_wait ksr_sleep_ms(int64_t ms);

@@ -17,8 +17,6 @@ typedef struct ksr_err {
 
 /* Set err (NULL-safe) and return -1, so callers can write `return ksr_err_set(...)`. */
 int ksr_err_set(ksr_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int ksr_err_set_at(ksr_err *err, int line, int col, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
 int ksr_err_errno(ksr_err *err, const char *what); /* "what: strerror(errno)" */
 void ksr_err_clear(ksr_err *err);
 

@@ -1,4 +1,4 @@
-/* The evidence folder (DESIGN §9): a lock against two runs, the old DONE removed
+/* The evidence folder (docs/report.md): a lock against two runs, the old DONE removed
  * at start, files written whole (temporary name, fsync, rename), DONE last after
  * the files and the folder are synced. */
 #ifndef KSR_EVIDENCE_H
@@ -48,8 +48,6 @@ int ksr_evidence_remove(ksr_evidence *ev, const char *name, ksr_err *err);
  * "NAME: strerror text", each ended by a NUL, the list by an empty entry:
  *   for (const char *p = ksr_evidence_failures(ev); *p; p += strlen(p) + 1) ... */
 const char *ksr_evidence_failures(const ksr_evidence *ev);
-/* Add a failure found elsewhere (e.g. ksr_events_trace_errno for trace.jsonl). */
-void ksr_evidence_note_failure(ksr_evidence *ev, const char *name, int errnum);
 bool ksr_evidence_ok(const ksr_evidence *ev); /* no failures so far */
 
 void ksr_evidence_close(ksr_evidence *ev); /* releases the lock; NULL-safe */

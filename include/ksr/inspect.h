@@ -1,7 +1,7 @@
 /* `inspect`: what a scenario author needs, as data. The windows on the display
  * (title, class, PID, geometry, type) and, for each window's process, its
  * accessibility controls, each with the scenario step that reaches it at the
- * highest rung (DESIGN §5): `click_element: "Save"` (plus `role:` when the
+ * highest rung (docs/ladder.md): `click_element: "Save"` (plus `role:` when the
  * name alone would find another control first) for a named control with an
  * action or a position, `click: FX FY` (a fraction of the window's client
  * area) for one without a usable name. With a browser debugging port, the

@@ -1,4 +1,4 @@
-/* Vision models (DESIGN §7): one client, three wire protocols (OpenAI Chat
+/* Vision models (docs/vision-models.md): one client, three wire protocols (OpenAI Chat
  * Completions, Anthropic Messages, Ollama /api/chat), configured from the
  * environment per role. The client knows nothing about stages or verdicts: it
  * asks one question about one image and says yes / no / inconclusive, where
@@ -61,7 +61,6 @@ int ksr_model_config_load(ksr_model_role role, ksr_model_getenv_fn get, void *ct
 const char *ksr_model_role_name(ksr_model_role r); /* "judge", "grounder", "planner" */
 const char *ksr_model_api_name(ksr_model_api a);
 const char *ksr_model_coords_name(ksr_model_coords c);
-int ksr_model_coords_from_name(const char *name); /* -1 if unknown */
 
 /* Replace every occurrence of key (len >= 4) in text with "[redacted]", in place. */
 void ksr_model_redact(char *text, size_t cap, const char *key);
@@ -100,14 +99,6 @@ typedef struct ksr_model_usage {
 	int64_t ms;      /* wall time, retries and back-off included */
 	char error[300]; /* why not ok (redacted) */
 } ksr_model_usage;
-
-/* Ask a question about an image; the answer must be a JSON object matching
- * schema (used for structured output where the API offers it). Retries on
- * 429/5xx/transport errors with back-off honouring retry-after, never on
- * 400/401/403/404; one retry for an unparsable answer; everything bounded by
- * d and cancellable. NULL with usage->error on failure. */
-cJSON *ksr_model_ask(const ksr_model_config *cfg, const ksr_model_image *img, const char *prompt,
-                     const cJSON *schema, ksr_deadline d, ksr_model_usage *usage);
 
 /* Does the statement hold for the screen? reason gets the model's reason. */
 ksr_model_answer ksr_model_judge(const ksr_model_config *cfg, const ksr_model_image *img,

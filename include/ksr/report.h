@@ -1,4 +1,4 @@
-/* report.json and report.md, rendered from the recorded events (DESIGN §9). */
+/* report.json and report.md, rendered from the recorded events (docs/report.md). */
 #ifndef KSR_REPORT_H
 #define KSR_REPORT_H
 

@@ -1,4 +1,4 @@
-/* The staged run (DESIGN §3): the one entry point the `run` front end calls.
+/* The staged run (docs/architecture.md): the one entry point the `run` front end calls.
  * Everything below it (stages, steps, backends, evidence) is reached from here. */
 #ifndef KSR_RUN_H
 #define KSR_RUN_H

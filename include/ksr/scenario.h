@@ -1,4 +1,4 @@
-/* The scenario: what the loader makes of a YAML file (DESIGN §4). Every node
+/* The scenario: what the loader makes of a YAML file (docs/scenario.md). Every node
  * keeps its line and column so that run-time errors can name the scenario line. */
 #ifndef KSR_SCENARIO_H
 #define KSR_SCENARIO_H

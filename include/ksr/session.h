@@ -24,8 +24,6 @@ const char *ksr_session_display(const ksr_session *s);
 int ksr_session_xvfb_pid(const ksr_session *s);
 int ksr_session_wm_pid(const ksr_session *s);
 int ksr_session_dbus_pid(const ksr_session *s); /* the private session bus */
-int ksr_session_a11y_pid(const ksr_session *s); /* at-spi-bus-launcher */
-const char *ksr_session_dbus_address(const ksr_session *s);
 /* Why the session bus or the AT-SPI bus is missing (the session still runs), or NULL. */
 const char *ksr_session_a11y_error(const ksr_session *s);
 void ksr_session_stop(ksr_session *s); /* NULL-safe; kills by PID and reaps */

@@ -1,4 +1,4 @@
-/* The verdict is a pure function of the recorded signals (DESIGN §8). */
+/* The verdict is a pure function of the recorded signals (docs/report.md). */
 #ifndef KSR_VERDICT_H
 #define KSR_VERDICT_H
 

@@ -1,4 +1,4 @@
-/* Watching runs (DESIGN §10, issue #10): follow one or many evidence folders
+/* Watching runs (docs/watch.md): follow one or many evidence folders
  * with inotify and turn what changes in them into lines — READY, EVENT, WAITING,
  * ERROR, DONE — one per change, never one for "no change". The watcher reads
  * only the evidence folder (trace.jsonl, BLOCKED, DONE, report.json) and the

@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ksr/strbuf.h"
 #include "ksr/x11.h"
 
 #define ENVIRON_MAX   (256 * 1024)
@@ -331,7 +332,7 @@ void ksr_atspi_app_clear(ksr_atspi_app *app)
 	*app = (ksr_atspi_app){0};
 }
 
-void ksr_atspi_apps_free(ksr_atspi_app *apps, size_t n)
+static void ksr_atspi_apps_free(ksr_atspi_app *apps, size_t n)
 {
 	for (size_t i = 0; apps && i < n; i++)
 		ksr_atspi_app_clear(&apps[i]);
@@ -353,7 +354,9 @@ static int bus_pid(ksr_atspi *a, const char *bus, ksr_deadline d)
 	return (int)pid;
 }
 
-int ksr_atspi_apps(ksr_atspi *a, ksr_deadline d, ksr_atspi_app **apps, size_t *n, ksr_err *err)
+/* The registered applications, each with its PID. */
+static int ksr_atspi_apps(ksr_atspi *a, ksr_deadline d, ksr_atspi_app **apps, size_t *n,
+                          ksr_err *err)
 {
 	*apps = NULL;
 	*n = 0;
@@ -651,23 +654,14 @@ char *ksr_atspi_node_path(const ksr_atspi_tree *t, size_t i)
 	int n = 0;
 	for (int k = (int)i; k > 0 && n < 64; k = t->nodes[k].parent)
 		chain[n++] = k;
-	size_t cap = 64;
-	char *out = ksr_xmalloc(cap);
-	size_t len = 0;
-	out[0] = '\0';
+	ksr_strbuf out = {0};
 	for (int j = n - 1; j >= 0; j--) {
 		const ksr_atspi_node *nd = &t->nodes[chain[j]];
 		const char *nm = nd->name && *nd->name ? nd->name : NULL;
-		char *part = ksr_xasprintf("/%s%s%s%s", nd->role ? nd->role : "?", nm ? "[" : "",
-		                           nm ? nm : "", nm ? "]" : "");
-		size_t pl = strlen(part);
-		while (len + pl + 1 > cap)
-			out = ksr_xrealloc(out, cap *= 2);
-		memcpy(out + len, part, pl + 1);
-		len += pl;
-		free(part);
+		ksr_strbuf_addf(&out, "/%s%s%s%s", nd->role ? nd->role : "?", nm ? "[" : "",
+		                nm ? nm : "", nm ? "]" : "");
 	}
-	return out;
+	return ksr_strbuf_take(&out);
 }
 
 cJSON *ksr_atspi_node_json(const ksr_atspi_tree *t, size_t i)

@@ -33,8 +33,11 @@ ksr_wait ksr_atspi_iterate(GMainContext *ctx, ksr_deadline d, bool cleanup)
 	ksr_deadline until = timeout >= 0 ? ksr_deadline_min(d, ksr_deadline_in_ms(timeout)) : d;
 	ksr_wait w;
 	if (cleanup) {
-		int r = poll(pfds, (nfds_t)n, (int)ksr_deadline_remaining_ms(until));
-		w = r > 0 ? KSR_WAIT_READY : KSR_WAIT_TIMEOUT;
+		/* Cleanup runs after a cancel too: no cancel fd here. A failed
+		 * poll reads as a timeout, as it always did. */
+		w = ksr_wait_fds_uncancellable(pfds, n, until);
+		if (w == KSR_WAIT_ERROR)
+			w = KSR_WAIT_TIMEOUT;
 	} else {
 		w = ksr_wait_fds(pfds, n, until);
 	}
@@ -52,7 +55,8 @@ void ksr_atspi_drain(GMainContext *ctx, const int *pending)
 		ksr_atspi_iterate(ctx, d, true);
 }
 
-int ksr_atspi_call_ms(ksr_deadline d)
+/* The call's own timeout: KSR_ATSPI_CALL_MS or what is left of d, at least 1. */
+static int ksr_atspi_call_ms(ksr_deadline d)
 {
 	int64_t left = ksr_deadline_remaining_ms(d);
 	if (left > KSR_ATSPI_CALL_MS)

@@ -42,8 +42,6 @@ GDBusConnection *ksr_atspi_connect(GMainContext *ctx, const char *address, ksr_d
 GVariant *ksr_atspi_call(GMainContext *ctx, GDBusConnection *c, const char *dest, const char *path,
                          const char *iface, const char *method, GVariant *params,
                          const char *reply_type, ksr_deadline d, ksr_err *err);
-/* The call's own timeout: KSR_ATSPI_CALL_MS or what is left of d, at least 1. */
-int ksr_atspi_call_ms(ksr_deadline d);
 
 /* The name (and role, NULL: any) test of ksr_atspi_tree_find, shared with the
  * find-mode walk so that both pick the same node. */

@@ -5,6 +5,7 @@
 #include "ksr/cdp.h"
 
 #include "backend/cdp_fuzz.h"
+#include "backend/curl_priv.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -18,7 +19,8 @@
 #define RX_BUFFER       65536
 #define MESSAGE_MAX     (64u << 20) /* a reply larger than this closes the connection */
 #define EVENTS_MAX      512         /* oldest events are dropped beyond this */
-#define TICK_MS         50          /* how often a wait looks at the cancel flag */
+#define WAKE_MAX_MS     60000       /* a far deadline is re-armed every minute */
+#define NO_PIPE_TICK_MS 50          /* cancel checks when the pipe cannot be polled */
 #define DISCOVERY_MAX   (1u << 20)
 #define DEFAULT_CALL_MS 10000
 
@@ -31,13 +33,13 @@ typedef struct out_msg {
 struct ksr_cdp {
 	struct lws_context *ctx;
 	struct lws *wsi;
+	struct lws *cancel_wsi; /* the cancel pipe in lws's poll set, NULL until adopted */
 	lws_sorted_usec_list_t sul;
 	bool connected, closed, crashed;
 	char close_why[256];
 
 	out_msg *out_head, *out_tail;
-	char *rx;
-	size_t rx_len, rx_cap;
+	ksr_strbuf rx; /* the message being received */
 
 	int next_id, want_id;
 	cJSON *reply;
@@ -121,24 +123,6 @@ int ksr_cdp_port_of_pid(int pid)
 	return n > 0 ? ksr_cdp_port_of_cmdline(buf, (size_t)n) : 0;
 }
 
-typedef struct body {
-	char *p;
-	size_t len;
-} body;
-
-static size_t body_write(char *data, size_t size, size_t nmemb, void *ud)
-{
-	body *b = ud;
-	size_t n = size * nmemb;
-	if (b->len + n > DISCOVERY_MAX)
-		return 0;
-	b->p = ksr_xrealloc(b->p, b->len + n + 1);
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return n;
-}
-
 static int curl_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
 {
 	(void)ud, (void)a, (void)b, (void)c, (void)d;
@@ -150,7 +134,7 @@ static ksr_cdp_status discover(const char *host, int port, ksr_deadline d, char 
                                ksr_err *err)
 {
 	char url[400];
-	body b = {0};
+	ksr_curl_body b = {.max = DISCOVERY_MAX};
 	snprintf(url, sizeof url, "http://%s:%d/json/version", host, port);
 	CURL *h = curl_easy_init();
 	if (!h)
@@ -160,7 +144,7 @@ static ksr_cdp_status discover(const char *host, int port, ksr_deadline d, char 
 	curl_easy_setopt(h, CURLOPT_NOPROXY, "*"); /* a proxy must never see the debug port */
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms > 0 ? ms : 1L);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, body_write);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, ksr_curl_body_cb);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, curl_progress);
@@ -175,7 +159,7 @@ static ksr_cdp_status discover(const char *host, int port, ksr_deadline d, char 
 		st = (ksr_err_set(err, "%s: %s", url, curl_easy_strerror(rc)), KSR_CDP_CLOSED);
 	else if (status != 200)
 		st = (ksr_err_set(err, "%s answered HTTP %ld", url, status), KSR_CDP_CLOSED);
-	cJSON *j = st == KSR_CDP_OK ? cJSON_Parse(b.p) : NULL;
+	cJSON *j = st == KSR_CDP_OK ? cJSON_Parse(b.buf.p) : NULL;
 	const char *ws = cJSON_GetStringValue(cJSON_GetObjectItem(j, "webSocketDebuggerUrl"));
 	const char *p = ws && !strncmp(ws, "ws://", 5) ? strchr(ws + 5, '/') : NULL;
 	if (st == KSR_CDP_OK && !p)
@@ -183,7 +167,7 @@ static ksr_cdp_status discover(const char *host, int port, ksr_deadline d, char 
 	if (p)
 		snprintf(path, len, "%s", p); /* the host in the URL is ignored: loopback stays */
 	cJSON_Delete(j);
-	free(b.p);
+	ksr_strbuf_free(&b.buf);
 	return st;
 }
 
@@ -219,8 +203,8 @@ static void queue_event(ksr_cdp *c, cJSON *msg)
 
 static void on_message(ksr_cdp *c)
 {
-	cJSON *msg = cJSON_ParseWithLength(c->rx, c->rx_len);
-	c->rx_len = 0;
+	cJSON *msg = cJSON_ParseWithLength(c->rx.p, c->rx.len);
+	c->rx.len = 0; /* the allocation is kept for the next message */
 	if (!msg)
 		return;
 	cJSON *id = cJSON_GetObjectItem(msg, "id");
@@ -243,16 +227,11 @@ static void on_message(ksr_cdp *c)
  * from on_receive so that the fuzzer (ksr_cdp_fuzz_frames) goes through it. */
 static void rx_fragment(ksr_cdp *c, const void *in, size_t len, size_t more, bool final)
 {
-	if (c->rx_len + len + more > MESSAGE_MAX) {
+	if (c->rx.len + len + more > MESSAGE_MAX) {
 		note_closed(c, "the browser sent a message over the 64 MiB cap");
 		return;
 	}
-	if (c->rx_len + len + more + 1 > c->rx_cap) {
-		c->rx_cap = c->rx_len + len + more + 1;
-		c->rx = ksr_xrealloc(c->rx, c->rx_cap);
-	}
-	memcpy(c->rx + c->rx_len, in, len);
-	c->rx_len += len;
+	ksr_strbuf_addn(&c->rx, in, len);
 	if (final && more == 0)
 		on_message(c);
 }
@@ -315,24 +294,62 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 	return 0;
 }
 
+/* The cancel pipe, adopted as a raw file: readable once the run is cancelled,
+ * it wakes lws's poll. Nothing is read from it (the pipe stays readable for
+ * every other wait); lws_service returns and the pump sees ksr_cancelled(). */
+static int cancel_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                           size_t len)
+{
+	(void)user, (void)in, (void)len;
+	ksr_cdp *c = wsi ? lws_get_opaque_user_data(wsi) : NULL;
+	if (c && reason == LWS_CALLBACK_RAW_CLOSE_FILE && c->cancel_wsi == wsi)
+		c->cancel_wsi = NULL;
+	return 0;
+}
+
 static const struct lws_protocols protocols[] = {
         {"ksr-cdp", ws_callback, 0, RX_BUFFER, 0, NULL, 0},
+        {"ksr-cancel", cancel_callback, 0, 0, 0, NULL, 0},
         {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
-static void tick_cb(lws_sorted_usec_list_t *sul)
+/* Put the cancel pipe into lws's poll set, once the pipe exists. lws closes
+ * what it adopts, so it gets a duplicate of the descriptor. */
+static void watch_cancel(ksr_cdp *c)
+{
+	if (c->cancel_wsi || ksr_cancel_fd() < 0)
+		return;
+	lws_adopt_desc_t a = {
+	        .vh = lws_get_vhost_by_name(c->ctx, "default"),
+	        .type = LWS_ADOPT_RAW_FILE_DESC,
+	        .vh_prot_name = "ksr-cancel",
+	        .opaque = c,
+	};
+	if (!a.vh)
+		return;
+	a.fd.filefd = fcntl(ksr_cancel_fd(), F_DUPFD_CLOEXEC, 3);
+	if (a.fd.filefd < 0)
+		return;
+	/* On failure lws has closed the duplicate; the next pump tries again. */
+	c->cancel_wsi = lws_adopt_descriptor_vhost_via_info(&a);
+}
+
+static void wake_cb(lws_sorted_usec_list_t *sul)
 {
 	ksr_cdp *c = lws_container_of(sul, ksr_cdp, sul);
-	/* lws_service ignores its timeout: only this wakes its poll. */
+	/* lws_service ignores its timeout: only this (or a descriptor) wakes its poll. */
 	lws_cancel_service(c->ctx);
 }
 
 typedef bool (*done_fn)(ksr_cdp *c, void *ud);
 
 /* Service the connection until done(), the deadline, a cancel, a crash or a
- * close. The timer wakes lws at the deadline or every TICK_MS (cancel). */
+ * close. lws's poll wakes for the socket, for the cancel pipe (adopted into
+ * its poll set) and for the timer set at the deadline. */
 static ksr_cdp_status pump(ksr_cdp *c, ksr_deadline d, done_fn done, void *ud)
 {
+	if (c->ctx)
+		watch_cancel(c);
 	for (;;) {
 		if (done && done(c, ud))
 			return KSR_CDP_OK;
@@ -345,8 +362,12 @@ static ksr_cdp_status pump(ksr_cdp *c, ksr_deadline d, done_fn done, void *ud)
 		int64_t left = ksr_deadline_remaining_ms(d);
 		if (left <= 0)
 			return KSR_CDP_TIMEOUT;
-		int64_t wait = left < TICK_MS ? left : TICK_MS;
-		lws_sul_schedule(c->ctx, 0, &c->sul, tick_cb, (lws_usec_t)wait * 1000);
+		int64_t wait = left < WAKE_MAX_MS ? left : WAKE_MAX_MS;
+		/* Only when the pipe is not in the poll set (not installed yet, or
+		 * lws refused it) does a short tick stand in for it. */
+		if (!c->cancel_wsi && wait > NO_PIPE_TICK_MS)
+			wait = NO_PIPE_TICK_MS;
+		lws_sul_schedule(c->ctx, 0, &c->sul, wake_cb, (lws_usec_t)wait * 1000);
 		lws_service(c->ctx, 0);
 	}
 }
@@ -498,8 +519,9 @@ ksr_cdp_status ksr_cdp_call(ksr_cdp *c, const char *method, cJSON *params, ksr_d
 	return call(c, true, method, params, d, result, err);
 }
 
-ksr_cdp_status ksr_cdp_call_browser(ksr_cdp *c, const char *method, cJSON *params, ksr_deadline d,
-                                    cJSON **result, ksr_err *err)
+/* ksr_cdp_call on the browser connection (Target.*, Browser.*). */
+static ksr_cdp_status ksr_cdp_call_browser(ksr_cdp *c, const char *method, cJSON *params,
+                                           ksr_deadline d, cJSON **result, ksr_err *err)
 {
 	return call(c, false, method, params, d, result, err);
 }
@@ -558,11 +580,6 @@ void ksr_cdp_drop_events(ksr_cdp *c)
 {
 	while (c && cJSON_GetArraySize(c->events) > 0)
 		cJSON_DeleteItemFromArray(c->events, 0);
-}
-
-size_t ksr_cdp_queued_events(const ksr_cdp *c)
-{
-	return c ? (size_t)cJSON_GetArraySize(c->events) : 0;
 }
 
 ksr_cdp_status ksr_cdp_idle(ksr_cdp *c, ksr_deadline d, ksr_err *err)
@@ -679,7 +696,7 @@ void ksr_cdp_close(ksr_cdp *c)
 	}
 	cJSON_Delete(c->reply);
 	cJSON_Delete(c->events);
-	free(c->rx);
+	ksr_strbuf_free(&c->rx);
 	free(c->session_id);
 	free(c->target_id);
 	free(c->url);

@@ -3,6 +3,7 @@
  * sees trusted events, key chords, navigation, evaluation and the
  * accessibility listing. */
 #include "ksr/cdp.h"
+#include "ksr/json.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -157,12 +158,6 @@ static ksr_cdp_status probe(ksr_cdp *c, const char *ref, const char *want, ksr_d
 	return st;
 }
 
-static double num(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, k);
-	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 static void fill_hit(const cJSON *r, ksr_cdp_hit *hit)
 {
 	const cJSON *b = cJSON_GetObjectItem(r, "box");
@@ -170,10 +165,11 @@ static void fill_hit(const cJSON *r, ksr_cdp_hit *hit)
 		return;
 	if (b) {
 		hit->has_box = true;
-		hit->box = (ksr_cdp_box){num(b, "x"), num(b, "y"), num(b, "w"), num(b, "h")};
+		hit->box = (ksr_cdp_box){ksr_json_num(b, "x", NAN), ksr_json_num(b, "y", NAN),
+		                         ksr_json_num(b, "w", NAN), ksr_json_num(b, "h", NAN)};
 	}
-	hit->x = num(r, "x");
-	hit->y = num(r, "y");
+	hit->x = ksr_json_num(r, "x", NAN);
+	hit->y = ksr_json_num(r, "y", NAN);
 }
 
 static const char *state_of(const cJSON *r)

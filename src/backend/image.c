@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "ksr/strbuf.h"
+
 /* A decoded image may not exceed this many pixels (a 16k x 16k screen), nor a
  * PNG file this many bytes: a hostile file must not take the run's memory. */
 #define MAX_PIXELS ((size_t)16384 * 16384)
@@ -51,23 +53,9 @@ static void on_png_warning(png_structp png, png_const_charp msg)
 
 /* ---- encode ---- */
 
-typedef struct membuf {
-	unsigned char *data;
-	size_t len, cap;
-} membuf;
-
 static void write_mem(png_structp png, png_bytep data, png_size_t n)
 {
-	membuf *m = png_get_io_ptr(png);
-	if (m->len + n > m->cap) {
-		size_t cap = m->cap ? m->cap : 65536;
-		while (cap < m->len + n)
-			cap *= 2;
-		m->data = ksr_xrealloc(m->data, cap);
-		m->cap = cap;
-	}
-	memcpy(m->data + m->len, data, n);
-	m->len += n;
+	ksr_strbuf_addn(png_get_io_ptr(png), data, n); /* binary: only len counts */
 }
 
 static void flush_mem(png_structp png)
@@ -230,18 +218,17 @@ int ksr_image_encode_png(const ksr_image *img, unsigned char **buf, size_t *len,
 		png_destroy_write_struct(&png, NULL);
 		return ksr_err_set(err, "PNG: out of memory");
 	}
-	membuf *m = ksr_xcalloc(1, sizeof *m); /* on the heap: survives the longjmp intact */
+	ksr_strbuf *m = ksr_xcalloc(1, sizeof *m); /* on the heap: survives the longjmp intact */
 	volatile int rc = -1;
 	if (setjmp(png_jmpbuf(png)) == 0) {
 		png_set_write_fn(png, m, write_mem, flush_mem);
 		encode_rows(png, info, img);
-		*buf = m->data;
 		*len = m->len;
-		m->data = NULL;
+		*buf = (unsigned char *)ksr_strbuf_take(m);
 		rc = 0;
 	}
 	png_destroy_write_struct(&png, &info);
-	free(m->data);
+	ksr_strbuf_free(m);
 	free(m);
 	return rc;
 }

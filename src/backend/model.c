@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "backend/curl_priv.h"
 #include "backend/model_priv.h"
 
 #define MAX_ATTEMPTS    4
@@ -22,26 +23,12 @@
 #define SNIPPET         160
 
 typedef struct reply {
-	char *body;
-	size_t len;
+	ksr_curl_body body; /* body.buf.p: the reply body, NULL when none came */
 	long status;
 	int64_t retry_after_ms; /* -1: none */
 	CURLcode rc;
 	char curl_err[CURL_ERROR_SIZE];
 } reply;
-
-static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
-{
-	reply *r = ud;
-	size_t n = size * nmemb;
-	if (r->len + n > BODY_MAX)
-		return 0;
-	r->body = ksr_xrealloc(r->body, r->len + n + 1);
-	memcpy(r->body + r->len, data, n);
-	r->len += n;
-	r->body[r->len] = '\0';
-	return n;
-}
 
 /* retry-after: delay-seconds or an HTTP-date. */
 static int64_t parse_retry_after(const char *v)
@@ -109,8 +96,8 @@ static void post(const ksr_model_config *cfg, const char *body, ksr_deadline d, 
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, ms < CONNECT_MAX_MS ? ms : CONNECT_MAX_MS);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, ksr_curl_body_cb);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &r->body);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
 	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
@@ -137,7 +124,7 @@ static void describe_failure(const ksr_model_config *cfg, const reply *r, ksr_mo
 		         r->curl_err[0] ? r->curl_err : curl_easy_strerror(r->rc));
 	else
 		snprintf(u->error, sizeof u->error, "HTTP %ld: %.*s", r->status, SNIPPET,
-		         r->body ? r->body : "");
+		         r->body.buf.p ? r->body.buf.p : "");
 	for (char *p = u->error; *p; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
@@ -174,7 +161,7 @@ static verdict judge_reply(const ksr_model_config *cfg, reply *r, int *parse_fai
 		return r->rc != CURLE_OK || retryable_status(r->status) ? RETRY : GIVE_UP;
 	}
 	ksr_err err = {0};
-	*out = ksr_model_parse_response(cfg->api, r->body, &err);
+	*out = ksr_model_parse_response(cfg->api, r->body.buf.p, &err);
 	if (*out)
 		return DONE;
 	snprintf(u->error, sizeof u->error, "unusable answer: %.250s", err.msg);
@@ -182,8 +169,14 @@ static verdict judge_reply(const ksr_model_config *cfg, reply *r, int *parse_fai
 	return ++*parse_fails <= MAX_PARSE_RETRY ? RETRY : GIVE_UP;
 }
 
-cJSON *ksr_model_ask(const ksr_model_config *cfg, const ksr_model_image *img, const char *prompt,
-                     const cJSON *schema, ksr_deadline d, ksr_model_usage *u)
+/* Ask a question about an image; the answer must be a JSON object matching
+ * schema (used for structured output where the API offers it). Retries on
+ * 429/5xx/transport errors with back-off honouring retry-after, never on
+ * 400/401/403/404; one retry for an unparsable answer; everything bounded by
+ * d and cancellable. NULL with u->error on failure. */
+static cJSON *ksr_model_ask(const ksr_model_config *cfg, const ksr_model_image *img,
+                            const char *prompt, const cJSON *schema, ksr_deadline d,
+                            ksr_model_usage *u)
 {
 	memset(u, 0, sizeof *u);
 	int64_t t0 = ksr_now_ms();
@@ -198,12 +191,12 @@ cJSON *ksr_model_ask(const ksr_model_config *cfg, const ksr_model_image *img, co
 			         "%sno time left for the call", u->error[0] ? "; " : "");
 			break;
 		}
-		reply r = {.retry_after_ms = -1};
+		reply r = {.body = {.max = BODY_MAX}, .retry_after_ms = -1};
 		post(cfg, body, d, &r);
 		u->attempts = attempt;
 		verdict v = judge_reply(cfg, &r, &parse_fails, &out, u);
 		bool again = v == RETRY && attempt < MAX_ATTEMPTS && back_off(&r, attempt, d, u);
-		free(r.body);
+		ksr_strbuf_free(&r.body.buf);
 		if (!again)
 			break;
 	}

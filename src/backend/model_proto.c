@@ -32,7 +32,8 @@ const char *ksr_model_coords_name(ksr_model_coords c)
 	return (unsigned)c < COUNT(coords_names) ? coords_names[c] : "unknown";
 }
 
-int ksr_model_coords_from_name(const char *name)
+/* -1 if unknown */
+static int ksr_model_coords_from_name(const char *name)
 {
 	for (size_t i = 0; name && i < COUNT(coords_names); i++)
 		if (!strcmp(name, coords_names[i]))

@@ -6,6 +6,7 @@
  * writes to the inherited cancel pipe and would cancel the runtime). Between
  * fork and exec the child only makes async-signal-safe system calls. */
 #include "ksr/proc.h"
+#include "ksr/strbuf.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,7 +19,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -447,12 +447,6 @@ static bool group_alive(int pgid)
 	return alive;
 }
 
-static void plain_sleep_ms(int64_t ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
-	nanosleep(&ts, NULL); /* EINTR: the caller's loop checks the clock */
-}
-
 static void reap_into(int pid, int *status)
 {
 	int st;
@@ -462,23 +456,39 @@ static void reap_into(int pid, int *status)
 
 /* Wait until no live member of the group is left, reaping the leader when it
  * is our child (its wait status into *status, when given). Not cancellable on
- * purpose: this runs during cleanup after SIGTERM. */
+ * purpose: this runs during cleanup after SIGTERM. The leader's pidfd wakes the
+ * wait as it exits; the other members have no descriptor to wait on, so the
+ * group is re-checked on a short back-off (2 ms doubling to 64 ms) as well. */
 static bool wait_group_gone(int pgid, int64_t ms, int *status)
 {
-	int64_t end = ksr_now_ms() + ms, step = 2;
+	ksr_deadline end = ksr_deadline_in_ms(ms);
+	int64_t step = 2;
+	int pidfd = ksr_proc_pidfd(pgid); /* -1: gone already, or no pidfds here */
+	bool gone = false;
 	for (;;) {
 		reap_into(pgid, status);
 		if (!group_alive(pgid)) {
 			reap_into(pgid, status); /* it may have died since the first try */
-			return true;
+			gone = true;
+			break;
 		}
-		int64_t left = end - ksr_now_ms();
-		if (left <= 0)
-			return false;
-		plain_sleep_ms(step < left ? step : left);
+		if (ksr_deadline_passed(end))
+			break;
+		struct pollfd p = {.fd = pidfd, .events = POLLIN};
+		ksr_deadline tick = ksr_deadline_min(end, ksr_deadline_in_ms(step));
+		ksr_wait w = ksr_wait_fds_uncancellable(&p, pidfd >= 0 ? 1 : 0, tick);
+		if (w != KSR_WAIT_TIMEOUT && pidfd >= 0) {
+			/* The leader exited; an unreaped zombie stays readable, so
+			 * the rest of the group is waited for on the back-off alone. */
+			close(pidfd);
+			pidfd = -1;
+		}
 		if (step < 50)
 			step *= 2;
 	}
+	if (pidfd >= 0)
+		close(pidfd);
+	return gone;
 }
 
 int ksr_proc_stop_group(int pgid, int grace_ms)
@@ -494,8 +504,8 @@ int ksr_proc_stop_group(int pgid, int grace_ms)
 /* ---- bounded commands ---- */
 
 struct capture {
-	char *buf;
-	size_t len, max;
+	ksr_strbuf buf;
+	size_t max;
 	bool keep;
 };
 
@@ -512,13 +522,10 @@ static bool drain(int fd, struct capture *c)
 			return errno == EAGAIN || errno == EWOULDBLOCK;
 		if (r == 0)
 			return false;
-		size_t room = c->keep && c->len < c->max ? c->max - c->len : 0;
+		size_t room = c->keep && c->buf.len < c->max ? c->max - c->buf.len : 0;
 		size_t take = (size_t)r < room ? (size_t)r : room;
-		if (take) {
-			c->buf = ksr_xrealloc(c->buf, c->len + take + 1);
-			memcpy(c->buf + c->len, chunk, take);
-			c->len += take;
-		}
+		if (take)
+			ksr_strbuf_addn(&c->buf, chunk, take);
 	}
 	return true;
 }
@@ -632,11 +639,9 @@ ksr_wait ksr_proc_run(const char *command, ksr_deadline d, int *exit_code, char 
 	}
 	close(pipefd[0]);
 	*exit_code = code;
-	if (output) {
-		*output = cap.buf ? cap.buf : ksr_xstrdup("");
-		(*output)[cap.len] = '\0';
-	} else {
-		free(cap.buf);
-	}
+	if (output)
+		*output = ksr_strbuf_take(&cap.buf);
+	else
+		ksr_strbuf_free(&cap.buf);
 	return w;
 }

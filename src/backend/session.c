@@ -2,10 +2,11 @@
  * picks itself (-displayfd, so parallel runs never collide), a private D-Bus
  * session bus and the AT-SPI bus launcher, openbox; every process started here
  * is stopped by PID (and process group) and reaped. The order is the one in
- * the shared notes (desktop-session.md): the session bus and the a11y bus must
+ * docs/accessibility.md (--xvfb): the session bus and the a11y bus must
  * exist before any app starts, or GTK apps autolaunch a bus of their own. */
 #include "ksr/session.h"
 #include "ksr/atspi.h"
+#include "ksr/proc.h"
 #include "ksr/x11.h"
 
 #include <errno.h>
@@ -17,9 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define STOP_GRACE_MS 2000
@@ -84,16 +83,6 @@ int ksr_session_wm_pid(const ksr_session *s)
 int ksr_session_dbus_pid(const ksr_session *s)
 {
 	return s ? s->dbus_pid : 0;
-}
-
-int ksr_session_a11y_pid(const ksr_session *s)
-{
-	return s ? s->a11y_pid : 0;
-}
-
-const char *ksr_session_dbus_address(const ksr_session *s)
-{
-	return s ? s->dbus_address : NULL;
 }
 
 const char *ksr_session_a11y_error(const ksr_session *s)
@@ -249,43 +238,29 @@ static int spawn(char *const argv[], int logfd, int keep_fd, ksr_err *err)
 	return pid;
 }
 
-static int pidfd_of(int pid)
-{
-#ifdef SYS_pidfd_open
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-#else
-	(void)pid;
-	return -1;
-#endif
-}
-
-/* Wait up to ms for our child pid to exit and reap it; true when reaped. Not
- * ksr_wait_fds: stopping must work after the run was cancelled. */
+/* Wait up to ms for our child pid to exit and reap it; true when reaped.
+ * Uncancellable: stopping must work after the run was cancelled. Without a
+ * pidfd (an old kernel, valgrind) the child is re-checked every 10 ms. */
 static bool reap_within(int pid, int ms)
 {
-	int fd = pidfd_of(pid);
-	int64_t until = ksr_now_ms() + ms;
+	int fd = ksr_proc_pidfd(pid);
+	ksr_deadline until = ksr_deadline_in_ms(ms);
+	bool reaped = false;
 	for (;;) {
 		pid_t r = waitpid(pid, NULL, WNOHANG);
-		if (r == pid || (r < 0 && errno == ECHILD))
+		if (r == pid || (r < 0 && errno == ECHILD)) {
+			reaped = true;
 			break;
-		int64_t left = until - ksr_now_ms();
-		if (left <= 0) {
-			if (fd >= 0)
-				close(fd);
-			return false;
 		}
-		if (fd >= 0) {
-			struct pollfd p = {.fd = fd, .events = POLLIN};
-			poll(&p, 1, (int)left);
-		} else {
-			struct timespec ts = {0, 10 * 1000000};
-			nanosleep(&ts, NULL);
-		}
+		if (ksr_deadline_passed(until))
+			break;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ksr_deadline d = fd >= 0 ? until : ksr_deadline_min(until, ksr_deadline_in_ms(10));
+		ksr_wait_fds_uncancellable(&p, fd >= 0 ? 1 : 0, d);
 	}
 	if (fd >= 0)
 		close(fd);
-	return true;
+	return reaped;
 }
 
 static void stop_group(int *pid)

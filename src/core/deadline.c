@@ -151,6 +151,21 @@ ksr_wait ksr_wait_fds(struct pollfd *fds, int nfds, ksr_deadline d)
 	}
 }
 
+ksr_wait ksr_wait_fds_uncancellable(struct pollfd *fds, int nfds, ksr_deadline d)
+{
+	for (;;) {
+		int r = poll(fds, (nfds_t)(nfds > 0 ? nfds : 0), poll_timeout(d));
+		if (r < 0 && errno == EINTR)
+			continue; /* the very signal that cancelled the run: keep waiting */
+		if (r < 0)
+			return KSR_WAIT_ERROR;
+		if (r > 0)
+			return KSR_WAIT_READY;
+		if (ksr_deadline_passed(d))
+			return KSR_WAIT_TIMEOUT;
+	}
+}
+
 ksr_wait ksr_sleep_until(ksr_deadline d)
 {
 	return ksr_wait_fds(NULL, 0, d);

@@ -24,15 +24,6 @@ int ksr_err_set(ksr_err *err, const char *fmt, ...)
 	return -1;
 }
 
-int ksr_err_set_at(ksr_err *err, int line, int col, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vset(err, line, col, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 int ksr_err_errno(ksr_err *err, const char *what)
 {
 	return ksr_err_set(err, "%s: %s", what, strerror(errno));

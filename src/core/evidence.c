@@ -1,4 +1,4 @@
-/* The evidence folder (DESIGN §9): created if missing, locked against a second
+/* The evidence folder (docs/report.md): created if missing, locked against a second
  * run, cleared of an old DONE/BLOCKED, every file written whole (temporary name,
  * fsync, rename) and DONE last, after the files and the folder are synced. */
 #include "ksr/evidence.h"
@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ksr/strbuf.h"
+
 #define NAME_MAX_LEN 100
 #define EXT_MAX_LEN  16
 
@@ -21,8 +23,7 @@ struct ksr_evidence {
 	int dir_fd;
 	int lock_fd;
 	int trace_fd;
-	char *failures; /* entries, each NUL-ended, then one more NUL */
-	size_t failures_len;
+	ksr_strbuf failures; /* entries, each NUL-ended, then the buffer's own NUL */
 };
 
 /* Names */
@@ -74,27 +75,24 @@ static bool reserved_name(const char *name)
 
 /* Failures */
 
-void ksr_evidence_note_failure(ksr_evidence *ev, const char *name, int errnum)
+/* Add a failure: "NAME: strerror text", NUL-ended. */
+static void ksr_evidence_note_failure(ksr_evidence *ev, const char *name, int errnum)
 {
 	if (!ev)
 		return;
 	char *entry = ksr_xasprintf("%s: %s", name ? name : "?", strerror(errnum));
-	size_t n = strlen(entry) + 1;
-	ev->failures = ksr_xrealloc(ev->failures, ev->failures_len + n + 1);
-	memcpy(ev->failures + ev->failures_len, entry, n);
-	ev->failures_len += n;
-	ev->failures[ev->failures_len] = '\0';
+	ksr_strbuf_addn(&ev->failures, entry, strlen(entry) + 1);
 	free(entry);
 }
 
 const char *ksr_evidence_failures(const ksr_evidence *ev)
 {
-	return ev && ev->failures ? ev->failures : "";
+	return ev && ev->failures.p ? ev->failures.p : "";
 }
 
 bool ksr_evidence_ok(const ksr_evidence *ev)
 {
-	return ev && ev->failures_len == 0;
+	return ev && ev->failures.len == 0;
 }
 
 /* Opening */
@@ -368,7 +366,7 @@ void ksr_evidence_close(ksr_evidence *ev)
 		close(ev->dir_fd);
 	if (ev->lock_fd >= 0)
 		close(ev->lock_fd); /* releases the flock */
-	free(ev->failures);
+	ksr_strbuf_free(&ev->failures);
 	free(ev->dir);
 	free(ev);
 }

@@ -1,11 +1,12 @@
-/* report.json: the recorded events folded into one document (DESIGN §9,
- * docs/report.md). Nothing here is assembled from anywhere but the events. */
+/* report.json: the recorded events folded into one document
+ * (docs/report.md). Nothing here is assembled from anywhere but the events. */
 #include "ksr/report.h"
 
 #include <stdint.h>
 #include <string.h>
 
 #include "ksr/error.h"
+#include "ksr/json.h"
 
 #ifndef KSR_VERSION
 #define KSR_VERSION "unknown"
@@ -22,21 +23,9 @@ typedef struct fold {
 	double last_t;
 } fold;
 
-static const char *jstr(const cJSON *obj, const char *key)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-	return cJSON_IsString(it) ? it->valuestring : NULL;
-}
-
 static const cJSON *jget(const cJSON *obj, const char *key)
 {
 	return cJSON_GetObjectItemCaseSensitive(obj, key);
-}
-
-static double jnum(const cJSON *obj, const char *key, double dflt)
-{
-	const cJSON *it = jget(obj, key);
-	return cJSON_IsNumber(it) ? it->valuedouble : dflt;
 }
 
 static void add_str(cJSON *dst, const char *key, const char *s)
@@ -103,7 +92,7 @@ static cJSON *find_running(cJSON *rows, const char *key, const cJSON *want)
 	cJSON *row = NULL, *found = NULL;
 	cJSON_ArrayForEach(row, rows)
 	{
-		if (strcmp(jstr(row, "status") ? jstr(row, "status") : "", "running"))
+		if (strcmp(ksr_json_str(row, "status", ""), "running"))
 			continue;
 		const cJSON *have = jget(row, key);
 		if (cJSON_Compare(have, want, 1))
@@ -115,7 +104,7 @@ static cJSON *find_running(cJSON *rows, const char *key, const cJSON *want)
 static void on_stage_start(fold *f, const cJSON *e, double t)
 {
 	cJSON *row = cJSON_CreateObject();
-	add_str(row, "name", jstr(e, "name"));
+	add_str(row, "name", ksr_json_str(e, "name", NULL));
 	cJSON_AddStringToObject(row, "status", "running");
 	cJSON_AddNullToObject(row, "reason");
 	add_ms(row, "duration_ms", 0);
@@ -131,14 +120,13 @@ static void on_stage_end(fold *f, const cJSON *e, double t)
 		on_stage_start(f, e, t);
 		row = cJSON_GetArrayItem(f->stages, cJSON_GetArraySize(f->stages) - 1);
 	}
-	double t0 = jnum(row, "_t0", t);
+	double t0 = ksr_json_num(row, "_t0", t);
 	cJSON_ReplaceItemInObjectCaseSensitive(
-	        row, "status",
-	        cJSON_CreateString(jstr(e, "status") ? jstr(e, "status") : "failed"));
-	const char *reason = jstr(e, "reason");
+	        row, "status", cJSON_CreateString(ksr_json_str(e, "status", "failed")));
+	const char *reason = ksr_json_str(e, "reason", NULL);
 	cJSON_ReplaceItemInObjectCaseSensitive(
 	        row, "reason", reason ? cJSON_CreateString(reason) : cJSON_CreateNull());
-	double ms = jnum(e, "duration_ms", t - t0);
+	double ms = ksr_json_num(e, "duration_ms", t - t0);
 	cJSON_ReplaceItemInObjectCaseSensitive(
 	        row, "duration_ms", cJSON_CreateNumber(ms < 0 ? 0 : (double)(int64_t)ms));
 }
@@ -152,10 +140,10 @@ static cJSON *check_rows(const cJSON *checks)
 	cJSON_ArrayForEach(c, list)
 	{
 		cJSON *row = cJSON_CreateObject();
-		add_str(row, "kind", jstr(c, "kind"));
+		add_str(row, "kind", ksr_json_str(c, "kind", NULL));
 		add_pos_int(row, "line", c, "line");
-		add_str(row, "status", jstr(c, "status") ? jstr(c, "status") : "error");
-		add_str(row, "detail", jstr(c, "detail"));
+		add_str(row, "status", ksr_json_str(c, "status", "error"));
+		add_str(row, "detail", ksr_json_str(c, "detail", NULL));
 		cJSON_AddItemToArray(out, row);
 	}
 	return out;
@@ -188,16 +176,16 @@ static cJSON *step_row(const cJSON *e, const char *status, double ms)
 	cJSON *row = cJSON_CreateObject();
 	add_pos_int(row, "index", e, "index");
 	add_pos_int(row, "line", e, "line");
-	add_str(row, "kind", jstr(e, "kind"));
-	add_str(row, "backend", jstr(e, "backend"));
-	add_str(row, "rung", jstr(e, "rung"));
+	add_str(row, "kind", ksr_json_str(e, "kind", NULL));
+	add_str(row, "backend", ksr_json_str(e, "backend", NULL));
+	add_str(row, "rung", ksr_json_str(e, "rung", NULL));
 	cJSON_AddItemToObject(row, "window", geometry(jget(e, "window"), true));
 	cJSON_AddItemToObject(row, "pixel", geometry(jget(e, "pixel"), false));
 	cJSON_AddItemToObject(row, "checks", check_rows(jget(e, "checks")));
 	cJSON_AddStringToObject(row, "status", status);
-	add_str(row, "screenshot", jstr(e, "screenshot"));
-	add_str(row, "annotated", jstr(e, "annotated"));
-	add_str(row, "reason", jstr(e, "reason"));
+	add_str(row, "screenshot", ksr_json_str(e, "screenshot", NULL));
+	add_str(row, "annotated", ksr_json_str(e, "annotated", NULL));
+	add_str(row, "reason", ksr_json_str(e, "reason", NULL));
 	add_ms(row, "duration_ms", ms);
 	add_copy(row, "element", e, "element", cJSON_IsObject);
 	cJSON_AddItemToObject(row, "details", step_details(e));
@@ -215,9 +203,9 @@ static void on_step_end(fold *f, const cJSON *e, double t)
 {
 	const cJSON *index = jget(e, "index");
 	cJSON *old = index ? find_running(f->steps, "index", index) : NULL;
-	double t0 = old ? jnum(old, "_t0", t) : t;
-	const char *status = jstr(e, "status") ? jstr(e, "status") : "error";
-	cJSON *row = step_row(e, status, jnum(e, "duration_ms", t - t0));
+	double t0 = old ? ksr_json_num(old, "_t0", t) : t;
+	const char *status = ksr_json_str(e, "status", "error");
+	cJSON *row = step_row(e, status, ksr_json_num(e, "duration_ms", t - t0));
 	if (old)
 		cJSON_ReplaceItemViaPointer(f->steps, old, row);
 	else
@@ -230,7 +218,7 @@ static void on_grounding(fold *f, const cJSON *e)
 {
 	cJSON *row = cJSON_CreateObject();
 	add_pos_int(row, "step", e, "step");
-	add_str(row, "asked", jstr(e, "asked"));
+	add_str(row, "asked", ksr_json_str(e, "asked", NULL));
 	cJSON_AddItemToObject(row, "where", geometry(jget(e, "where"), false));
 	add_bool(row, "verified", e, "verified");
 	cJSON_AddItemToArray(f->grounding, row);
@@ -239,8 +227,8 @@ static void on_grounding(fold *f, const cJSON *e)
 static void on_concern(fold *f, const cJSON *e)
 {
 	cJSON *row = cJSON_CreateObject();
-	add_str(row, "code", jstr(e, "code"));
-	add_str(row, "message", jstr(e, "message") ? jstr(e, "message") : "");
+	add_str(row, "code", ksr_json_str(e, "code", NULL));
+	add_str(row, "message", ksr_json_str(e, "message", ""));
 	add_pos_int(row, "line", e, "line");
 	cJSON_AddItemToArray(f->concerns, row);
 }
@@ -248,8 +236,8 @@ static void on_concern(fold *f, const cJSON *e)
 static void on_failure(fold *f, const cJSON *e)
 {
 	cJSON *row = cJSON_CreateObject();
-	add_str(row, "outcome", jstr(e, "outcome"));
-	add_str(row, "reason", jstr(e, "reason") ? jstr(e, "reason") : "");
+	add_str(row, "outcome", ksr_json_str(e, "outcome", NULL));
+	add_str(row, "reason", ksr_json_str(e, "reason", ""));
 	add_pos_int(row, "line", e, "line");
 	add_bool(row, "setup_fault", e, "setup_fault");
 	cJSON_AddItemToArray(f->failures, row);
@@ -258,26 +246,26 @@ static void on_failure(fold *f, const cJSON *e)
 static void on_final_check(fold *f, const cJSON *e)
 {
 	cJSON *row = cJSON_CreateObject();
-	add_str(row, "name", jstr(e, "name") ? jstr(e, "name") : "");
+	add_str(row, "name", ksr_json_str(e, "name", ""));
 	add_bool(row, "ok", e, "ok");
-	add_str(row, "detail", jstr(e, "detail"));
+	add_str(row, "detail", ksr_json_str(e, "detail", NULL));
 	cJSON_AddItemToArray(f->final_checks, row);
 }
 
 static void on_pair(cJSON *rows, const cJSON *e, const char *k1, const char *k2)
 {
 	cJSON *row = cJSON_CreateObject();
-	add_str(row, k1, jstr(e, k1) ? jstr(e, k1) : "");
-	add_str(row, k2, jstr(e, k2) ? jstr(e, k2) : "");
+	add_str(row, k1, ksr_json_str(e, k1, ""));
+	add_str(row, k2, ksr_json_str(e, k2, ""));
 	cJSON_AddItemToArray(rows, row);
 }
 
 static void on_artifact(fold *f, const cJSON *e)
 {
 	cJSON *row = cJSON_CreateObject();
-	add_str(row, "name", jstr(e, "name") ? jstr(e, "name") : "");
-	add_str(row, "kind", jstr(e, "kind") ? jstr(e, "kind") : "other");
-	add_str(row, "description", jstr(e, "description"));
+	add_str(row, "name", ksr_json_str(e, "name", ""));
+	add_str(row, "kind", ksr_json_str(e, "kind", "other"));
+	add_str(row, "description", ksr_json_str(e, "description", NULL));
 	cJSON_AddItemToArray(f->artifacts, row);
 }
 
@@ -286,7 +274,7 @@ static void on_model_call(fold *f, const cJSON *e)
 	f->model_calls++;
 	if (!cJSON_IsTrue(jget(e, "ok")))
 		f->model_failures++;
-	double ms = jnum(e, "ms", 0);
+	double ms = ksr_json_num(e, "ms", 0);
 	f->model_ms += ms > 0 ? ms : 0;
 }
 
@@ -328,8 +316,8 @@ static void on_goal(fold *f, const cJSON *e, const char *kind)
 
 static void fold_event(fold *f, const cJSON *e)
 {
-	const char *kind = jstr(e, "event");
-	double t = jnum(e, "t_ms", f->last_t);
+	const char *kind = ksr_json_str(e, "event", NULL);
+	double t = ksr_json_num(e, "t_ms", f->last_t);
 	f->last_t = t > f->last_t ? t : f->last_t;
 	if (!kind)
 		return;
@@ -376,8 +364,8 @@ static void close_running(cJSON *rows, double last_t)
 	cJSON *row;
 	cJSON_ArrayForEach(row, rows)
 	{
-		double t0 = jnum(row, "_t0", last_t);
-		if (!strcmp(jstr(row, "status") ? jstr(row, "status") : "", "running"))
+		double t0 = ksr_json_num(row, "_t0", last_t);
+		if (!strcmp(ksr_json_str(row, "status", ""), "running"))
 			cJSON_ReplaceItemInObjectCaseSensitive(
 			        row, "duration_ms",
 			        cJSON_CreateNumber((double)(int64_t)(last_t - t0)));
@@ -389,15 +377,15 @@ static cJSON *scenario_obj(const cJSON *rs)
 {
 	const cJSON *sc = jget(rs, "scenario");
 	cJSON *o = cJSON_CreateObject();
-	add_str(o, "path", jstr(sc, "path"));
-	add_str(o, "name", jstr(sc, "name"));
-	add_str(o, "sha256", jstr(sc, "sha256"));
+	add_str(o, "path", ksr_json_str(sc, "path", NULL));
+	add_str(o, "name", ksr_json_str(sc, "name", NULL));
+	add_str(o, "sha256", ksr_json_str(sc, "sha256", NULL));
 	return o;
 }
 
 static cJSON *runtime_obj(const cJSON *rs)
 {
-	const char *v = jstr(jget(rs, "runtime"), "version");
+	const char *v = ksr_json_str(jget(rs, "runtime"), "version", NULL);
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "version", v ? v : KSR_VERSION);
 	add_pos_int(o, "pid", rs, "pid");
@@ -407,7 +395,7 @@ static cJSON *runtime_obj(const cJSON *rs)
 static cJSON *timings_obj(const fold *f)
 {
 	cJSON *o = cJSON_CreateObject();
-	add_str(o, "started_at", jstr(f->run_start, "started_at"));
+	add_str(o, "started_at", ksr_json_str(f->run_start, "started_at", NULL));
 	add_ms(o, "duration_ms", f->last_t);
 	const cJSON *dl = jget(f->run_start, "deadline_s");
 	if (cJSON_IsNumber(dl) && dl->valuedouble >= 0)
@@ -418,10 +406,10 @@ static cJSON *timings_obj(const fold *f)
 	const cJSON *row;
 	cJSON_ArrayForEach(row, f->stages)
 	{
-		const char *name = jstr(row, "name");
+		const char *name = ksr_json_str(row, "name", NULL);
 		if (!name)
 			continue;
-		double ms = jnum(row, "duration_ms", 0);
+		double ms = ksr_json_num(row, "duration_ms", 0);
 		cJSON *have = cJSON_GetObjectItemCaseSensitive(per, name);
 		if (have)
 			cJSON_SetNumberValue(have, have->valuedouble + ms);
@@ -443,15 +431,15 @@ static cJSON *app_obj(const cJSON *e)
 		return cJSON_CreateNull();
 	cJSON *o = cJSON_CreateObject();
 	add_pos_int(o, "pid", e, "pid");
-	add_str(o, "name", jstr(e, "name"));
-	add_str(o, "cmdline", jstr(e, "cmdline"));
+	add_str(o, "name", ksr_json_str(e, "name", NULL));
+	add_str(o, "cmdline", ksr_json_str(e, "cmdline", NULL));
 	add_bool(o, "launched", e, "launched");
 	const cJSON *w = jget(e, "window");
 	if (cJSON_IsObject(w)) {
 		cJSON *win = cJSON_AddObjectToObject(o, "window");
 		add_copy(win, "id", w, "id", is_id);
-		add_str(win, "title", jstr(w, "title"));
-		add_str(win, "class", jstr(w, "class"));
+		add_str(win, "title", ksr_json_str(w, "title", NULL));
+		add_str(win, "class", ksr_json_str(w, "class", NULL));
 		static const char *const keys[] = {"x", "y", "w", "h"};
 		for (size_t i = 0; i < 4; i++)
 			add_copy(win, keys[i], w, keys[i], cJSON_IsNumber);
@@ -466,9 +454,9 @@ static cJSON *launch_obj(const cJSON *e)
 	if (!e)
 		return cJSON_CreateNull();
 	cJSON *o = cJSON_CreateObject();
-	add_str(o, "command", jstr(e, "command"));
+	add_str(o, "command", ksr_json_str(e, "command", NULL));
 	add_pos_int(o, "pid", e, "pid");
-	add_str(o, "log", jstr(e, "log"));
+	add_str(o, "log", ksr_json_str(e, "log", NULL));
 	return o;
 }
 
@@ -547,7 +535,7 @@ cJSON *ksr_report_json(const cJSON *events, const ksr_decision *d)
 
 	cJSON *r = cJSON_CreateObject();
 	cJSON_AddNumberToObject(r, "schema_version", KSR_REPORT_SCHEMA_VERSION);
-	add_str(r, "run_id", jstr(f.run_start, "run_id"));
+	add_str(r, "run_id", ksr_json_str(f.run_start, "run_id", NULL));
 	add_decision(r, d);
 	cJSON_AddItemToObject(r, "scenario", scenario_obj(f.run_start));
 	cJSON_AddItemToObject(r, "runtime", runtime_obj(f.run_start));

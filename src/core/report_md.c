@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ksr/error.h"
+#include "ksr/json.h"
 
 /* Would a line starting with s open a heading, list, quote or rule? Then its
  * first marker is escaped. */
@@ -92,21 +93,9 @@ static const cJSON *jget(const cJSON *obj, const char *key)
 	return cJSON_GetObjectItemCaseSensitive(obj, key);
 }
 
-static const char *jstr(const cJSON *obj, const char *key)
-{
-	const cJSON *it = jget(obj, key);
-	return cJSON_IsString(it) ? it->valuestring : NULL;
-}
-
 static bool jhas_num(const cJSON *obj, const char *key)
 {
 	return cJSON_IsNumber(jget(obj, key));
-}
-
-static double jnum(const cJSON *obj, const char *key)
-{
-	const cJSON *it = jget(obj, key);
-	return cJSON_IsNumber(it) ? it->valuedouble : 0;
 }
 
 static void sb_ms(ksr_strbuf *b, const cJSON *obj, const char *key)
@@ -115,7 +104,7 @@ static void sb_ms(ksr_strbuf *b, const cJSON *obj, const char *key)
 		ksr_strbuf_add(b, "–");
 		return;
 	}
-	double ms = jnum(obj, key);
+	double ms = ksr_json_num(obj, key, 0);
 	if (ms < 1000)
 		ksr_strbuf_addf(b, "%.0f ms", ms);
 	else
@@ -125,22 +114,22 @@ static void sb_ms(ksr_strbuf *b, const cJSON *obj, const char *key)
 static void sb_line_ref(ksr_strbuf *b, const cJSON *obj, const char *key)
 {
 	if (jhas_num(obj, key))
-		ksr_strbuf_addf(b, "%.0f", jnum(obj, key));
+		ksr_strbuf_addf(b, "%.0f", ksr_json_num(obj, key, 0));
 	else
 		ksr_strbuf_add(b, "–");
 }
 
 static void section_head(ksr_strbuf *b, const cJSON *r)
 {
-	const char *name = jstr(jget(r, "scenario"), "name");
+	const char *name = ksr_json_str(jget(r, "scenario"), "name", NULL);
 	ksr_strbuf_add(b, "# ");
-	sb_esc(b, jstr(r, "verdict") ? jstr(r, "verdict") : "unknown");
+	sb_esc(b, ksr_json_str(r, "verdict", "unknown"));
 	ksr_strbuf_add(b, ": ");
 	sb_esc(b, name ? name : "unnamed scenario");
 	ksr_strbuf_add(b, "\n\n");
-	sb_esc(b, jstr(r, "reason") ? jstr(r, "reason") : "No reason was recorded.");
+	sb_esc(b, ksr_json_str(r, "reason", "No reason was recorded."));
 	if (jhas_num(r, "line"))
-		ksr_strbuf_addf(b, " (scenario line %.0f)", jnum(r, "line"));
+		ksr_strbuf_addf(b, " (scenario line %.0f)", ksr_json_num(r, "line", 0));
 	ksr_strbuf_add(b, "\n\n");
 }
 
@@ -148,28 +137,28 @@ static void section_summary(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *sc = jget(r, "scenario"), *rt = jget(r, "runtime"), *tm = jget(r, "timings");
 	ksr_strbuf_add(b, "- **Verdict:** ");
-	sb_esc(b, jstr(r, "verdict"));
-	ksr_strbuf_addf(b, " (exit code %.0f)\n- **Outcome:** ", jnum(r, "exit_code"));
-	sb_esc(b, jstr(r, "outcome"));
+	sb_esc(b, ksr_json_str(r, "verdict", NULL));
+	ksr_strbuf_addf(b, " (exit code %.0f)\n- **Outcome:** ", ksr_json_num(r, "exit_code", 0));
+	sb_esc(b, ksr_json_str(r, "outcome", NULL));
 	ksr_strbuf_add(b, "\n- **Scenario:** ");
-	sb_esc(b, jstr(sc, "path"));
-	if (jstr(sc, "sha256")) {
+	sb_esc(b, ksr_json_str(sc, "path", NULL));
+	if (ksr_json_str(sc, "sha256", NULL)) {
 		ksr_strbuf_add(b, " (sha256 ");
-		sb_esc(b, jstr(sc, "sha256"));
+		sb_esc(b, ksr_json_str(sc, "sha256", NULL));
 		ksr_strbuf_add(b, ")");
 	}
 	ksr_strbuf_add(b, "\n- **Run:** ");
-	sb_esc(b, jstr(r, "run_id"));
+	sb_esc(b, ksr_json_str(r, "run_id", NULL));
 	ksr_strbuf_add(b, ", started ");
-	sb_esc(b, jstr(tm, "started_at"));
+	sb_esc(b, ksr_json_str(tm, "started_at", NULL));
 	ksr_strbuf_add(b, ", took ");
 	sb_ms(b, tm, "duration_ms");
 	if (jhas_num(tm, "deadline_s"))
-		ksr_strbuf_addf(b, " of a %.0f s deadline", jnum(tm, "deadline_s"));
+		ksr_strbuf_addf(b, " of a %.0f s deadline", ksr_json_num(tm, "deadline_s", 0));
 	ksr_strbuf_add(b, "\n- **Runtime:** kasm-session-runtime ");
-	sb_esc(b, jstr(rt, "version"));
+	sb_esc(b, ksr_json_str(rt, "version", NULL));
 	if (jhas_num(rt, "pid"))
-		ksr_strbuf_addf(b, ", PID %.0f", jnum(rt, "pid"));
+		ksr_strbuf_addf(b, ", PID %.0f", ksr_json_num(rt, "pid", 0));
 	ksr_strbuf_add(b, "\n\n");
 }
 
@@ -182,12 +171,12 @@ static void section_concerns(ksr_strbuf *b, const cJSON *r)
 	cJSON_ArrayForEach(c, list)
 	{
 		ksr_strbuf_add(b, "- **");
-		sb_esc(b, jstr(c, "code"));
+		sb_esc(b, ksr_json_str(c, "code", NULL));
 		ksr_strbuf_add(b, "**");
 		if (jhas_num(c, "line"))
-			ksr_strbuf_addf(b, " (line %.0f)", jnum(c, "line"));
+			ksr_strbuf_addf(b, " (line %.0f)", ksr_json_num(c, "line", 0));
 		ksr_strbuf_add(b, ": ");
-		sb_esc(b, jstr(c, "message"));
+		sb_esc(b, ksr_json_str(c, "message", NULL));
 		ksr_strbuf_add(b, "\n");
 	}
 	ksr_strbuf_add(b, "\n");
@@ -202,12 +191,12 @@ static void section_failures(ksr_strbuf *b, const cJSON *r)
 	cJSON_ArrayForEach(f, list)
 	{
 		ksr_strbuf_add(b, "- **");
-		sb_esc(b, jstr(f, "outcome"));
+		sb_esc(b, ksr_json_str(f, "outcome", NULL));
 		ksr_strbuf_add(b, "**");
 		if (jhas_num(f, "line"))
-			ksr_strbuf_addf(b, " (line %.0f)", jnum(f, "line"));
+			ksr_strbuf_addf(b, " (line %.0f)", ksr_json_num(f, "line", 0));
 		ksr_strbuf_add(b, ": ");
-		sb_esc(b, jstr(f, "reason"));
+		sb_esc(b, ksr_json_str(f, "reason", NULL));
 		ksr_strbuf_add(b, "\n");
 	}
 	ksr_strbuf_add(b, "\n");
@@ -219,19 +208,20 @@ static void section_app(ksr_strbuf *b, const cJSON *r)
 	if (!cJSON_IsObject(app))
 		return;
 	ksr_strbuf_add(b, "## App\n\n- **Process:** ");
-	sb_esc(b, jstr(app, "name"));
+	sb_esc(b, ksr_json_str(app, "name", NULL));
 	if (jhas_num(app, "pid"))
-		ksr_strbuf_addf(b, " (PID %.0f)", jnum(app, "pid"));
+		ksr_strbuf_addf(b, " (PID %.0f)", ksr_json_num(app, "pid", 0));
 	ksr_strbuf_add(b, cJSON_IsTrue(jget(app, "launched")) ? ", launched by this run" : "");
 	ksr_strbuf_add(b, "\n- **Command line:** ");
-	sb_esc(b, jstr(app, "cmdline"));
+	sb_esc(b, ksr_json_str(app, "cmdline", NULL));
 	if (cJSON_IsObject(w)) {
 		ksr_strbuf_add(b, "\n- **Window:** ");
-		sb_esc(b, jstr(w, "title"));
+		sb_esc(b, ksr_json_str(w, "title", NULL));
 		ksr_strbuf_add(b, " (class ");
-		sb_esc(b, jstr(w, "class"));
-		ksr_strbuf_addf(b, ") at %.0f,%.0f, %.0fx%.0f", jnum(w, "x"), jnum(w, "y"),
-		                jnum(w, "w"), jnum(w, "h"));
+		sb_esc(b, ksr_json_str(w, "class", NULL));
+		ksr_strbuf_addf(b, ") at %.0f,%.0f, %.0fx%.0f", ksr_json_num(w, "x", 0),
+		                ksr_json_num(w, "y", 0), ksr_json_num(w, "w", 0),
+		                ksr_json_num(w, "h", 0));
 	}
 	ksr_strbuf_add(b, "\n\n");
 }
@@ -245,13 +235,13 @@ static void section_stages(ksr_strbuf *b, const cJSON *r)
 	cJSON_ArrayForEach(s, list)
 	{
 		ksr_strbuf_add(b, "| ");
-		sb_esc(b, jstr(s, "name"));
+		sb_esc(b, ksr_json_str(s, "name", NULL));
 		ksr_strbuf_add(b, " | ");
-		sb_esc(b, jstr(s, "status"));
+		sb_esc(b, ksr_json_str(s, "status", NULL));
 		ksr_strbuf_add(b, " | ");
 		sb_ms(b, s, "duration_ms");
 		ksr_strbuf_add(b, " | ");
-		sb_esc(b, jstr(s, "reason") ? jstr(s, "reason") : "");
+		sb_esc(b, ksr_json_str(s, "reason", ""));
 		ksr_strbuf_add(b, " |\n");
 	}
 	ksr_strbuf_add(b, "\n");
@@ -261,10 +251,12 @@ static void sb_where(ksr_strbuf *b, const cJSON *step)
 {
 	const cJSON *px = jget(step, "pixel"), *w = jget(step, "window");
 	if (cJSON_IsObject(px))
-		ksr_strbuf_addf(b, "(%.0f, %.0f)", jnum(px, "x"), jnum(px, "y"));
+		ksr_strbuf_addf(b, "(%.0f, %.0f)", ksr_json_num(px, "x", 0),
+		                ksr_json_num(px, "y", 0));
 	if (cJSON_IsObject(w))
 		ksr_strbuf_addf(b, "%sin %.0fx%.0f at %.0f,%.0f", cJSON_IsObject(px) ? " " : "",
-		                jnum(w, "w"), jnum(w, "h"), jnum(w, "x"), jnum(w, "y"));
+		                ksr_json_num(w, "w", 0), ksr_json_num(w, "h", 0),
+		                ksr_json_num(w, "x", 0), ksr_json_num(w, "y", 0));
 }
 
 static void sb_checks(ksr_strbuf *b, const cJSON *checks)
@@ -275,12 +267,12 @@ static void sb_checks(ksr_strbuf *b, const cJSON *checks)
 	{
 		ksr_strbuf_add(b, first ? "" : "; ");
 		first = false;
-		sb_esc(b, jstr(c, "kind"));
+		sb_esc(b, ksr_json_str(c, "kind", NULL));
 		ksr_strbuf_add(b, " ");
-		sb_esc(b, jstr(c, "status"));
-		if (jstr(c, "detail") && *jstr(c, "detail")) {
+		sb_esc(b, ksr_json_str(c, "status", NULL));
+		if (*ksr_json_str(c, "detail", "")) {
 			ksr_strbuf_add(b, " (");
-			sb_esc(b, jstr(c, "detail"));
+			sb_esc(b, ksr_json_str(c, "detail", NULL));
 			ksr_strbuf_add(b, ")");
 		}
 	}
@@ -306,7 +298,7 @@ static void step_row(ksr_strbuf *b, const cJSON *s)
 	const char *cols[] = {"kind", "backend", "rung", "status"};
 	for (size_t i = 0; i < 4; i++) {
 		ksr_strbuf_add(b, " | ");
-		sb_esc(b, jstr(s, cols[i]) ? jstr(s, cols[i]) : "");
+		sb_esc(b, ksr_json_str(s, cols[i], ""));
 	}
 	ksr_strbuf_add(b, " | ");
 	sb_ms(b, s, "duration_ms");
@@ -315,12 +307,12 @@ static void step_row(ksr_strbuf *b, const cJSON *s)
 	ksr_strbuf_add(b, " | ");
 	sb_checks(b, jget(s, "checks"));
 	ksr_strbuf_add(b, " | ");
-	sb_esc(b, jstr(s, "reason") ? jstr(s, "reason") : "");
+	sb_esc(b, ksr_json_str(s, "reason", ""));
 	ksr_strbuf_add(b, " | ");
-	sb_link(b, jstr(s, "screenshot"));
-	if (jstr(s, "annotated")) {
+	sb_link(b, ksr_json_str(s, "screenshot", NULL));
+	if (ksr_json_str(s, "annotated", NULL)) {
 		ksr_strbuf_add(b, " ");
-		sb_link(b, jstr(s, "annotated"));
+		sb_link(b, ksr_json_str(s, "annotated", NULL));
 	}
 	ksr_strbuf_add(b, " |\n");
 }
@@ -355,10 +347,11 @@ static void section_grounding(ksr_strbuf *b, const cJSON *r)
 		ksr_strbuf_add(b, "| ");
 		sb_line_ref(b, g, "step");
 		ksr_strbuf_add(b, " | ");
-		sb_esc(b, jstr(g, "asked"));
+		sb_esc(b, ksr_json_str(g, "asked", NULL));
 		ksr_strbuf_add(b, " | ");
 		if (cJSON_IsObject(w))
-			ksr_strbuf_addf(b, "(%.0f, %.0f)", jnum(w, "x"), jnum(w, "y"));
+			ksr_strbuf_addf(b, "(%.0f, %.0f)", ksr_json_num(w, "x", 0),
+			                ksr_json_num(w, "y", 0));
 		ksr_strbuf_addf(b, " | %s |\n", cJSON_IsTrue(jget(g, "verified")) ? "yes" : "no");
 	}
 	ksr_strbuf_add(b, "\n");
@@ -373,9 +366,9 @@ static void section_final_checks(ksr_strbuf *b, const cJSON *r)
 	cJSON_ArrayForEach(c, list)
 	{
 		ksr_strbuf_add(b, "| ");
-		sb_esc(b, jstr(c, "name"));
+		sb_esc(b, ksr_json_str(c, "name", NULL));
 		ksr_strbuf_addf(b, " | %s | ", cJSON_IsTrue(jget(c, "ok")) ? "ok" : "failed");
-		sb_esc(b, jstr(c, "detail") ? jstr(c, "detail") : "");
+		sb_esc(b, ksr_json_str(c, "detail", ""));
 		ksr_strbuf_add(b, " |\n");
 	}
 	ksr_strbuf_add(b, "\n");
@@ -384,10 +377,10 @@ static void section_final_checks(ksr_strbuf *b, const cJSON *r)
 static void section_model(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *m = jget(r, "model_usage");
-	if (jnum(m, "calls") <= 0)
+	if (ksr_json_num(m, "calls", 0) <= 0)
 		return;
-	ksr_strbuf_addf(b, "## Model usage\n\n%.0f calls, %.0f failed, ", jnum(m, "calls"),
-	                jnum(m, "failures"));
+	ksr_strbuf_addf(b, "## Model usage\n\n%.0f calls, %.0f failed, ",
+	                ksr_json_num(m, "calls", 0), ksr_json_num(m, "failures", 0));
 	sb_ms(b, m, "total_ms");
 	ksr_strbuf_add(b, " in all.\n\n");
 }
@@ -404,21 +397,21 @@ static void section_screenshots(ksr_strbuf *b, const cJSON *r)
 	bool any = false;
 	cJSON_ArrayForEach(a, list)
 	{
-		if (!is_image_kind(jstr(a, "kind")) || !jstr(a, "name"))
+		if (!is_image_kind(ksr_json_str(a, "kind", NULL)) || !ksr_json_str(a, "name", NULL))
 			continue;
 		ksr_strbuf_add(b, any ? "" : "## Screenshots\n\n");
 		any = true;
 		ksr_strbuf_add(b, "### ");
-		sb_esc(b, jstr(a, "name"));
+		sb_esc(b, ksr_json_str(a, "name", NULL));
 		ksr_strbuf_add(b, "\n\n");
-		if (jstr(a, "description")) {
-			sb_esc(b, jstr(a, "description"));
+		if (ksr_json_str(a, "description", NULL)) {
+			sb_esc(b, ksr_json_str(a, "description", NULL));
 			ksr_strbuf_add(b, "\n\n");
 		}
 		ksr_strbuf_add(b, "![");
-		sb_esc(b, jstr(a, "description") ? jstr(a, "description") : jstr(a, "name"));
+		sb_esc(b, ksr_json_str(a, "description", ksr_json_str(a, "name", NULL)));
 		ksr_strbuf_add(b, "](");
-		sb_url(b, jstr(a, "name"));
+		sb_url(b, ksr_json_str(a, "name", NULL));
 		ksr_strbuf_add(b, ")\n\n");
 	}
 }
@@ -429,18 +422,18 @@ static void section_other_files(ksr_strbuf *b, const cJSON *r)
 	bool any = false;
 	cJSON_ArrayForEach(a, list)
 	{
-		if (is_image_kind(jstr(a, "kind")) || !jstr(a, "name"))
+		if (is_image_kind(ksr_json_str(a, "kind", NULL)) || !ksr_json_str(a, "name", NULL))
 			continue;
 		ksr_strbuf_add(b, any ? "" : "## Other files\n\n");
 		any = true;
 		ksr_strbuf_add(b, "- ");
-		sb_link(b, jstr(a, "name"));
+		sb_link(b, ksr_json_str(a, "name", NULL));
 		ksr_strbuf_add(b, " (");
-		sb_esc(b, jstr(a, "kind"));
+		sb_esc(b, ksr_json_str(a, "kind", NULL));
 		ksr_strbuf_add(b, ")");
-		if (jstr(a, "description")) {
+		if (ksr_json_str(a, "description", NULL)) {
 			ksr_strbuf_add(b, ": ");
-			sb_esc(b, jstr(a, "description"));
+			sb_esc(b, ksr_json_str(a, "description", NULL));
 		}
 		ksr_strbuf_add(b, "\n");
 	}
@@ -456,9 +449,9 @@ static void section_log_tails(ksr_strbuf *b, const cJSON *r)
 	cJSON_ArrayForEach(t, list)
 	{
 		ksr_strbuf_add(b, "### ");
-		sb_esc(b, jstr(t, "path"));
+		sb_esc(b, ksr_json_str(t, "path", NULL));
 		ksr_strbuf_add(b, "\n\n");
-		sb_fence(b, jstr(t, "text"));
+		sb_fence(b, ksr_json_str(t, "text", NULL));
 	}
 }
 
@@ -471,9 +464,9 @@ static void section_output_errors(ksr_strbuf *b, const cJSON *r)
 	cJSON_ArrayForEach(o, list)
 	{
 		ksr_strbuf_add(b, "- ");
-		sb_esc(b, jstr(o, "what"));
+		sb_esc(b, ksr_json_str(o, "what", NULL));
 		ksr_strbuf_add(b, ": ");
-		sb_esc(b, jstr(o, "error"));
+		sb_esc(b, ksr_json_str(o, "error", NULL));
 		ksr_strbuf_add(b, "\n");
 	}
 	ksr_strbuf_add(b, "\n");

@@ -1,4 +1,4 @@
-/* The verdict: a pure function of the recorded signals (DESIGN §8). No I/O. */
+/* The verdict: a pure function of the recorded signals (docs/report.md). No I/O. */
 #include "ksr/verdict.h"
 
 #include <pthread.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ksr/error.h"
+#include "ksr/json.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -226,12 +227,6 @@ ksr_decision ksr_verdict_decide(const ksr_signal *signals, size_t n)
 	};
 }
 
-static const char *str_field(const cJSON *obj, const char *key)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-	return cJSON_IsString(it) ? it->valuestring : NULL;
-}
-
 static int int_field(const cJSON *obj, const char *key)
 {
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -252,27 +247,28 @@ static char *unwritable_reason(const char *what, const char *err)
 /* One event as a signal; false when it is not one. */
 static bool event_signal(const cJSON *e, ksr_signal *s)
 {
-	const char *kind = str_field(e, "event");
+	const char *kind = ksr_json_str(e, "event", NULL);
 	if (!kind)
 		return false;
 	*s = (ksr_signal){.line = int_field(e, "line")};
 	if (!strcmp(kind, "failure")) {
-		int o = ksr_outcome_from_name(str_field(e, "outcome"));
+		int o = ksr_outcome_from_name(ksr_json_str(e, "outcome", NULL));
 		s->kind = KSR_SIGNAL_FAILURE;
 		s->outcome = o < 0 ? KSR_OUTCOME__COUNT : (ksr_outcome)o;
 		s->setup_fault = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "setup_fault"));
-		s->reason = str_field(e, "reason");
+		s->reason = ksr_json_str(e, "reason", NULL);
 		return true;
 	}
 	if (!strcmp(kind, "concern")) {
-		int c = ksr_concern_from_name(str_field(e, "code"));
+		int c = ksr_concern_from_name(ksr_json_str(e, "code", NULL));
 		s->kind = KSR_SIGNAL_CONCERN;
 		s->concern = c < 0 ? KSR_CONCERN__COUNT : (ksr_concern)c;
-		s->reason = str_field(e, "message");
+		s->reason = ksr_json_str(e, "message", NULL);
 		return true;
 	}
 	if (!strcmp(kind, "output_error")) {
-		const char *what = str_field(e, "what"), *err = str_field(e, "error");
+		const char *what = ksr_json_str(e, "what", NULL),
+		           *err = ksr_json_str(e, "error", NULL);
 		char *text = unwritable_reason(what, err);
 		s->kind = KSR_SIGNAL_FAILURE;
 		s->outcome = KSR_OUTCOME_OUTPUT_UNWRITABLE;

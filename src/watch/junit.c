@@ -4,6 +4,7 @@
  * also read. */
 #include "ksr/strbuf.h"
 #include "ksr/junit.h"
+#include "ksr/json.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,18 +52,6 @@ static void xattr(ksr_strbuf *b, const char *name, const char *value)
 	ksr_strbuf_addn(b, "\"", 1);
 }
 
-static const char *jstr(const cJSON *o, const char *key, const char *dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsString(v) ? v->valuestring : dflt;
-}
-
-static double jnum(const cJSON *o, const char *key, double dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
 typedef struct run_view {
 	const char *name, *run_id, *verdict, *outcome, *reason, *started;
 	double seconds;
@@ -76,13 +65,14 @@ static run_view view_of(const ksr_junit_run *r)
 	const cJSON *sc = cJSON_GetObjectItemCaseSensitive(rep, "scenario");
 	const cJSON *tm = cJSON_GetObjectItemCaseSensitive(rep, "timings");
 	run_view v = {
-	        .name = jstr(sc, "name", NULL),
-	        .run_id = jstr(rep, "run_id", jstr(t, "run", NULL)),
-	        .verdict = jstr(rep, "verdict", jstr(t, "verdict", "test-error")),
-	        .outcome = jstr(rep, "outcome", jstr(t, "outcome", "unknown")),
-	        .reason = jstr(rep, "reason", jstr(t, "reason", "no report.json was written")),
-	        .started = jstr(tm, "started_at", NULL),
-	        .seconds = jnum(tm, "duration_ms", 0) / 1000.0,
+	        .name = ksr_json_str(sc, "name", NULL),
+	        .run_id = ksr_json_str(rep, "run_id", ksr_json_str(t, "run", NULL)),
+	        .verdict = ksr_json_str(rep, "verdict", ksr_json_str(t, "verdict", "test-error")),
+	        .outcome = ksr_json_str(rep, "outcome", ksr_json_str(t, "outcome", "unknown")),
+	        .reason = ksr_json_str(rep, "reason",
+	                               ksr_json_str(t, "reason", "no report.json was written")),
+	        .started = ksr_json_str(tm, "started_at", NULL),
+	        .seconds = ksr_json_num(tm, "duration_ms", 0) / 1000.0,
 	        .steps = cJSON_GetObjectItemCaseSensitive(rep, "steps"),
 	        .dir = r->out_dir ? r->out_dir : ".",
 	};
@@ -101,7 +91,7 @@ static int run_kind(const run_view *v)
 
 static int step_kind(const cJSON *step)
 {
-	const char *st = jstr(step, "status", "error");
+	const char *st = ksr_json_str(step, "status", "error");
 	if (strcmp(st, "ok") == 0)
 		return 0;
 	if (strcmp(st, "skipped") == 0)
@@ -150,14 +140,14 @@ static void run_case(ksr_strbuf *b, const run_view *v, const char *classname)
 static void step_case(ksr_strbuf *b, const run_view *v, const cJSON *step, const char *classname)
 {
 	char name[160];
-	snprintf(name, sizeof name, "step %02d: %s (line %d)", (int)jnum(step, "index", 0),
-	         jstr(step, "kind", "?"), (int)jnum(step, "line", 0));
+	snprintf(name, sizeof name, "step %02d: %s (line %d)", (int)ksr_json_num(step, "index", 0),
+	         ksr_json_str(step, "kind", "?"), (int)ksr_json_num(step, "line", 0));
 	ksr_strbuf_addn(b, "    <testcase", 13);
 	xattr(b, "name", name);
 	xattr(b, "classname", classname);
-	ksr_strbuf_addf(b, " time=\"%.3f\">\n", jnum(step, "duration_ms", 0) / 1000.0);
-	const char *reason = jstr(step, "reason", "the step did not succeed");
-	problem(b, step_kind(step), jstr(step, "status", "error"), reason);
+	ksr_strbuf_addf(b, " time=\"%.3f\">\n", ksr_json_num(step, "duration_ms", 0) / 1000.0);
+	const char *reason = ksr_json_str(step, "reason", "the step did not succeed");
+	problem(b, step_kind(step), ksr_json_str(step, "status", "error"), reason);
 	system_out(b, v);
 	ksr_strbuf_addn(b, "    </testcase>\n", 16);
 }

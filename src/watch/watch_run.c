@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ksr/json.h"
 #include "ksr/verdict.h"
 
 #define TRACE_CHUNK     65536
@@ -47,15 +48,9 @@ static char *slurp(const ksr_watch_run *r, const char *name, size_t max)
 	return buf;
 }
 
-static const char *jstr(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static void copy_str(cJSON *dst, const char *key, const cJSON *src, const char *skey)
 {
-	const char *s = jstr(src, skey);
+	const char *s = ksr_json_str(src, skey, NULL);
 	if (s)
 		cJSON_AddStringToObject(dst, key, s);
 }
@@ -83,8 +78,9 @@ static void on_run_start(ksr_watch *w, ksr_watch_run *r, const cJSON *ev)
 {
 	free(r->run_id);
 	free(r->scenario);
-	const char *id = jstr(ev, "run_id");
-	const char *name = jstr(cJSON_GetObjectItemCaseSensitive(ev, "scenario"), "name");
+	const char *id = ksr_json_str(ev, "run_id", NULL);
+	const char *name =
+	        ksr_json_str(cJSON_GetObjectItemCaseSensitive(ev, "scenario"), "name", NULL);
 	r->run_id = ksr_xstrdup(id ? id : r->dir);
 	r->scenario = ksr_xstrdup(name ? name : "");
 	const cJSON *pid = cJSON_GetObjectItemCaseSensitive(ev, "pid");
@@ -152,7 +148,7 @@ static void on_blocked(ksr_watch *w, ksr_watch_run *r, const cJSON *ev, bool res
 
 static void on_trace_event(ksr_watch *w, ksr_watch_run *r, const cJSON *ev)
 {
-	const char *name = jstr(ev, "event");
+	const char *name = ksr_json_str(ev, "event", NULL);
 	if (!name)
 		return;
 	if (strcmp(name, "run.start") == 0) {
@@ -250,7 +246,7 @@ static void on_done(ksr_watch *w, ksr_watch_run *r)
 	free(json);
 	if (done)
 		done[strcspn(done, "\r\n")] = '\0';
-	const char *verdict = jstr(r->report, "verdict");
+	const char *verdict = ksr_json_str(r->report, "verdict", NULL);
 	if (!verdict)
 		verdict = done && ksr_verdict_from_name(done) >= 0 ? done : "test-error";
 	char event[64];
@@ -259,7 +255,8 @@ static void on_done(ksr_watch *w, ksr_watch_run *r)
 		*c = *c == '-' ? '_' : *c;
 	cJSON *l = event_line(r, event);
 	cJSON_AddStringToObject(l, "verdict", verdict);
-	const char *outcome = jstr(r->report, "outcome"), *reason = jstr(r->report, "reason");
+	const char *outcome = ksr_json_str(r->report, "outcome", NULL),
+	           *reason = ksr_json_str(r->report, "reason", NULL);
 	cJSON_AddStringToObject(l, "outcome", outcome ? outcome : "unknown");
 	count_report(r, l, verdict);
 	cJSON_AddStringToObject(l, "reason",

@@ -7,6 +7,7 @@
 #include "tap.h"
 
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -228,6 +229,44 @@ static void test_list(ksr_cdp *c)
 	ksr_cdp_element_list_clear(&b);
 }
 
+static void *cancel_later(void *arg)
+{
+	(void)arg;
+	ksr_sleep_ms(300);
+	ksr_cancel_request();
+	return NULL;
+}
+
+/* A cancel wakes a pending command at once (the cancel pipe is in lws's poll
+ * set), and once reset the connection serves again. */
+static void test_cancelled(ksr_cdp *c)
+{
+	ksr_err err = {0};
+	bool t;
+	pthread_t th;
+	if (pthread_create(&th, NULL, cancel_later, NULL) != 0) {
+		ok(false, "a thread to cancel from");
+		return;
+	}
+	int64_t t0 = ksr_now_ms();
+	ksr_cdp_status st =
+	        ksr_cdp_eval(c, "new Promise(() => {})", ksr_deadline_in_ms(20000), &t, NULL, &err);
+	int64_t ms = ksr_now_ms() - t0;
+	pthread_join(th, NULL);
+	ok(st == KSR_CDP_CANCELLED, "cancelled mid-command (%s: %s)", ksr_cdp_status_name(st),
+	   err.msg);
+	ok(ms < 5000, "the cancel ended the wait at once (%lld ms)", (long long)ms);
+	ksr_cancel_reset();
+	err = (ksr_err){0};
+	ok(ksr_cdp_eval(c, "1", soon(), &t, NULL, &err) == KSR_CDP_OK && t,
+	   "after a reset the connection serves again (%s)", err.msg);
+	int64_t t1 = ksr_now_ms();
+	st = ksr_cdp_idle(c, ksr_deadline_in_ms(200), &err);
+	ms = ksr_now_ms() - t1;
+	ok(st == KSR_CDP_OK && ms >= 190 && ms < 5000,
+	   "an idle wait ends at its deadline (%lld ms)", (long long)ms);
+}
+
 static void test_killed(ksr_cdp *c)
 {
 	ksr_err err = {0};
@@ -270,6 +309,7 @@ int main(void)
 		test_protocol(c);
 		test_actions(c);
 		test_list(c);
+		test_cancelled(c);
 		test_killed(c);
 	}
 	ksr_cdp_close(c);
