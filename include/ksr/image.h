@@ -23,7 +23,7 @@ int ksr_image_encode_png(const ksr_image *img, unsigned char **buf, size_t *len,
 ksr_image *ksr_image_decode_png(const void *data, size_t len, ksr_err *err);
 ksr_image *ksr_image_read_png(const char *path, ksr_err *err);
 
-/* Baseline comparison (issue #3). A pixel differs when any channel differs by
+/* Baseline comparison. A pixel differs when any channel differs by
  * more than channel_threshold (anti-aliasing noise is not drift); pixels in a
  * mask rectangle (fractions fx, fy, fw, fh of the image) are not compared. */
 typedef struct ksr_diff_opts {
@@ -47,7 +47,7 @@ int ksr_image_diff(const ksr_image *a, const ksr_image *b, const ksr_diff_opts *
 /* Draw a visible marker (a ring and cross-hair) centred on (x, y), clipped. */
 void ksr_image_mark(ksr_image *img, int x, int y);
 
-/* Downscaling for models (issue #7, image_scale.c): the size with the long edge
+/* Downscaling for models (image_scale.c): the size with the long edge
  * at most max_edge (aspect kept, rounded; max_edge <= 0: unchanged), and a new
  * image of that size by area averaging (a copy when no scaling is needed). */
 void ksr_image_fit_size(int w, int h, int max_edge, int *ow, int *oh);

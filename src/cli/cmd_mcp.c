@@ -1,4 +1,4 @@
-/* mcp: serve the runtime's actions to outside agents over MCP (DESIGN §11).
+/* mcp: serve the runtime's actions to outside agents over MCP (docs/mcp.md).
  * stdio here; --http is the Streamable HTTP transport. */
 #include <fcntl.h>
 #include <getopt.h>

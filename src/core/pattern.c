@@ -1,4 +1,4 @@
-/* PCRE2 patterns and accessibility-name matches (DESIGN §4 "Names and patterns"). */
+/* PCRE2 patterns and accessibility-name matches (docs/scenario.md). */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "ksr/pattern.h"
 

@@ -4,6 +4,7 @@
  * uses) returns this very node for the name (or the name and role), so a line
  * printed here never clicks another control. */
 #include "ksr/inspect.h"
+#include "ksr/strbuf.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,55 +15,33 @@
 
 #define PCRE_META "\\^$.|?*+()[]{}/"
 
-/* A growable string; enough for the few short lines built here. */
-typedef struct sbuf {
-	char *s;
-	size_t len, cap;
-} sbuf;
-
-static void sb_putc(sbuf *b, char c)
-{
-	if (b->len + 2 > b->cap) {
-		b->cap = b->cap ? b->cap * 2 : 64;
-		b->s = ksr_xrealloc(b->s, b->cap);
-	}
-	b->s[b->len++] = c;
-	b->s[b->len] = '\0';
-}
-
-static void sb_puts(sbuf *b, const char *s)
-{
-	while (*s)
-		sb_putc(b, *s++);
-}
-
-static void pcre_escape(sbuf *b, const char *s)
+static void pcre_escape(ksr_strbuf *b, const char *s)
 {
 	for (; *s; s++) {
 		if (strchr(PCRE_META, *s))
-			sb_putc(b, '\\');
-		sb_putc(b, *s);
+			ksr_strbuf_addf(b, "%c", '\\');
+		ksr_strbuf_addf(b, "%c", *s);
 	}
 }
 
 /* A YAML double-quoted scalar: backslash, quote and control characters escaped. */
-static void yaml_quoted(sbuf *b, const char *s)
+static void yaml_quoted(ksr_strbuf *b, const char *s)
 {
-	sb_putc(b, '"');
+	ksr_strbuf_addf(b, "%c", '"');
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 		if (c == '"' || c == '\\') {
-			sb_putc(b, '\\');
-			sb_putc(b, (char)c);
+			ksr_strbuf_addf(b, "%c", '\\');
+			ksr_strbuf_addf(b, "%c", (char)c);
 		} else if (c < 0x20 || c == 0x7f) {
 			char hex[8];
 			snprintf(hex, sizeof hex, "\\x%02x", c);
-			sb_puts(b, hex);
+			ksr_strbuf_add(b, hex);
 		} else {
-			sb_putc(b, (char)c);
+			ksr_strbuf_addf(b, "%c", (char)c);
 		}
 	}
-	sb_putc(b, '"');
+	ksr_strbuf_addf(b, "%c", '"');
 }
 
 /* Plain (unquoted) YAML is kept for the common case, as authors write it; any
@@ -78,49 +57,49 @@ static bool yaml_plain_ok(const char *s)
 	return !strstr(s, ": ") && !strstr(s, " #");
 }
 
-static void yaml_scalar(sbuf *b, const char *s)
+static void yaml_scalar(ksr_strbuf *b, const char *s)
 {
 	if (yaml_plain_ok(s))
-		sb_puts(b, s);
+		ksr_strbuf_add(b, s);
 	else
 		yaml_quoted(b, s);
 }
 
-static void anchored(sbuf *b, const char *text)
+static void anchored(ksr_strbuf *b, const char *text)
 {
-	sb_putc(b, '^');
+	ksr_strbuf_addf(b, "%c", '^');
 	pcre_escape(b, text);
-	sb_putc(b, '$');
+	ksr_strbuf_addf(b, "%c", '$');
 }
 
 char *ksr_inspect_window_line(const char *title)
 {
-	sbuf re = {0}, line = {0};
+	ksr_strbuf re = {0}, line = {0};
 	anchored(&re, title ? title : "");
-	sb_puts(&line, "window: ");
-	yaml_scalar(&line, re.s);
-	free(re.s);
-	return line.s;
+	ksr_strbuf_add(&line, "window: ");
+	yaml_scalar(&line, re.p);
+	ksr_strbuf_free(&re);
+	return ksr_strbuf_take(&line);
 }
 
 /* A name as click_element reads it: exact, unless it looks like /regex/ (then
  * an anchored, escaped pattern, so it still means exactly this name). */
 static char *element_line(const char *name)
 {
-	sbuf b = {0};
+	ksr_strbuf b = {0};
 	size_t n = strlen(name);
-	sb_puts(&b, "click_element: ");
+	ksr_strbuf_add(&b, "click_element: ");
 	if (n >= 2 && name[0] == '/' && name[n - 1] == '/') {
-		sbuf re = {0};
-		sb_putc(&re, '/');
+		ksr_strbuf re = {0};
+		ksr_strbuf_addf(&re, "%c", '/');
 		anchored(&re, name);
-		sb_putc(&re, '/');
-		yaml_quoted(&b, re.s);
-		free(re.s);
+		ksr_strbuf_addf(&re, "%c", '/');
+		yaml_quoted(&b, re.p);
+		ksr_strbuf_free(&re);
 	} else {
 		yaml_quoted(&b, name);
 	}
-	return b.s;
+	return ksr_strbuf_take(&b);
 }
 
 static bool contains(const ksr_window *w, int px, int py)
@@ -213,10 +192,10 @@ static cJSON *by_name(const ksr_atspi_tree *t, size_t i)
 	cJSON *step = cJSON_GetObjectItem(r, "step");
 	add_line(step, element_line(n->name));
 	if (need_role) {
-		sbuf b = {0};
-		sb_puts(&b, "role: ");
+		ksr_strbuf b = {0};
+		ksr_strbuf_add(&b, "role: ");
 		yaml_scalar(&b, n->role);
-		add_line(step, b.s);
+		add_line(step, ksr_strbuf_take(&b));
 	}
 	return r;
 }
@@ -232,13 +211,13 @@ static cJSON *by_fraction(const ksr_atspi_node *n, const ksr_window *wins, int k
 	add_line(step, ksr_xasprintf("click: %.*f %.*f", dec, fx, dec, fy));
 	if (k > 0) {
 		/* Not the app's main window: the fractions are of this one. */
-		sbuf re = {0}, b = {0};
+		ksr_strbuf re = {0}, b = {0};
 		anchored(&re, wins[k].title ? wins[k].title : "");
-		sb_puts(&b, "target: {window: ");
-		yaml_quoted(&b, re.s);
-		sb_putc(&b, '}');
-		free(re.s);
-		add_line(step, b.s);
+		ksr_strbuf_add(&b, "target: {window: ");
+		yaml_quoted(&b, re.p);
+		ksr_strbuf_addf(&b, "%c", '}');
+		ksr_strbuf_free(&re);
+		add_line(step, ksr_strbuf_take(&b));
 	}
 	cJSON *f = cJSON_AddObjectToObject(r, "fraction");
 	cJSON_AddNumberToObject(f, "x", fx);

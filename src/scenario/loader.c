@@ -1,4 +1,4 @@
-/* The scenario loader (DESIGN §4): file -> YAML tree -> struct ksr_scenario,
+/* The scenario loader (docs/scenario.md): file -> YAML tree -> struct ksr_scenario,
  * with every load-time rejection reported at its line:column. The top-level
  * keys are the table below; ksr_scenario_top_level_keys() serves the same one. */
 #include <glib.h>

@@ -1,4 +1,4 @@
-/* Checks (DESIGN §4 "Checks"): one vocabulary for checks:, post:, success: and
+/* Checks (docs/scenario.md): one vocabulary for checks:, post:, success: and
  * blockers:. The kinds and their value shapes come from the check table in
  * src/run/ladder.c, never from a list here. */
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* Steps (DESIGN §4 "Steps"): a mapping with exactly one action key and some
+/* Steps (docs/scenario.md): a mapping with exactly one action key and some
  * modifiers. Action names, value shapes and the modifiers each action accepts
  * come from the ladder table (src/run/ladder.c); the modifier names are the
  * table below, which ksr_scenario_modifier_keys() also serves. */

@@ -10,7 +10,7 @@
 #include "ksr/error.h"
 #include "ksr/scenario.h"
 
-/* Caps that keep a hostile or broken file from costing much (DESIGN §15). */
+/* Caps that keep a hostile or broken file from costing much (docs/scenario.md). */
 #define SCN_MAX_BYTES (1024 * 1024)
 #define SCN_MAX_NODES 50000
 #define SCN_MAX_DEPTH 64

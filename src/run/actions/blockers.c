@@ -1,4 +1,4 @@
-/* Blockers (DESIGN §10, issue #10): scenario checks that, when they hold, mean
+/* Blockers (docs/watch.md): scenario checks that, when they hold, mean
  * a person has to act (a login page, an OTP prompt, a licence dialog). A blocker
  * is never a pass. With live remediation off the run ends at once, test-error /
  * blocked; with it on the run pauses, writes BLOCKED in OUT, waits for the

@@ -1,4 +1,4 @@
-/* Desktop mode (DESIGN §3, §4): `spawn` launches a tool detached and waits for
+/* Desktop mode (docs/acting.md, docs/scenario.md): `spawn` launches a tool detached and waits for
  * its window; `kill` ends its process group and confirms it is gone; tools the
  * scenario did not kill are stopped at the end of the run. */
 #include "run/actions/exec.h"

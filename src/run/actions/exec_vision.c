@@ -2,8 +2,8 @@
  * check (also expect:), and click_grounded (rung 3). A model's "no" fails the
  * step (check-failed); a question it cannot answer ends the run test-error /
  * backend-unavailable, since the scenario asked for something only a model can
- * tell; the one exception is the confirmation after a grounded click, which
- * DESIGN §5 makes an unverified-click concern. */
+ * tell; the one exception is the confirmation after a grounded click: one
+ * that cannot be had is an unverified-click concern (docs/vision-models.md). */
 #include "run/actions/exec.h"
 #include "run/actions/runner.h"
 
@@ -402,7 +402,7 @@ void ksr_exec_click_grounded(ksr_run *run, const ksr_step *step, const ksr_step_
 		g.geom = (ksr_gcache_geom){res->win_x, res->win_y, res->win_w, res->win_h};
 	int answer = KSR_MODEL_NO;
 	/* Confirm; if the change is absent, ground again and click again only at
-	 * a new place (DESIGN §5). */
+	 * a new place (docs/vision-models.md). */
 	while (answer == KSR_MODEL_NO && g.clicks < MAX_CLICKS && res->status == KSR_STEP_OK) {
 		answer = one_try(run, step, &g, res);
 		if (answer < 0)

@@ -3,13 +3,13 @@
  * The planner's word never passes a run: success: checks do (docs/agentic.md). */
 #include "run/agent/goal.h"
 
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ksr/cdp.h"
 #include "run/vision/judge.h"
+#include "ksr/strbuf.h"
 #include "run/actions/runner.h"
 #include "run/agent/plan.h"
 
@@ -153,14 +153,11 @@ static void describe(loop *l, char *saw, size_t len)
 static char *prompt_for(const loop *l, const char *saw)
 {
 	char *tools = ksr_goal_offer_text(&l->offer);
-	char *hist = ksr_xasprintf("%s", "");
+	ksr_strbuf hb = {0};
 	int n = cJSON_GetArraySize(l->history);
-	for (int i = n > HISTORY_MAX ? n - HISTORY_MAX : 0; i < n; i++) {
-		char *h = ksr_xasprintf("%s%s\n", hist,
-		                        cJSON_GetArrayItem(l->history, i)->valuestring);
-		free(hist);
-		hist = h;
-	}
+	for (int i = n > HISTORY_MAX ? n - HISTORY_MAX : 0; i < n; i++)
+		ksr_strbuf_addf(&hb, "%s\n", cJSON_GetArrayItem(l->history, i)->valuestring);
+	char *hist = ksr_strbuf_take(&hb);
 	char *p = ksr_xasprintf(
 	        "You operate a desktop application under test, one action a turn, to reach "
 	        "this goal:\n%s\n\nThe screen now (described by another model; you do not see "

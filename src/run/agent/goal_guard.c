@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ksr/keys.h"
+#include "ksr/strbuf.h"
 
 /* The fields an answer may carry; any other (x, y, point, selector...) is
  * refused rather than ignored, so a coordinate never slips through. */
@@ -289,26 +290,19 @@ int ksr_goal_validate(const ksr_goal_offer *o, const cJSON *a, ksr_goal_choice *
 
 /* ---- the offer as text ---------------------------------------------------------- */
 
-static void list_into(char **out, const char *title, char *const *l, size_t n)
+static void list_into(ksr_strbuf *out, const char *title, char *const *l, size_t n)
 {
 	if (!n)
 		return;
-	char *s = ksr_xasprintf("%s%s:", *out, title);
-	free(*out);
-	*out = s;
-	for (size_t i = 0; i < n; i++) {
-		char *q = ksr_xasprintf("%s%s \"%s\"", *out, i ? "," : "", l[i]);
-		free(*out);
-		*out = q;
-	}
-	s = ksr_xasprintf("%s\n", *out);
-	free(*out);
-	*out = s;
+	ksr_strbuf_addf(out, "%s:", title);
+	for (size_t i = 0; i < n; i++)
+		ksr_strbuf_addf(out, "%s \"%s\"", i ? "," : "", l[i]);
+	ksr_strbuf_add(out, "\n");
 }
 
 char *ksr_goal_offer_text(const ksr_goal_offer *o)
 {
-	char *out = ksr_xasprintf("%s", "");
+	ksr_strbuf out = {0};
 	list_into(&out, "- click_target {name}: declared targets", o->targets, o->n_targets);
 	list_into(&out, "- cdp_click {name}: page targets", o->cdp_targets, o->n_cdp_targets);
 	list_into(&out, "- click_element {name}: accessibility names", o->elements, o->n_elements);
@@ -320,18 +314,17 @@ char *ksr_goal_offer_text(const ksr_goal_offer *o)
 		          both, o->n_page);
 		free_list(both, o->n_page);
 	}
-	char *s = ksr_xasprintf(
-	        "%s- key {text}: key chords, e.g. \"ctrl+s\", \"Return\", \"alt+F4\"\n"
+	ksr_strbuf_addf(
+	        &out,
+	        "- key {text}: key chords, e.g. \"ctrl+s\", \"Return\", \"alt+F4\"\n"
 	        "- type {text}: text typed into the focused control\n"
 	        "%s"
 	        "- wait {seconds}: up to %g seconds\n"
 	        "- done {outcome: \"success\" or \"failure\", claim}: the goal is reached, or "
 	        "cannot be\n",
-	        out,
 	        o->grounded ? "- click_grounded {text, expect}: an element described in words, "
 	                      "and what the screen shows after the click\n"
 	                    : "",
 	        KSR_GOAL_WAIT_MAX_S);
-	free(out);
-	return s;
+	return ksr_strbuf_take(&out);
 }

@@ -4,6 +4,7 @@
 #include "run/agent/plan.h"
 
 #include "run/actions/runner.h"
+#include "ksr/strbuf.h"
 
 #include <cjson/cJSON.h>
 #include <stdarg.h>
@@ -153,46 +154,27 @@ char *ksr_plan_quote(const char *s)
 	return q;
 }
 
-typedef struct buf {
-	char *s;
-	size_t len, cap;
-} buf;
-
-static void put(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(buf *b, const char *fmt, ...)
+static void put_comment(ksr_strbuf *b, const char *goal)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (b->len + (size_t)n + 1 > b->cap) {
-		b->cap = (b->len + (size_t)n + 1) * 2;
-		b->s = ksr_xrealloc(b->s, b->cap);
-	}
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-static void put_comment(buf *b, const char *goal)
-{
-	put(b, "# Compiled by kasm-session-runtime from a goal run that passed.\n# goal: ");
+	ksr_strbuf_addf(
+	        b, "# Compiled by kasm-session-runtime from a goal run that passed.\n# goal: ");
 	for (const char *p = goal ? goal : ""; *p; p++)
-		put(b, "%c", *p == '\n' ? ' ' : *p);
-	put(b, "\n# Paste the plan: below into the scenario (beside goal: and success:, which\n"
-	       "# stay as they are): it replays without the planner, and a post: that no\n"
-	       "# longer holds hands over to the goal loop.\n");
+		ksr_strbuf_addf(b, "%c", *p == '\n' ? ' ' : *p);
+	ksr_strbuf_addf(
+	        b, "\n# Paste the plan: below into the scenario (beside goal: and success:, which\n"
+	           "# stay as they are): it replays without the planner, and a post: that no\n"
+	           "# longer holds hands over to the goal loop.\n");
 }
 
 char *ksr_plan_out_render(const ksr_plan_out *p, const char *goal, bool needs_model)
 {
-	buf b = {0};
+	ksr_strbuf b = {0};
 	put_comment(&b, goal);
-	put(&b, needs_model ? "# It has rung-3 steps (click_grounded): replaying them needs a "
-	                      "grounder model.\n"
-	                    : "# It needs no model to replay.\n");
-	put(&b, "plan:\n");
+	ksr_strbuf_addf(
+	        &b, needs_model ? "# It has rung-3 steps (click_grounded): replaying them needs a "
+	                          "grounder model.\n"
+	                        : "# It needs no model to replay.\n");
+	ksr_strbuf_addf(&b, "plan:\n");
 	const cJSON *s;
 	cJSON_ArrayForEach(s, p->steps)
 	{
@@ -200,14 +182,14 @@ char *ksr_plan_out_render(const ksr_plan_out *p, const char *goal, bool needs_mo
 		bool first = true;
 		cJSON_ArrayForEach(l, cJSON_GetObjectItem(s, "action"))
 		{
-			put(&b, "  %s %s\n", first ? "-" : " ", l->valuestring);
+			ksr_strbuf_addf(&b, "  %s %s\n", first ? "-" : " ", l->valuestring);
 			first = false;
 		}
-		put(&b, "    post:\n");
+		ksr_strbuf_addf(&b, "    post:\n");
 		cJSON_ArrayForEach(l, cJSON_GetObjectItem(s, "post"))
-		        put(&b, "      - %s\n", l->valuestring);
+		        ksr_strbuf_addf(&b, "      - %s\n", l->valuestring);
 	}
-	return b.s;
+	return ksr_strbuf_take(&b);
 }
 
 static char *name_line(const char *kind, const ksr_name_match *m)

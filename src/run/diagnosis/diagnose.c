@@ -1,4 +1,4 @@
-/* Diagnosis after a failure (DESIGN §3), crash signatures at the end of a
+/* Diagnosis after a failure (docs/scenario.md), crash signatures at the end of a
  * passing run, and stopping the app at the end.
  *
  * Crash or crash loop: the verdict takes the first failure event, and when the
@@ -479,7 +479,7 @@ static void diagnose(ksr_run *run, char *note, size_t len)
 	if (run->x && ksr_x11_alive(run->x) &&
 	    ksr_run_screenshot(run, "99-failure.png", "the screen when the run failed") == 0)
 		append(note, len, "failure screenshot");
-	char described[96]; /* with a model: what the failure screen shows (issue #7) */
+	char described[96]; /* with a model: what the failure screen shows */
 	if (ksr_judge_describe_failure(run, described, sizeof described))
 		append(note, len, "%s", described);
 	if (run->diag) {

@@ -1,4 +1,4 @@
-/* Diagnosis (DESIGN §3): after an app failure, tell a crash from a crash loop,
+/* Diagnosis (docs/scenario.md): after an app failure, tell a crash from a crash loop,
  * save the failure screen and the log tails, and look for crash signatures in
  * the logs; at the end of a passing run, look for signatures too. */
 #ifndef KSR_RUN_DIAGNOSE_H

@@ -1,4 +1,4 @@
-/* Dialogs at first look and after settle (DESIGN §3). The classification is a
+/* Dialogs at first look and after settle (docs/scenario.md). The classification is a
  * pure function over a window's title and type and the pattern lists, so the
  * unit test can hold a table of real-world titles against it. */
 #include "run/diagnosis/dialogs.h"

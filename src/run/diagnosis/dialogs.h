@@ -1,4 +1,4 @@
-/* Dialogs (DESIGN §3, first look and settle): every top-level window is
+/* Dialogs (docs/scenario.md, first look and settle): every top-level window is
  * classified by its title and type against the scenario's error_dialogs,
  * first_run_prompts and updaters (or the built-in defaults). */
 #ifndef KSR_RUN_DIALOGS_H

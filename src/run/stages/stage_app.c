@@ -62,7 +62,7 @@ static void keep_window(app_match *m, const ksr_window *w, int pid)
 	m->pid = pid;
 }
 
-/* DESIGN §3: the window is tied to the process by _NET_WM_PID when it matches;
+/* docs/architecture.md: the window is tied to the process by _NET_WM_PID when it matches;
  * otherwise (a launcher that forks) any matching process and any matching
  * window satisfy the wait. With no window: pattern, a window of a matching
  * process is required. */

@@ -1,4 +1,4 @@
-/* First look (DESIGN §3): the screenshot after settle, captured once and
+/* First look (docs/scenario.md): the screenshot after settle, captured once and
  * encoded once; dialogs on every top-level window; the baseline comparison. */
 #include "run/stages/stage.h"
 #include "run/actions/runner.h"
@@ -180,7 +180,7 @@ static ksr_stage_status stage_first_look(ksr_run *run, char *note, size_t len)
 	shot s = {0};
 	ksr_err err = {0};
 	ksr_stage_status st = KSR_STAGE_OK;
-	/* Blockers first (issue #10): once a person cleared one, the first look
+	/* Blockers first: once a person cleared one, the first look
 	 * sees the app, not the login dialog they closed. */
 	if (!ksr_blockers_check(run, "first-look"))
 		return KSR_STAGE_FAILED;
@@ -200,7 +200,7 @@ static ksr_stage_status stage_first_look(ksr_run *run, char *note, size_t len)
 		update_baseline(run, &s, base, sizeof base);
 	else
 		compare_baseline(run, &s, base, sizeof base);
-	/* The model's judgement last, only when nothing has failed yet (issue #7). */
+	/* The model's judgement last, only when nothing has failed yet. */
 	char judged[96] = "";
 	if (s.img && !run->failed)
 		ksr_judge_first_look(run, s.img, judged, sizeof judged);

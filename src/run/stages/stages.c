@@ -1,4 +1,4 @@
-/* The stage machine (DESIGN §3): every stage in order, each under its own
+/* The stage machine (docs/architecture.md): every stage in order, each under its own
  * limit and the run's working deadline. A stage that fails records the failure
  * signal and the run jumps to diagnosis and the report. */
 #include "run/stages/stage.h"

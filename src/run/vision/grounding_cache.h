@@ -1,4 +1,4 @@
-/* The grounding cache (DESIGN §7): a location the grounder found for a
+/* The grounding cache (docs/agentic.md): a location the grounder found for a
  * description, stored with the window geometry it was found in and a
  * fingerprint of the screen around it, so a replay can click it again without
  * a grounder call. It is reused only when the geometry is the same and the
