@@ -97,7 +97,6 @@ void ksr_http_server_wake(ksr_http_server *s);
 /* ---- answering (the serving thread) ----------------------------------------- */
 
 void ksr_http_conn_set_user(ksr_http_conn *c, void *user);
-void *ksr_http_conn_user(const ksr_http_conn *c);
 
 /* A complete response: status, Content-Type (NULL: none), Content-Length,
  * the extra headers in order (names as written, e.g. "allow"), then

@@ -151,11 +151,6 @@ void ksr_http_conn_set_user(ksr_http_conn *c, void *user)
 		c->user = user;
 }
 
-void *ksr_http_conn_user(const ksr_http_conn *c)
-{
-	return c ? c->user : NULL;
-}
-
 /* Outside on_head/on_request what was added goes out on a writeable callback. */
 static void conn_kick(ksr_http_conn *c)
 {

@@ -24,14 +24,6 @@
 #define EXIT_TICK_MS 100
 #define LOG_TAIL     4096
 
-static bool run_ended(ksr_run *run, const ksr_step *step, ksr_wait w, ksr_step_result *res)
-{
-	if (!ksr_run_wait_ended_run(run, w, step->pos.line, step->info->name))
-		return false;
-	res->status = KSR_STEP_ERROR;
-	return true;
-}
-
 /* ---- the tool table -------------------------------------------------------- */
 
 static ksr_tool *add_tool(ksr_run *run, const ksr_step *step, int pid)
@@ -229,7 +221,7 @@ static bool spawn_gave_up(ksr_run *run, const ksr_step *step, ksr_tool *t, ksr_w
 	}
 	if (w == KSR_WAIT_READY || (w == KSR_WAIT_TIMEOUT && !ksr_deadline_passed(d)))
 		return false;
-	if (run_ended(run, step, w, res))
+	if (ksr_step_run_ended(run, step, w, res))
 		return true;
 	if (w == KSR_WAIT_ERROR) {
 		ksr_step_fail(res, KSR_STEP_ERROR, KSR_OUTCOME_NO_DISPLAY,
@@ -357,7 +349,7 @@ static void confirm_gone(ksr_run *run, const ksr_step *step, ksr_tool *t, ksr_st
 		              "the tool '%s' (process group %d) survived SIGTERM and SIGKILL",
 		              t->as, t->pid);
 	} else if (t->window && !window_gone(run, t->window, d, &why)) {
-		if (run_ended(run, step, why, res))
+		if (ksr_step_run_ended(run, step, why, res))
 			return;
 		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
 		              "the tool '%s' window 0x%lx is still mapped %g s after its process "

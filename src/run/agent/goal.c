@@ -491,10 +491,7 @@ static bool run_success_checks(ksr_run *run, cJSON *rows, int *failed, char *det
 		cJSON *row = cJSON_CreateObject();
 		cJSON_AddStringToObject(row, "kind", c->info->name);
 		cJSON_AddNumberToObject(row, "line", c->pos.line);
-		cJSON_AddStringToObject(row, "status",
-		                        st == KSR_CHECK_HELD       ? "held"
-		                        : st == KSR_CHECK_NOT_HELD ? "failed"
-		                                                   : "error");
+		cJSON_AddStringToObject(row, "status", ksr_check_status_word(st));
 		cJSON_AddStringToObject(row, "detail", d);
 		cJSON_AddItemToArray(rows, row);
 		if (st == KSR_CHECK_ENDED)

@@ -46,7 +46,6 @@ typedef struct ksr_goal_choice {
 	const char *claim;  /* done */
 } ksr_goal_choice;
 
-const char *ksr_goal_tool_name(ksr_goal_tool t);
 /* The tools' names, in the vocabulary's order (the planner's JSON schema). */
 void ksr_goal_tool_names(const char **names, size_t *n);
 

@@ -16,7 +16,7 @@
 static const char *const allowed_fields[] = {"tool",    "name",    "text",  "expect",
                                              "seconds", "outcome", "claim", "thought"};
 
-const char *ksr_goal_tool_name(ksr_goal_tool t)
+static const char *tool_name(ksr_goal_tool t)
 {
 	size_t n;
 	const ksr_goal_tool_info *rows = ksr_goal_tools(&n);
@@ -241,16 +241,16 @@ static int check_tool(const ksr_goal_offer *o, const cJSON *a, ksr_goal_choice *
 {
 	switch (c->tool) {
 	case KSR_GOAL_CLICK_TARGET:
-		return check_name(ksr_goal_tool_name(c->tool), c->name, o->targets, o->n_targets,
+		return check_name(tool_name(c->tool), c->name, o->targets, o->n_targets,
 		                  "declared targets", why, len);
 	case KSR_GOAL_CDP_CLICK:
-		return check_name(ksr_goal_tool_name(c->tool), c->name, o->cdp_targets,
-		                  o->n_cdp_targets, "cdp_targets names", why, len);
+		return check_name(tool_name(c->tool), c->name, o->cdp_targets, o->n_cdp_targets,
+		                  "cdp_targets names", why, len);
 	case KSR_GOAL_CLICK_ELEMENT:
-		return check_name(ksr_goal_tool_name(c->tool), c->name, o->elements, o->n_elements,
+		return check_name(tool_name(c->tool), c->name, o->elements, o->n_elements,
 		                  "accessibility names", why, len);
 	case KSR_GOAL_PAGE_ELEMENT:
-		return check_name(ksr_goal_tool_name(c->tool), c->name, o->page_ids, o->n_page,
+		return check_name(tool_name(c->tool), c->name, o->page_ids, o->n_page,
 		                  "page element ids", why, len);
 	case KSR_GOAL_KEY:
 		return check_key(c, why, len);

@@ -19,10 +19,7 @@ static void emit_post(ksr_run *run, const ksr_step *step, const ksr_check *c, ks
 	cJSON_AddNumberToObject(f, "plan_step", step->index);
 	cJSON_AddNumberToObject(f, "line", c->pos.line);
 	cJSON_AddStringToObject(f, "kind", c->info->name);
-	cJSON_AddStringToObject(f, "status",
-	                        st == KSR_CHECK_HELD       ? "held"
-	                        : st == KSR_CHECK_NOT_HELD ? "failed"
-	                                                   : "error");
+	cJSON_AddStringToObject(f, "status", ksr_check_status_word(st));
 	cJSON_AddStringToObject(f, "detail", detail);
 	ksr_run_emit(run, "plan.post", f);
 }

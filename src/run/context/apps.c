@@ -16,7 +16,7 @@ unsigned long ksr_tools_current_window(const ksr_run *run)
 	return 0;
 }
 
-void ksr_tools_stop_all(ksr_run *run)
+static void tools_stop_all(ksr_run *run)
 {
 	for (size_t i = 0; i < run->n_tools; i++) {
 		if (!run->tools[i].stopped)
@@ -32,7 +32,7 @@ void ksr_run_stop_app(ksr_run *run)
 {
 	/* Desktop mode: tools the scenario did not kill (keep_running is about the
 	 * app; a spawned tool is the scenario's own fixture). */
-	ksr_tools_stop_all(run);
+	tools_stop_all(run);
 	if (run->launched_pid <= 0 || !run->sc)
 		return;
 	if (run->sc->keep_running)

@@ -101,20 +101,15 @@ bool ksr_run_wait_ended_run(ksr_run *run, ksr_wait w, int line, const char *what
 
 /* Save a screenshot of the screen as OUT/name and record it as an artifact. */
 int ksr_run_screenshot(ksr_run *run, const char *name, const char *description);
-/* The same, handing the PNG bytes to the caller (free them). */
-int ksr_run_screenshot_keep(ksr_run *run, const char *name, const char *description,
-                            unsigned char **png, size_t *len);
-
 /* Save an image as OUT/name (PNG) and record it as a screenshot artifact. */
 int ksr_run_save_image(ksr_run *run, const ksr_image *img, const char *name,
                        const char *description);
 
 /* What the run started (apps.c): the window steps act on in desktop mode
  * when they name none (the most recently spawned tool not killed; 0: none,
- * act on the screen); stopping every tool still running (frees the table);
- * stopping the app's process group unless keep_running:, and the tools. */
+ * act on the screen); stopping the app's process group unless keep_running:,
+ * and every spawned tool still running (frees the table). */
 unsigned long ksr_tools_current_window(const ksr_run *run);
-void ksr_tools_stop_all(ksr_run *run);
 void ksr_run_stop_app(ksr_run *run);
 
 /* Emit a stage.end row (stages and diagnosis). */

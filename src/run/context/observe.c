@@ -26,8 +26,8 @@ static void record_artifact(ksr_run *run, const char *name, const char *kind, co
 	ksr_run_emit(run, "artifact", a);
 }
 
-int ksr_run_screenshot_keep(ksr_run *run, const char *name, const char *description,
-                            unsigned char **png_out, size_t *len_out)
+static int screenshot_keep(ksr_run *run, const char *name, const char *description,
+                           unsigned char **png_out, size_t *len_out)
 {
 	ksr_err err = {0};
 	unsigned char *png = NULL;
@@ -63,7 +63,7 @@ int ksr_run_save_image(ksr_run *run, const ksr_image *img, const char *name,
 
 int ksr_run_screenshot(ksr_run *run, const char *name, const char *description)
 {
-	return ksr_run_screenshot_keep(run, name, description, NULL, NULL);
+	return screenshot_keep(run, name, description, NULL, NULL);
 }
 
 bool ksr_run_find_window(ksr_run *run, const ksr_pattern *title, const ksr_pattern *klass,
