@@ -224,15 +224,26 @@ static ksr_cdp_status mouse(ksr_cdp *c, const char *type, double x, double y, ks
 	return ksr_cdp_call(c, "Input.dispatchMouseEvent", p, d, NULL, err);
 }
 
-ksr_cdp_status ksr_cdp_click(ksr_cdp *c, const char *ref, ksr_deadline d, ksr_cdp_hit *hit,
-                             ksr_err *err)
+/* Actionable for a click, then the mouse moved onto the click point. */
+static ksr_cdp_status pointer_to(ksr_cdp *c, const char *ref, ksr_deadline d, ksr_cdp_hit *hit,
+                                 ksr_cdp_hit *mine, ksr_err *err)
 {
 	ksr_cdp_hit h = {0};
 	ksr_cdp_status st = actionable(c, ref, "click", d, &h, err);
 	if (hit)
 		*hit = h;
+	if (mine)
+		*mine = h;
 	if (st == KSR_CDP_OK)
 		st = mouse(c, "mouseMoved", h.x, h.y, d, err);
+	return st;
+}
+
+ksr_cdp_status ksr_cdp_click(ksr_cdp *c, const char *ref, ksr_deadline d, ksr_cdp_hit *hit,
+                             ksr_err *err)
+{
+	ksr_cdp_hit h = {0};
+	ksr_cdp_status st = pointer_to(c, ref, d, hit, &h, err);
 	if (st == KSR_CDP_OK)
 		st = mouse(c, "mousePressed", h.x, h.y, d, err);
 	if (st == KSR_CDP_OK)
@@ -243,15 +254,9 @@ ksr_cdp_status ksr_cdp_click(ksr_cdp *c, const char *ref, ksr_deadline d, ksr_cd
 ksr_cdp_status ksr_cdp_hover(ksr_cdp *c, const char *ref, ksr_deadline d, ksr_cdp_hit *hit,
                              ksr_err *err)
 {
-	ksr_cdp_hit h = {0};
 	/* The click's checks (visible, still, not covered at its point): the
 	 * pointer rests where a person's would. */
-	ksr_cdp_status st = actionable(c, ref, "click", d, &h, err);
-	if (hit)
-		*hit = h;
-	if (st == KSR_CDP_OK)
-		st = mouse(c, "mouseMoved", h.x, h.y, d, err);
-	return st;
+	return pointer_to(c, ref, d, hit, NULL, err);
 }
 
 static ksr_cdp_status run_js(ksr_cdp *c, const char *js, ksr_deadline d, ksr_err *err)

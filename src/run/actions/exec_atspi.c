@@ -249,6 +249,21 @@ static int find(ksr_run *run, const ksr_step *step, ksr_run_atspi *t, ksr_deadli
 	}
 }
 
+/* The bus and the run's app for a step; false: res says why (no bus is the
+ * setup's, an app that never registers the app's). */
+static bool open_for(ksr_run *run, const ksr_step *step, ksr_deadline d, ksr_run_atspi *t,
+                     ksr_step_result *res)
+{
+	ksr_err e = {0};
+	if (ksr_run_atspi_open(run, d, t, &e) == 0)
+		return true;
+	if (!ended(run, step, ksr_cancelled() ? KSR_WAIT_CANCELLED : KSR_WAIT_TIMEOUT, res))
+		ksr_step_fail(res, t->no_bus ? KSR_STEP_ERROR : KSR_STEP_FAILED,
+		              t->no_bus ? KSR_OUTCOME_BACKEND_UNAVAILABLE : KSR_OUTCOME_STEP_FAILED,
+		              "%s: %s", step->info->name, e.msg);
+	return false;
+}
+
 void ksr_exec_click_element(ksr_run *run, const ksr_step *step, const ksr_step_target *tgt,
                             ksr_step_result *res)
 {
@@ -256,17 +271,10 @@ void ksr_exec_click_element(ksr_run *run, const ksr_step *step, const ksr_step_t
 	ksr_deadline d = step_deadline(run, step);
 	ksr_run_atspi t;
 	ksr_atspi_tree tree = {0};
-	ksr_err e = {0};
 	res->rung = "element";
 	res->extra = cJSON_CreateObject();
-	if (ksr_run_atspi_open(run, d, &t, &e) < 0) {
-		if (!ended(run, step, ksr_cancelled() ? KSR_WAIT_CANCELLED : KSR_WAIT_TIMEOUT, res))
-			ksr_step_fail(res, t.no_bus ? KSR_STEP_ERROR : KSR_STEP_FAILED,
-			              t.no_bus ? KSR_OUTCOME_BACKEND_UNAVAILABLE
-			                       : KSR_OUTCOME_STEP_FAILED,
-			              "click_element: %s", e.msg);
+	if (!open_for(run, step, d, &t, res))
 		return;
-	}
 	int i = find(run, step, &t, d, &tree, res);
 	if (i >= 0) {
 		const ksr_atspi_node *n = &tree.nodes[i];
@@ -298,18 +306,11 @@ bool ksr_atspi_step_point(ksr_run *run, const ksr_step *step, int *px, int *py,
 	ksr_deadline d = step_deadline(run, step);
 	ksr_run_atspi t;
 	ksr_atspi_tree tree = {0};
-	ksr_err e = {0};
 	bool found = false;
 	if (!res->extra)
 		res->extra = cJSON_CreateObject();
-	if (ksr_run_atspi_open(run, d, &t, &e) < 0) {
-		if (!ended(run, step, ksr_cancelled() ? KSR_WAIT_CANCELLED : KSR_WAIT_TIMEOUT, res))
-			ksr_step_fail(res, t.no_bus ? KSR_STEP_ERROR : KSR_STEP_FAILED,
-			              t.no_bus ? KSR_OUTCOME_BACKEND_UNAVAILABLE
-			                       : KSR_OUTCOME_STEP_FAILED,
-			              "%s: %s", step->info->name, e.msg);
+	if (!open_for(run, step, d, &t, res))
 		return false;
-	}
 	int i = find(run, step, &t, d, &tree, res);
 	if (i >= 0 && tree.nodes[i].has_extents) {
 		const ksr_atspi_node *n = &tree.nodes[i];

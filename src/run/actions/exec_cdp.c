@@ -135,17 +135,26 @@ static bool begin(ksr_run *run, ksr_step_result *res)
 	return attached(run, res);
 }
 
-void ksr_exec_cdp_navigate(ksr_run *run, const ksr_step *step, const ksr_step_target *t,
-                           ksr_step_result *res)
+/* The steps with a plain text value (a URL, chords): record it, call. */
+typedef ksr_cdp_status (*text_op)(ksr_cdp *c, const char *text, ksr_deadline d, ksr_err *err);
+
+static void on_text(ksr_run *run, const ksr_step *step, ksr_step_result *res, const char *field,
+                    text_op op)
 {
-	(void)t;
 	double secs;
 	ksr_err err = {0};
 	if (!begin(run, res))
 		return;
 	ksr_deadline d = step_deadline(run, step, &secs);
-	cJSON_AddStringToObject(res->extra, "url", step->text);
-	finish(run, step, ksr_cdp_navigate(run->cdp, step->text, d, &err), &err, secs, res);
+	cJSON_AddStringToObject(res->extra, field, step->text);
+	finish(run, step, op(run->cdp, step->text, d, &err), &err, secs, res);
+}
+
+void ksr_exec_cdp_navigate(ksr_run *run, const ksr_step *step, const ksr_step_target *t,
+                           ksr_step_result *res)
+{
+	(void)t;
+	on_text(run, step, res, "url", ksr_cdp_navigate);
 }
 
 /* The element steps share one shape: resolve the selector (or list id), act
@@ -245,13 +254,7 @@ void ksr_exec_cdp_press(ksr_run *run, const ksr_step *step, const ksr_step_targe
                         ksr_step_result *res)
 {
 	(void)t;
-	double secs;
-	ksr_err err = {0};
-	if (!begin(run, res))
-		return;
-	ksr_deadline d = step_deadline(run, step, &secs);
-	cJSON_AddStringToObject(res->extra, "keys", step->text);
-	finish(run, step, ksr_cdp_press(run->cdp, step->text, d, &err), &err, secs, res);
+	on_text(run, step, res, "keys", ksr_cdp_press);
 }
 
 void ksr_exec_cdp_eval(ksr_run *run, const ksr_step *step, const ksr_step_target *t,

@@ -41,19 +41,26 @@ const char *ksr_check_status_word(ksr_check_status st)
 	}
 }
 
+ksr_check_status ksr_run_check_row(ksr_run *run, const ksr_check *c, cJSON *rows, char *detail,
+                                   size_t len)
+{
+	ksr_check_status st = ksr_run_check(run, c, detail, len);
+	cJSON *row = cJSON_CreateObject();
+	cJSON_AddStringToObject(row, "kind", c->info->name);
+	cJSON_AddNumberToObject(row, "line", c->pos.line);
+	cJSON_AddStringToObject(row, "status", ksr_check_status_word(st));
+	cJSON_AddStringToObject(row, "detail", detail);
+	cJSON_AddItemToArray(rows, row);
+	return st;
+}
+
 /* Run the step's checks in order; the first that does not hold fails the step. */
 static void run_checks(ksr_run *run, const ksr_step *step, ksr_step_result *res, cJSON *rows)
 {
 	for (size_t i = 0; i < step->n_checks && res->status == KSR_STEP_OK; i++) {
 		const ksr_check *c = &step->checks[i];
 		char detail[400] = "";
-		ksr_check_status st = ksr_run_check(run, c, detail, sizeof detail);
-		cJSON *row = cJSON_CreateObject();
-		cJSON_AddStringToObject(row, "kind", c->info->name);
-		cJSON_AddNumberToObject(row, "line", c->pos.line);
-		cJSON_AddStringToObject(row, "status", ksr_check_status_word(st));
-		cJSON_AddStringToObject(row, "detail", detail);
-		cJSON_AddItemToArray(rows, row);
+		ksr_check_status st = ksr_run_check_row(run, c, rows, detail, sizeof detail);
 		if (st == KSR_CHECK_HELD)
 			continue;
 		res->status = st == KSR_CHECK_NOT_HELD ? KSR_STEP_FAILED : KSR_STEP_ERROR;

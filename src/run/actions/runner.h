@@ -27,6 +27,10 @@ typedef enum ksr_check_status {
 	KSR_CHECK_ENDED, /* cancelled or the run deadline: already recorded */
 } ksr_check_status;
 ksr_check_status ksr_run_check(ksr_run *run, const ksr_check *c, char *detail, size_t len);
+/* The same, appending {kind, line, status, detail} to rows (a step's or the
+ * success: checks' list). */
+ksr_check_status ksr_run_check_row(ksr_run *run, const ksr_check *c, cJSON *rows, char *detail,
+                                   size_t len);
 /* A check evaluated once (no polling): 1 holds, 0 not, -1 cannot be evaluated. */
 int ksr_check_once(ksr_run *run, const ksr_check *c, char *why, size_t len);
 const char *ksr_check_status_word(ksr_check_status st); /* "held", "failed", "error" */

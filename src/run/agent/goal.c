@@ -487,13 +487,7 @@ static bool run_success_checks(ksr_run *run, cJSON *rows, int *failed, char *det
 	for (size_t i = 0; i < run->sc->success.len; i++) {
 		const ksr_check *c = &run->sc->success.items[i];
 		char d[400] = "";
-		ksr_check_status st = ksr_run_check(run, c, d, sizeof d);
-		cJSON *row = cJSON_CreateObject();
-		cJSON_AddStringToObject(row, "kind", c->info->name);
-		cJSON_AddNumberToObject(row, "line", c->pos.line);
-		cJSON_AddStringToObject(row, "status", ksr_check_status_word(st));
-		cJSON_AddStringToObject(row, "detail", d);
-		cJSON_AddItemToArray(rows, row);
+		ksr_check_status st = ksr_run_check_row(run, c, rows, d, sizeof d);
 		if (st == KSR_CHECK_ENDED)
 			return false;
 		if (st == KSR_CHECK_ERROR) {
