@@ -120,6 +120,9 @@ typedef struct ksr_atspi_tree {
 	int64_t ms;         /* how long the walk took */
 	int calls;          /* D-Bus calls sent */
 	bool found_early;   /* find mode: stopped once the match was known */
+	/* A GTK 4 app none of whose controls (below its windows) answered
+	 * showing: visible stands for it (see ksr_atspi_tree_showing). */
+	bool visible_is_showing;
 } ksr_atspi_tree;
 
 /* Walk app's tree breadth-first, all of a level's calls in flight at once.
@@ -135,8 +138,14 @@ char *ksr_atspi_node_path(const ksr_atspi_tree *t, size_t i);
 /* The node as JSON: role, name, states[], actions[], extents {x,y,w,h} or null, path. */
 cJSON *ksr_atspi_node_json(const ksr_atspi_tree *t, size_t i);
 
+/* Whether node i is on screen, where a person could see and click it: the
+ * AT-SPI showing state; in a tree whose toolkit never sets showing (GTK 4),
+ * the visible state (docs/accessibility.md, "Hidden controls"). */
+bool ksr_atspi_tree_showing(const ksr_atspi_tree *t, size_t i);
+
 /* The first node matching name and role (NULL: any role), preferring showing
- * ones; -1 when none. Roles compare without case, '_' and '-' as spaces. */
+ * ones (ksr_atspi_tree_showing); -1 when none. Roles compare without case, '_' and '-' as spaces.
+ */
 int ksr_atspi_tree_find(const ksr_atspi_tree *t, const ksr_name_match *name, const char *role);
 bool ksr_atspi_role_equal(const char *written, const char *role);
 

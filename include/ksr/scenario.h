@@ -54,6 +54,7 @@ typedef struct ksr_check {
 	char *state;                /* state: the state word ("checked") */
 	char *selector, *page_text; /* page */
 	ksr_pattern *url, *title;   /* page */
+	bool hidden_ok; /* state, element: the step's hidden_ok: (a hidden control counts) */
 } ksr_check;
 
 typedef struct ksr_step {
@@ -88,6 +89,7 @@ typedef struct ksr_step {
 	ksr_check *post; /* plan steps: post: */
 	size_t n_post;
 	double timeout_s; /* 0 = the action's default */
+	bool hidden_ok;   /* hidden_ok: true: act on and check controls that are not showing */
 } ksr_step;
 
 typedef struct ksr_step_list {

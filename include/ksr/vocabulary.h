@@ -105,7 +105,8 @@ enum {
 	KSR_MOD_EXPECT_STATE = 1u << 3,
 	KSR_MOD_CHECKS = 1u << 4,
 	KSR_MOD_TIMEOUT = 1u << 5,
-	KSR_MOD_STATE = 1u << 6, /* cdp_wait's state: */
+	KSR_MOD_STATE = 1u << 6,     /* cdp_wait's state: */
+	KSR_MOD_HIDDEN_OK = 1u << 7, /* act on (and check) a control that is not showing */
 };
 #define KSR_MOD_COMMON (KSR_MOD_EXPECT | KSR_MOD_EXPECT_STATE | KSR_MOD_CHECKS | KSR_MOD_TIMEOUT)
 

@@ -701,6 +701,16 @@ bool ksr_atspi_node_matches(const ksr_atspi_node *n, const ksr_name_match *name,
 	return !role || ksr_atspi_role_equal(role, n->role);
 }
 
+bool ksr_atspi_tree_showing(const ksr_atspi_tree *t, size_t i)
+{
+	if (!t || i >= t->len)
+		return false;
+	uint64_t st = t->nodes[i].states;
+	if (st & (1ull << ATSPI_STATE_SHOWING))
+		return true;
+	return t->visible_is_showing && (st & (1ull << ATSPI_STATE_VISIBLE));
+}
+
 int ksr_atspi_tree_find(const ksr_atspi_tree *t, const ksr_name_match *name, const char *role)
 {
 	int first = -1;
@@ -708,7 +718,7 @@ int ksr_atspi_tree_find(const ksr_atspi_tree *t, const ksr_name_match *name, con
 		const ksr_atspi_node *n = &t->nodes[i];
 		if (!ksr_atspi_node_matches(n, name, role))
 			continue;
-		if (n->states & (1ull << ATSPI_STATE_SHOWING))
+		if (ksr_atspi_tree_showing(t, i))
 			return (int)i;
 		if (first < 0)
 			first = (int)i;

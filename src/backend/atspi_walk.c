@@ -161,11 +161,6 @@ static int add_node(walk *w, const char *path, int parent)
 	return i;
 }
 
-static bool showing(const ksr_atspi_node *n)
-{
-	return (n->states >> ATSPI_STATE_SHOWING) & 1;
-}
-
 /* Find mode: below a node only while a better match may lie there. Once a
  * hidden match is known only a showing one can win, and AT-SPI's showing
  * means the node and all its ancestors are shown (states 0: unknown, go on). */
@@ -176,7 +171,7 @@ static bool may_expand(const walk *w, int i)
 		return true;
 	if (w->answer >= 0)
 		return false;
-	return w->cand < 0 || showing(n) || n->states == 0;
+	return w->cand < 0 || ksr_atspi_tree_showing(w->t, (size_t)i) || n->states == 0;
 }
 
 /* Find mode: judge node i (all nodes before it are judged). */
@@ -185,7 +180,7 @@ static void judge(walk *w, int i)
 	const ksr_atspi_node *n = &w->t->nodes[i];
 	if (i == 0 || !ksr_atspi_node_matches(n, w->o.find_name, w->o.find_role))
 		return;
-	if (showing(n))
+	if (ksr_atspi_tree_showing(w->t, (size_t)i))
 		w->answer = i;
 	else if (w->cand < 0)
 		w->cand = i;
@@ -307,8 +302,10 @@ static void got_extents(walk *w, int i, GVariant *reply)
 	ksr_atspi_node *n = &w->t->nodes[i];
 	gint32 x, y, wd, ht;
 	g_variant_get(reply, "((iiii))", &x, &y, &wd, &ht);
-	if (wd <= 0 || ht <= 0)
-		return; /* not laid out (hidden) */
+	/* Not laid out (hidden): GTK 3 answers a closed menu's items with
+	 * INT_MIN,INT_MIN 1x1. */
+	if (wd <= 0 || ht <= 0 || x == G_MININT32 || y == G_MININT32)
+		return;
 	if (w->window_coords) {
 		if (!w->o.have_origin)
 			return; /* relative to a window we do not know: no screen position */
@@ -354,6 +351,10 @@ static void got_reply(walk *w, const req *r, GVariant *reply)
 		GVariant *au = g_variant_get_child_value(reply, 0);
 		n->states = ksr_atspi_states_from_variant(au);
 		g_variant_unref(au);
+		/* A GTK 4 that reports showing below its windows is judged by it
+		 * (the one here sets it on the window alone). */
+		if (n->depth > 1 && (n->states & (1ull << ATSPI_STATE_SHOWING)))
+			w->t->visible_is_showing = false;
 		break;
 	}
 	case REQ_IFACES:
@@ -430,6 +431,9 @@ int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_
 	 * (one argument) reads past its list and the app segfaults. */
 	w.by_get = app->toolkit && strncasecmp(app->toolkit, "Qt", 2) == 0;
 	w.cand = w.answer = -1;
+	/* GTK 4 here sets visible but never showing (docs/accessibility.md);
+	 * the first showing answer clears this. */
+	out->visible_is_showing = w.window_coords;
 	int64_t t0 = ksr_now_ms();
 	ksr_atspi_ctx_enter(a->ctx);
 	add_node(&w, ATSPI_ROOT_PATH, -1);

@@ -198,6 +198,15 @@ static bool worth_listing(const ksr_atspi_node *n)
 	return n->n_actions > 0 || (n->name && *n->name && n->has_extents);
 }
 
+static void add_hidden_line(cJSON *c, const char *first)
+{
+	char *line = ksr_xasprintf("%s  # not showing: open its menu or page first, or add "
+	                           "hidden_ok: true",
+	                           first);
+	cJSON_AddStringToObject(c, "line", line);
+	free(line);
+}
+
 static void add_controls(cJSON *app, const ksr_atspi_tree *t, const ksr_window *wins, size_t nw)
 {
 	cJSON *arr = cJSON_AddArrayToObject(app, "controls");
@@ -208,7 +217,11 @@ static void add_controls(cJSON *app, const ksr_atspi_tree *t, const ksr_window *
 		cJSON *reach = ksr_inspect_reach(t, i, wins, nw);
 		cJSON *step = reach ? cJSON_GetObjectItem(reach, "step") : NULL;
 		cJSON *first = step ? cJSON_GetArrayItem(step, 0) : NULL;
-		if (first)
+		bool hidden = !ksr_atspi_tree_showing(t, i);
+		cJSON_AddBoolToObject(c, "hidden", hidden);
+		if (first && hidden) /* never a plain line: a step refuses it as it stands */
+			add_hidden_line(c, first->valuestring);
+		else if (first)
 			cJSON_AddStringToObject(c, "line", first->valuestring);
 		else
 			cJSON_AddNullToObject(c, "line");

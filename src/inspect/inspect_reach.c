@@ -145,13 +145,11 @@ static int window_of(const ksr_atspi_node *n, const ksr_window *wins, size_t n_w
 	return found;
 }
 
-/* A position worth clicking: laid out and on screen (GTK4 sets visible, never
- * showing). */
-static bool showing_at(const ksr_atspi_node *n)
+/* A position worth clicking: laid out and on screen, by the runtime's own
+ * showing rule (GTK 4's visible stands for showing). */
+static bool showing_at(const ksr_atspi_tree *t, size_t i)
 {
-	uint64_t seen = (1ull << ksr_atspi_state_index("showing")) |
-	                (1ull << ksr_atspi_state_index("visible"));
-	return n->has_extents && (n->states & seen);
+	return t->nodes[i].has_extents && ksr_atspi_tree_showing(t, i);
 }
 
 static bool usable_name(const char *name)
@@ -182,7 +180,7 @@ static cJSON *by_name(const ksr_atspi_tree *t, size_t i)
 {
 	const ksr_atspi_node *n = &t->nodes[i];
 	bool action = ksr_atspi_pick_action(n) >= 0;
-	if (!usable_name(n->name) || (!action && !showing_at(n)))
+	if (!usable_name(n->name) || (!action && !showing_at(t, i)))
 		return NULL;
 	ksr_name_match m = {.text = n->name};
 	bool need_role = ksr_atspi_tree_find(t, &m, NULL) != (int)i;
@@ -197,6 +195,9 @@ static cJSON *by_name(const ksr_atspi_tree *t, size_t i)
 		yaml_scalar(&b, n->role);
 		add_line(step, ksr_strbuf_take(&b));
 	}
+	/* A closed menu's item: click_element refuses it unless told. */
+	if (!ksr_atspi_tree_showing(t, i))
+		add_line(step, ksr_xstrdup("hidden_ok: true"));
 	return r;
 }
 
@@ -230,11 +231,13 @@ cJSON *ksr_inspect_reach(const ksr_atspi_tree *t, size_t i, const ksr_window *wi
 	if (!t || i >= t->len)
 		return NULL;
 	const ksr_atspi_node *n = &t->nodes[i];
-	int k = showing_at(n) ? window_of(n, wins, n_wins) : -1;
+	int k = showing_at(t, i) ? window_of(n, wins, n_wins) : -1;
 	cJSON *r = by_name(t, i);
 	if (!r && k >= 0)
 		r = by_fraction(n, wins, k);
 	if (r && k >= 0)
 		cJSON_AddNumberToObject(r, "window", (double)wins[k].id);
+	if (r)
+		cJSON_AddBoolToObject(r, "hidden", !ksr_atspi_tree_showing(t, i));
 	return r;
 }

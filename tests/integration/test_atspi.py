@@ -201,7 +201,8 @@ class AtspiQt(ksr.KsrTestCase):
     def test_featherpad(self):
         # "File" offers only ShowMenu (not a click action): its extents are
         # clicked through XTest and the menu opens ("Save As" becomes showing).
-        # "Line Numbers" (unchecked at start) has Press: the action checks it.
+        # "Line Numbers" (unchecked at start) has Press: the action checks it;
+        # its menu is closed again (Escape), so the step says hidden_ok.
         sc = self.scenario("""\
 launch: featherpad
 process: ^featherpad$
@@ -215,6 +216,7 @@ steps:
   - key: Escape
   - click_element: "Line Numbers"
     role: menu item
+    hidden_ok: true
     expect_state: "Line Numbers checked"
 """)
         rc, _so, se, _t = self.run_rt(["run", "--xvfb", sc], out=self.out(), timeout=120,

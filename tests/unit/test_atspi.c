@@ -47,9 +47,35 @@ static void environ_block(void)
 	free(v);
 }
 
+/* The showing rule: showing; in a GTK 4 tree (visible_is_showing) visible too;
+ * the finder prefers a showing match over an earlier hidden one. */
+static void showing_rule(void)
+{
+	uint64_t showing = 1ull << ksr_atspi_state_index("showing");
+	uint64_t visible = 1ull << ksr_atspi_state_index("visible");
+	ksr_atspi_node n[] = {
+	        {.role = "application", .name = "app", .parent = -1},
+	        {.role = "menu item", .name = "Save", .states = visible},
+	        {.role = "push button", .name = "Save", .states = visible | showing},
+	};
+	ksr_atspi_tree t = {.nodes = n, .len = 3};
+	ok(!ksr_atspi_tree_showing(&t, 1), "visible alone is not showing");
+	ok(ksr_atspi_tree_showing(&t, 2), "showing is showing");
+	ok(!ksr_atspi_tree_showing(&t, 9), "an index past the tree is not showing");
+	ksr_name_match m = {.text = "Save"};
+	is_int(ksr_atspi_tree_find(&t, &m, NULL), 2, "the showing Save is found first");
+	is_int(ksr_atspi_tree_find(&t, &m, "menu item"), 1, "a hidden match is still found");
+	t.visible_is_showing = true;
+	ok(ksr_atspi_tree_showing(&t, 1), "GTK 4: visible stands for showing");
+	is_int(ksr_atspi_tree_find(&t, &m, NULL), 1, "GTK 4: the first visible Save");
+	n[1].states = 0;
+	ok(!ksr_atspi_tree_showing(&t, 1), "GTK 4: neither state is hidden");
+}
+
 int main(void)
 {
 	states();
+	showing_rule();
 	roles();
 	environ_block();
 	return tap_done();

@@ -87,8 +87,9 @@ static void reach(void)
 	ksr_atspi_tree t = {.nodes = n, .len = sizeof n / sizeof *n};
 	check_reach(&t, 2, wins, 2, "click_element: \"Save\"",
 	            "the showing Save is the one the name finds: the name alone");
-	check_reach(&t, 1, wins, 2, "click_element: \"Save\"|role: menu item",
-	            "a Save of another role found first by the name: role: added");
+	check_reach(&t, 1, wins, 2, "click_element: \"Save\"|role: menu item|hidden_ok: true",
+	            "a Save of another role found first by the name: role: added; not showing: "
+	            "hidden_ok: added");
 	check_reach(
 	        &t, 6, wins, 2, "click: 0.08 0.18",
 	        "a third Save, same role as the second: a fraction, as few decimals as land on it");
@@ -101,7 +102,13 @@ static void reach(void)
 	            "a name that looks like /regex/ is written as an anchored pattern");
 	check_reach(&t, 8, wins, 2, "(null)", "no name, outside every window: nothing reaches it");
 	check_reach(&t, 9, wins, 2, "(null)", "not showing, no action: nothing reaches it");
-	cJSON *r = ksr_inspect_reach(&t, 2, wins, 2);
+	cJSON *r = ksr_inspect_reach(&t, 1, wins, 2);
+	ok(r && cJSON_IsTrue(cJSON_GetObjectItem(r, "hidden")), "not showing: hidden true");
+	cJSON_Delete(r);
+	r = ksr_inspect_reach(&t, 2, wins, 2);
+	ok(r && cJSON_IsFalse(cJSON_GetObjectItem(r, "hidden")), "showing: hidden false");
+	cJSON_Delete(r);
+	r = ksr_inspect_reach(&t, 2, wins, 2);
 	ok(r && cJSON_GetObjectItem(r, "rung")->valueint == 2 &&
 	           !strcmp(cJSON_GetObjectItem(r, "backend")->valuestring, "atspi") &&
 	           cJSON_GetObjectItem(r, "window")->valuedouble == 1,

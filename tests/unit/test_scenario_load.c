@@ -297,7 +297,7 @@ static void key_lists(void)
 	n = 0;
 	while (mods[n])
 		n++;
-	is_int((long long)n, 8, "8 modifier keys");
+	is_int((long long)n, 9, "9 modifier keys");
 	ok(ksr_scenario_mapping_keys("spawn") && !ksr_scenario_mapping_keys("nope"),
 	   "mapping key lists");
 }

@@ -105,6 +105,7 @@ static bool ended(ksr_run *run, const ksr_step *step, ksr_wait w, ksr_step_resul
 static void describe(cJSON *extra, const ksr_atspi_tree *tree, int i, const ksr_run_atspi *t)
 {
 	const ksr_atspi_node *n = &tree->nodes[i];
+	cJSON_DeleteItemFromObject(extra, "element"); /* an earlier attempt's hidden match */
 	cJSON *el = cJSON_AddObjectToObject(extra, "element");
 	cJSON_AddStringToObject(el, "role", n->role ? n->role : "");
 	cJSON_AddStringToObject(el, "name", n->name ? n->name : "");
@@ -113,6 +114,17 @@ static void describe(cJSON *extra, const ksr_atspi_tree *tree, int i, const ksr_
 	free(path);
 	cJSON_AddStringToObject(el, "app", t->app.name ? t->app.name : "");
 	cJSON_AddNumberToObject(el, "pid", t->app.pid);
+	cJSON_AddBoolToObject(el, "showing", ksr_atspi_tree_showing(tree, (size_t)i));
+}
+
+/* Why a control found but not showing is not acted on or counted. */
+static void not_showing(char *why, size_t len, const char *what, const ksr_atspi_tree *tree, int i)
+{
+	const ksr_atspi_node *n = &tree->nodes[i];
+	snprintf(why, len,
+	         "%s: the %s \"%s\" is not showing (hidden, as in a closed menu or another "
+	         "page: no person could reach it; hidden_ok: true on the step allows it)",
+	         what, n->role ? n->role : "control", n->name ? n->name : "");
 }
 
 /* Wait (through the deadline API) until ACTION_SPACING_MS after the last action. */
@@ -217,15 +229,26 @@ static void click_at_extents(ksr_run *run, const ksr_atspi_node *n, ksr_step_res
 static int find(ksr_run *run, const ksr_step *step, ksr_run_atspi *t, ksr_deadline d,
                 ksr_atspi_tree *tree, ksr_step_result *res)
 {
+	bool seen_hidden = false;
 	for (;;) {
 		ksr_err e = {0};
 		ksr_deadline wd = ksr_deadline_min(d, ksr_deadline_in_ms(WALK_MS));
 		int i = walk_find(run, t, &step->name, step->role, wd, tree, &e);
-		if (i >= 0) {
+		/* A last walk the deadline cut short does not unsay "not showing". */
+		bool cut_short = tree->truncated || ksr_deadline_passed(d);
+		bool shown = i >= 0 && (step->hidden_ok || ksr_atspi_tree_showing(tree, (size_t)i));
+		if (shown) {
 			res->reason[0] = '\0'; /* an earlier attempt's "not found" is moot */
 			return i;
 		}
-		if (i == -1) {
+		if (i >= 0) {
+			/* Waited for: a menu being opened or a page turning shows it. */
+			not_showing(res->reason, sizeof res->reason, step->info->name, tree, i);
+			describe(res->extra, tree, i, t);
+			seen_hidden = true;
+		} else if (seen_hidden && cut_short) {
+			/* keep the reason */
+		} else if (i == -1) {
 			snprintf(
 			        res->reason, sizeof res->reason,
 			        "no control named %s%s%s in %s's accessibility tree (%zu nodes, %d "
@@ -335,6 +358,17 @@ static ksr_deadline check_deadline(ksr_run *run, const ksr_check *c)
 	return ksr_deadline_min(run->work, ksr_deadline_in_ms(ms < WALK_MS ? ms : WALK_MS));
 }
 
+/* A check that asks whether a control is showing or visible is answered
+ * for a hidden one too; any other needs it showing unless hidden_ok. */
+static bool hidden_counts(const ksr_check *c)
+{
+	if (c->hidden_ok)
+		return true;
+	int bit = c->state ? ksr_atspi_state_index(c->state) : -1;
+	return bit >= 0 &&
+	       (bit == ksr_atspi_state_index("showing") || bit == ksr_atspi_state_index("visible"));
+}
+
 /* Find the control for a check: 1 found (*idx), 0 not (yet), -1 no bus. */
 static int check_find(ksr_run *run, const ksr_check *c, ksr_run_atspi *t, ksr_atspi_tree *tree,
                       int *idx, char *why, size_t len)
@@ -354,6 +388,10 @@ static int check_find(ksr_run *run, const ksr_check *c, ksr_run_atspi *t, ksr_at
 		snprintf(why, len, "no control named %s%s%s in %s's accessibility tree",
 		         c->name.text, c->role ? " with role " : "", c->role ? c->role : "",
 		         t->app.name ? t->app.name : "the app");
+		return 0;
+	}
+	if (!hidden_counts(c) && !ksr_atspi_tree_showing(tree, (size_t)*idx)) {
+		not_showing(why, len, c->info->name, tree, *idx);
 		return 0;
 	}
 	return 1;
