@@ -33,8 +33,9 @@ bool ksr_deadline_passed(ksr_deadline d);
  * Returns 0, or -1 with errno. Safe to call more than once. */
 int ksr_cancel_install(void);
 int ksr_cancel_fd(void); /* readable once cancelled; -1 before install */
+/* Cancelled by a signal or request, or a watched descriptor fired (below). */
 bool ksr_cancelled(void);
-int ksr_cancel_signal(void);   /* the signal that cancelled, or 0 */
+int ksr_cancel_signal(void);   /* the signal that cancelled, -1 a request, or 0 */
 void ksr_cancel_request(void); /* cancel from code (tests, MCP cancellation) */
 /* Undo a ksr_cancel_request once the cancelled work has ended (the MCP server
  * keeps serving after a cancelled tool call). A real SIGTERM/SIGINT stays. */
@@ -57,5 +58,28 @@ ksr_wait ksr_sleep_until(ksr_deadline d);
 ksr_wait ksr_sleep_ms(int64_t ms);
 
 const char *ksr_wait_name(ksr_wait w);
+
+/* Guards: watched descriptors, what must end every wait at once besides a signal (the
+ * app's pidfd after app wait, a spawned tool's). Each ksr_wait_fds of the
+ * thread that added them polls them beside the cancel fd; when one turns
+ * readable and its check (NULL: readable is enough) says FIRED, that wait and
+ * every later one return KSR_WAIT_CANCELLED and ksr_cancelled() is true, until
+ * ksr_guard_clear or ksr_guard_remove of that fd: the existing cancel path of
+ * every wait ends the step, and ksr_guard_fired() tells the caller it was the
+ * watch, not a signal. The registry is per thread: a server's other threads
+ * (MCP, the watchdog) never see a run's watches. */
+typedef enum ksr_guard_verdict {
+	KSR_GUARD_QUIET = 0, /* nothing that matters (drained): keep watching */
+	KSR_GUARD_FIRED,     /* end the waits */
+	KSR_GUARD_DROP,      /* it ended harmlessly (a tool exiting 0): stop watching it */
+} ksr_guard_verdict;
+typedef ksr_guard_verdict (*ksr_guard_check)(int fd, void *ud);
+
+#define KSR_GUARD_MAX 8
+/* 0, or -1 when the registry is full (errno ENOSPC). The fd stays the caller's. */
+int ksr_guard_add(int fd, ksr_guard_check check, void *ud);
+void ksr_guard_remove(int fd);
+void ksr_guard_clear(void);
+int ksr_guard_fired(void); /* the fd that fired, or -1 */
 
 #endif

@@ -81,9 +81,86 @@ int ksr_cancel_fd(void)
 	return cancel_pipe[0];
 }
 
+/* ---- watched descriptors ------------------------------------------------ */
+
+typedef struct watch {
+	int fd;
+	ksr_guard_check check;
+	void *ud;
+} watch;
+
+static _Thread_local watch watches[KSR_GUARD_MAX];
+static _Thread_local int n_watches;
+static _Thread_local int fired_fd = -1;
+
+int ksr_guard_add(int fd, ksr_guard_check check, void *ud)
+{
+	if (n_watches == KSR_GUARD_MAX) {
+		errno = ENOSPC;
+		return -1;
+	}
+	watches[n_watches++] = (watch){.fd = fd, .check = check, .ud = ud};
+	return 0;
+}
+
+void ksr_guard_remove(int fd)
+{
+	for (int i = 0; i < n_watches; i++)
+		if (watches[i].fd == fd) {
+			watches[i--] = watches[--n_watches];
+		}
+	if (fired_fd == fd)
+		fired_fd = -1;
+}
+
+void ksr_guard_clear(void)
+{
+	n_watches = 0;
+	fired_fd = -1;
+}
+
+static bool watch_poll_now(void);
+
+int ksr_guard_fired(void)
+{
+	watch_poll_now();
+	return fired_fd;
+}
+
+/* A watched fd polled readable: ask its check what it means. */
+static void watch_ready(int fd)
+{
+	for (int i = 0; i < n_watches; i++) {
+		if (watches[i].fd != fd)
+			continue;
+		watch w = watches[i];
+		ksr_guard_verdict v = w.check ? w.check(fd, w.ud) : KSR_GUARD_FIRED;
+		if (v == KSR_GUARD_FIRED && fired_fd < 0)
+			fired_fd = fd;
+		else if (v == KSR_GUARD_DROP)
+			ksr_guard_remove(fd);
+		return;
+	}
+}
+
+/* Look at the watched fds without waiting: code that polls no fd of its own
+ * (a curl transfer's progress callback) still sees a death at once. */
+static bool watch_poll_now(void)
+{
+	struct pollfd p[KSR_GUARD_MAX];
+	int n = n_watches;
+	for (int i = 0; i < n; i++)
+		p[i] = (struct pollfd){.fd = watches[i].fd, .events = POLLIN};
+	if (fired_fd < 0 && n > 0 && poll(p, (nfds_t)n, 0) > 0)
+		for (int i = 0; i < n && fired_fd < 0; i++)
+			if (p[i].revents)
+				watch_ready(p[i].fd);
+	return fired_fd >= 0;
+}
+
 bool ksr_cancelled(void)
 {
-	return cancel_signal != 0;
+	return cancel_signal != 0 || watch_poll_now();
 }
 
 int ksr_cancel_signal(void)
@@ -120,7 +197,7 @@ static int poll_timeout(ksr_deadline d)
 ksr_wait ksr_wait_fds(struct pollfd *fds, int nfds, ksr_deadline d)
 {
 	enum { MAX_FDS = 32 };
-	struct pollfd all[MAX_FDS + 1];
+	struct pollfd all[MAX_FDS + KSR_GUARD_MAX + 1];
 	if (nfds > MAX_FDS) {
 		errno = EINVAL;
 		return KSR_WAIT_ERROR;
@@ -133,13 +210,21 @@ ksr_wait ksr_wait_fds(struct pollfd *fds, int nfds, ksr_deadline d)
 			fds[i].revents = 0;
 			all[n++] = fds[i];
 		}
-		all[n] = (struct pollfd){.fd = cancel_pipe[0], .events = POLLIN};
-		int r = poll(all, (nfds_t)n + 1, poll_timeout(d));
+		int nw = n_watches;
+		for (int i = 0; i < nw; i++)
+			all[n + i] = (struct pollfd){.fd = watches[i].fd, .events = POLLIN};
+		all[n + nw] = (struct pollfd){.fd = cancel_pipe[0], .events = POLLIN};
+		int r = poll(all, (nfds_t)(n + nw + 1), poll_timeout(d));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			return KSR_WAIT_ERROR;
-		if (ksr_cancelled() || (all[n].revents & POLLIN))
+		for (int i = 0; i < nw && r > 0; i++)
+			if (all[n + i].revents) {
+				watch_ready(all[n + i].fd);
+				r--; /* a quiet watch is no answer to the caller's own fds */
+			}
+		if (ksr_cancelled() || (all[n + nw].revents & POLLIN))
 			return KSR_WAIT_CANCELLED;
 		if (r > 0) {
 			for (int i = 0; i < nfds; i++)

@@ -109,8 +109,10 @@ class DesktopTest(ksr.KsrTestCase):
         self.assertNotEqual(rows[1]["tool"]["pid"], rows[2]["tool"]["pid"])
 
     def test_tool_crash_fails_check(self):
-        """The test app crashes 300 ms after its window shows; a check that
-        needs its window later fails: app-failed, naming the step's line."""
+        """The test app crashes 300 ms after its window shows, inside the
+        sleep step whose check needs its window: the death ends the step at
+        once, `crashed` (not the check's failure), naming the tool and the
+        step's line."""
         path = self.desktop(
             "  - spawn: {command: '${KSR_TESTAPP} --title \"KSR Crashy\" --crash-after 300',"
             " window: ^KSR Crashy$, as: crashy}\n"
@@ -119,22 +121,26 @@ class DesktopTest(ksr.KsrTestCase):
             "      - window: ^KSR Crashy$\n"
             "        timeout_s: 1\n"
             "  - kill: crashy\n")
-        _out, report = self.run_desktop(path, "app-failed", "check-failed")
+        _out, report = self.run_desktop(path, "app-failed", "crashed")
         self.assertTrue(ksr.names_line(report["reason"], ksr.line_of(path, "sleep: 3")),
                         report["reason"])
-        self.assertIn("KSR Crashy", report["reason"])
+        self.assertIn("'crashy'", report["reason"])
+        self.assertIn("signal 11", report["reason"])
 
     def test_tool_crash_before_kill(self):
-        """kill of a tool that already died of a signal is a crash, not a pass."""
+        """A tool that dies of a signal before its kill is a crash, not a pass:
+        its pidfd is in every wait, so the step it dies in (the sleep) ends at
+        once and names it (test_alive.py times that); the kill never runs."""
         path = self.desktop(
             "  - spawn: {command: '${KSR_TESTAPP} --title \"KSR Crashy\" --crash-after 300',"
             " window: ^KSR Crashy$, as: crashy}\n"
             "  - sleep: 2\n"
             "  - kill: crashy\n")
         out, report = self.run_desktop(path, "app-failed", "crashed")
-        self.assertTrue(ksr.names_line(report["reason"], ksr.line_of(path, "kill: crashy")))
+        self.assertTrue(ksr.names_line(report["reason"], ksr.line_of(path, "sleep: 2")))
         self.assertIn("signal 11", report["reason"])
-        self.assertEqual(step_rows(out)[3]["status"], "failed")
+        self.assertEqual(step_rows(out)[2]["status"], "error")
+        self.assertNotIn(3, step_rows(out), "the kill step never ran")
 
     def test_tool_dies_before_its_window(self):
         path = self.desktop(

@@ -289,6 +289,7 @@ void ksr_exec_spawn(ksr_run *run, const ksr_step *step, const ksr_step_target *t
 			res->status = KSR_STEP_OK, res->outcome = KSR_OUTCOME_COMPLETED,
 			res->reason[0] = '\0';
 			t->window = found.id;
+			ksr_run_watch_tool(run, t); /* its death ends every wait from now */
 			res->has_window = true;
 			res->win_x = found.x, res->win_y = found.y;
 			res->win_w = found.w, res->win_h = found.h;
@@ -371,6 +372,7 @@ void ksr_exec_kill(ksr_run *run, const ksr_step *step, const ksr_step_target *tg
 		return;
 	}
 	tool_row(t, NULL, res);
+	ksr_run_unwatch_tool(run, t); /* the kill is no crash */
 	bool ended = ended_before_kill(t, res);
 	if (!ended)
 		ksr_proc_stop_group(t->pid, STOP_GRACE_MS); /* bounded; not cancellable */

@@ -184,9 +184,16 @@ static bool run_one(ksr_run *run, const ksr_step *step)
 	cJSON_AddStringToObject(s, "kind", step->info->name);
 	ksr_run_emit(run, "step.start", s);
 	int64_t started = ksr_now_ms();
+	run->step_index = step->index, run->step_line = step->pos.line;
+	run->step_started_ms = started;
 	ksr_step_result res = {0};
 	cJSON *checks = cJSON_CreateArray();
 	ksr_step_run(run, step, &res, checks);
+	if (ksr_run_alive_check(run) || run->lost_reason[0]) {
+		res.status = KSR_STEP_ERROR; /* the app (or a tool) died inside the step */
+		snprintf(res.reason, sizeof res.reason, "%s", run->lost_reason);
+	}
+	run->step_index = 0;
 	emit_step_end(run, step, &res, checks, started);
 	record_step_failure(run, step, &res);
 	ksr_events_set_step(run->ev, 0);

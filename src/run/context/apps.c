@@ -32,6 +32,7 @@ void ksr_run_stop_app(ksr_run *run)
 {
 	/* Desktop mode: tools the scenario did not kill (keep_running is about the
 	 * app; a spawned tool is the scenario's own fixture). */
+	ksr_run_unwatch_all(run); /* what the run stops itself is no crash */
 	tools_stop_all(run);
 	if (run->launched_pid <= 0 || !run->sc)
 		return;

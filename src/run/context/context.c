@@ -3,8 +3,11 @@
  * executor and diagnosis step records through these. */
 #include "run/context/context.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+
+#define WINDOW_GRACE_MS 500
 
 static _Thread_local bool holding_lock;
 
@@ -30,6 +33,17 @@ const cJSON *ksr_run_emit(ksr_run *run, const char *event, cJSON *fields)
 static void record_failure(ksr_run *run, ksr_outcome o, bool setup, int line, const char *fmt,
                            va_list ap)
 {
+	/* A failure recorded while the app's death is not yet noticed is its
+	 * consequence (a wait cut short, a window gone with its process): the
+	 * death is the failure. */
+	if (!run->failed && o == KSR_OUTCOME_WINDOW_LOST && run->app_watched) {
+		/* The X server sees a dying client's connection close a moment
+		 * before its pidfd turns readable. */
+		struct pollfd p = {.fd = run->app_watch_fd, .events = POLLIN};
+		ksr_wait_fds_uncancellable(&p, 1, ksr_deadline_in_ms(WINDOW_GRACE_MS));
+	}
+	if (!run->failed && ksr_run_alive_check(run))
+		return;
 	char reason[768];
 	int n = line > 0 ? snprintf(reason, sizeof reason, "line %d: ", line) : 0;
 	vsnprintf(reason + n, sizeof reason - (size_t)n, fmt, ap);
@@ -80,6 +94,8 @@ void ksr_run_concern(ksr_run *run, ksr_concern code, int line, const char *fmt, 
 
 bool ksr_run_wait_ended_run(ksr_run *run, ksr_wait w, int line, const char *what)
 {
+	if (ksr_run_alive_check(run))
+		return true;
 	if (w == KSR_WAIT_CANCELLED || ksr_cancelled()) {
 		int sig = ksr_cancel_signal();
 		ksr_run_fail(run, KSR_OUTCOME_INTERRUPTED, line, "interrupted by %s during %s",

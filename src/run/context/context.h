@@ -35,6 +35,8 @@ typedef struct ksr_tool {
 	bool reaped, stopped; /* stopped: a kill step (or the end of the run) ended it */
 	int status;           /* waitpid status once reaped */
 	unsigned long window; /* the window its spawn step waited for */
+	bool watched;         /* its pidfd is in every wait (alive.c) */
+	int watch_fd;
 } ksr_tool;
 
 typedef struct ksr_run ksr_run;
@@ -79,6 +81,18 @@ struct ksr_run {
 	struct ksr_watchdog *watchdog;
 	pthread_mutex_t lock;      /* held while an event is recorded */
 	const char *current_stage; /* for the watchdog's reason */
+
+	/* Alive (alive.c): after settle the app's pidfd is in every wait; where
+	 * the run is (for "4.1 s into step 2, line 9"); what ended it. */
+	bool app_watched;
+	int app_watch_fd;
+	char app_name[32];
+	int64_t stage_started_ms, step_started_ms;
+	int step_index, step_line;
+	char lost_reason[320];
+	/* Set by the stages layer: hold an app crash for diagnosis to tell a
+	 * crash from a crash loop (the context cannot call up into diagnosis). */
+	void (*hold_crash)(ksr_run *run, const char *reason);
 };
 
 /* Record an event (and show it as progress). fields is consumed. */
@@ -98,6 +112,19 @@ void ksr_run_concern(ksr_run *run, ksr_concern code, int line, const char *fmt, 
  * run's working deadline passed -> deadline; otherwise false (the stage's own
  * limit passed, and the caller names its outcome). Records the failure. */
 bool ksr_run_wait_ended_run(ksr_run *run, ksr_wait w, int line, const char *what);
+
+/* The app and the tools watched in every wait (alive.c). watch_app after
+ * settle; watch_tool once a spawned tool's window is there; unwatch before
+ * the run stops one itself (a kill step, the end of the run). */
+void ksr_run_watch_app(ksr_run *run);
+void ksr_run_watch_tool(ksr_run *run, ksr_tool *t);
+void ksr_run_unwatch_tool(ksr_run *run, ksr_tool *t);
+void ksr_run_unwatch_all(ksr_run *run);
+/* A watch fired (the app or a tool died): record it (the app's crash held
+ * through hold_crash, a tool's as `crashed`), stop watching, and return true.
+ * false when nothing died. Every wait that ended cancelled, and every failure
+ * recorded, looks here first. */
+bool ksr_run_alive_check(ksr_run *run);
 
 /* Save a screenshot of the screen as OUT/name and record it as an artifact. */
 int ksr_run_screenshot(ksr_run *run, const char *name, const char *description);

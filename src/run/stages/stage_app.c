@@ -335,6 +335,7 @@ static ksr_stage_status stage_settle(ksr_run *run, char *note, size_t len)
 	if (st == KSR_STAGE_OK) {
 		snprintf(note, len, "settled %g s; the app is alive", run->sc->settle_s);
 		ksr_dialogs_after_settle(run);
+		ksr_run_watch_app(run); /* from here on its death ends every wait */
 	}
 	return st;
 }

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "run/diagnosis/diagnose.h"
+
 /* ---- the machine -------------------------------------------------------- */
 
 static const ksr_stage_def *const stages[] = {
@@ -31,6 +33,7 @@ static void run_stage(ksr_run *run, const ksr_stage_def *s)
 	cJSON_AddStringToObject(f, "name", s->name);
 	ksr_run_emit(run, "stage.start", f);
 	int64_t started = ksr_now_ms();
+	run->stage_started_ms = started;
 	const char *skip = s->skip ? s->skip(run) : NULL;
 	if (skip) {
 		ksr_run_emit_stage_end(run, s->name, "skipped", skip, started);
@@ -43,6 +46,9 @@ static void run_stage(ksr_run *run, const ksr_stage_def *s)
 		        run->work, ksr_deadline_in_ms((int64_t)(s->limit_s(run) * 1000)));
 	char note[512] = "";
 	ksr_stage_status st = s->run(run, note, sizeof note);
+	/* The app died in a wait whose caller did not ask why it ended. */
+	if (ksr_run_alive_check(run) && st == KSR_STAGE_OK)
+		st = KSR_STAGE_FAILED;
 	const char *status = st == KSR_STAGE_OK        ? "ok"
 	                     : st == KSR_STAGE_SKIPPED ? "skipped"
 	                                               : failed_status(run);
@@ -60,6 +66,7 @@ static void skip_rest(ksr_run *run, size_t from)
 
 void ksr_stages_run(ksr_run *run)
 {
+	run->hold_crash = ksr_diag_hold_crash;
 	for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++) {
 		run_stage(run, stages[i]);
 		if (run->failed) {
@@ -72,5 +79,6 @@ void ksr_stages_run(ksr_run *run)
 			break;
 		}
 	}
+	ksr_run_unwatch_all(run); /* the verdict is decided; the stop must not fire */
 	ksr_events_set_stage(run->ev, NULL);
 }
