@@ -226,7 +226,10 @@ class CdpTest(ksr.KsrTestCase):
         rc = rt.wait(timeout=60)
         self.assertNoSanitizerReport(rt.stderr)
         report = self.assertEvidence(out, "app-failed", "crashed", rc=rc, stderr=rt.stderr)
-        self.assertIn("browser exited", report["reason"])
+        # The app's pidfd ends the step at once (docs/architecture.md, "The app
+        # is watched"): the reason names the browser's process and the step.
+        self.assertRegex(report["reason"], r"chromium \(pid %d\) exited .* into step 1, line \d+"
+                         % self.chromium.pid)
 
     def test_no_debugging_port(self):
         display = self.start_xvfb()

@@ -37,7 +37,9 @@ class DesktopTest(ksr.KsrTestCase):
     def test_three_tools_spawned_checked_killed(self):
         done = os.path.join(self.tmp, "typed-in-xterm")
         path = self.desktop(
-            "  - spawn: {command: 'xterm -T \"KSR Xterm\"', window: ^KSR Xterm$,"
+            # -e sh: a shell that reads no rc file (an interactive bash runs the
+            # machine's ~/.bashrc, which can stall on a stale pyenv lock)
+            "  - spawn: {command: 'xterm -T \"KSR Xterm\" -e sh', window: ^KSR Xterm$,"
             " process: ^xterm$, as: term}\n"
             "    checks:\n"
             "      - window: ^KSR Xterm$\n"
