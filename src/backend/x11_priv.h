@@ -81,6 +81,12 @@ void ksr_x11_ready_event(ksr_x11 *x, const XEvent *ev);
 /* A map, unmap, destroy, _NET_CLIENT_LIST or title change (x11.c). */
 bool ksr_x11_relevant_event(ksr_x11 *x, const XEvent *ev);
 void ksr_x11_ready_release(ksr_x11 *x);
+/* _NET_WM_PING (x11_ready.c): whether w lists it in WM_PROTOCOLS; send one
+ * (x->pong turns true when its answer is taken off the queue); a match for
+ * ksr_x11_input_wait (ctx: x) that holds once it has been answered. */
+bool ksr_x11_takes_pings(ksr_x11 *x, Window w);
+void ksr_x11_send_ping(ksr_x11 *x, Window w);
+bool ksr_x11_pong_event(const XEvent *ev, void *x);
 /* The client window in a top-level (itself, or the WM frame's child with
  * WM_STATE; None without one), and a window's title (free it) (x11.c). */
 Window ksr_x11_client_of(ksr_x11 *x, Window top);

@@ -297,11 +297,20 @@ ksr_wait ksr_x11_wait_stacking(ksr_x11 *x, ksr_deadline d)
 	return ksr_x11_input_wait(x, d, ctx_match, &c);
 }
 
-static bool takes_pings(ksr_x11 *x, Window w)
+static void ping_atoms(ksr_x11 *x)
+{
+	if (!x->wm_protocols) {
+		x->wm_protocols = XInternAtom(x->dpy, "WM_PROTOCOLS", False);
+		x->net_wm_ping = XInternAtom(x->dpy, "_NET_WM_PING", False);
+	}
+}
+
+bool ksr_x11_takes_pings(ksr_x11 *x, Window w)
 {
 	Atom *protos = NULL;
 	int n = 0;
 	bool yes = false;
+	ping_atoms(x);
 	if (XGetWMProtocols(x->dpy, w, &protos, &n)) {
 		for (int i = 0; i < n; i++)
 			yes = yes || protos[i] == x->net_wm_ping;
@@ -310,7 +319,27 @@ static bool takes_pings(ksr_x11 *x, Window w)
 	return yes;
 }
 
-static bool pong_event(const XEvent *ev, void *p)
+void ksr_x11_send_ping(ksr_x11 *x, Window w)
+{
+	/* The answer comes to the root window, whose SubstructureNotify we
+	 * selected at open; the serial tells it from the window manager's pings. */
+	ping_atoms(x);
+	x->ping_serial++;
+	x->ping_window = w;
+	x->pong = false;
+	XEvent ev = {0};
+	ev.xclient.type = ClientMessage;
+	ev.xclient.window = w;
+	ev.xclient.message_type = x->wm_protocols;
+	ev.xclient.format = 32;
+	ev.xclient.data.l[0] = (long)x->net_wm_ping;
+	ev.xclient.data.l[1] = (long)x->ping_serial;
+	ev.xclient.data.l[2] = (long)w;
+	XSendEvent(x->dpy, w, False, NoEventMask, &ev);
+	XFlush(x->dpy);
+}
+
+bool ksr_x11_pong_event(const XEvent *ev, void *p)
 {
 	(void)ev;
 	return ((ksr_x11 *)p)->pong;
@@ -321,28 +350,10 @@ ksr_wait ksr_x11_ping_wait(ksr_x11 *x, unsigned long window, ksr_deadline d, boo
 	*supported = false;
 	if (!x || x->dead)
 		return KSR_WAIT_ERROR;
-	if (!x->wm_protocols) {
-		x->wm_protocols = XInternAtom(x->dpy, "WM_PROTOCOLS", False);
-		x->net_wm_ping = XInternAtom(x->dpy, "_NET_WM_PING", False);
-	}
-	if (!takes_pings(x, window))
+	if (!ksr_x11_takes_pings(x, window))
 		return x->dead ? KSR_WAIT_ERROR : KSR_WAIT_READY;
 	*supported = true;
-	/* The answer comes to the root window, whose SubstructureNotify we
-	 * selected at open; the serial tells it from the window manager's pings. */
-	x->ping_serial++;
-	x->ping_window = window;
-	x->pong = false;
-	XEvent ev = {0};
-	ev.xclient.type = ClientMessage;
-	ev.xclient.window = window;
-	ev.xclient.message_type = x->wm_protocols;
-	ev.xclient.format = 32;
-	ev.xclient.data.l[0] = (long)x->net_wm_ping;
-	ev.xclient.data.l[1] = (long)x->ping_serial;
-	ev.xclient.data.l[2] = (long)window;
-	XSendEvent(x->dpy, window, False, NoEventMask, &ev);
-	XFlush(x->dpy);
-	ksr_wait w = ksr_x11_input_wait(x, d, pong_event, x);
+	ksr_x11_send_ping(x, window);
+	ksr_wait w = ksr_x11_input_wait(x, d, ksr_x11_pong_event, x);
 	return x->pong ? KSR_WAIT_READY : w;
 }
