@@ -373,7 +373,11 @@ static bool ready_after(ksr_run *run, const ksr_step *step, unsigned long id, co
 static bool ready_end(cJSON *rd, int64_t start, bool ok, ksr_step_result *res)
 {
 	cJSON_AddNumberToObject(rd, "waited_ms", (double)(ksr_now_ms() - start));
-	cJSON_AddItemToObject(ksr_step_extra(res), "ready", rd);
+	cJSON *extra = ksr_step_extra(res);
+	if (cJSON_GetObjectItemCaseSensitive(extra, "ready")) /* a second grounded click */
+		cJSON_ReplaceItemInObjectCaseSensitive(extra, "ready", rd);
+	else
+		cJSON_AddItemToObject(extra, "ready", rd);
 	return ok;
 }
 
