@@ -76,7 +76,10 @@ static ksr_x11 *x11_new(Display *dpy, const char *name)
 	x->shm.shmid = -1;
 	XSetIOErrorExitHandler(dpy, on_io_error_exit, x);
 	intern_atoms(x);
-	XSelectInput(dpy, x->root, SubstructureNotifyMask | PropertyChangeMask);
+	/* StructureNotify too: Qt sends its _NET_WM_PING answers to the root
+	 * with that mask (GTK with SubstructureNotify), never to us directly. */
+	XSelectInput(dpy, x->root,
+	             SubstructureNotifyMask | StructureNotifyMask | PropertyChangeMask);
 	XFlush(dpy);
 	return x;
 }

@@ -43,9 +43,10 @@ bool ksr_step_resolve(ksr_run *run, const ksr_step *step, ksr_step_target *t, ks
  * interval (docs/design.md). false: res says why. */
 bool ksr_step_ready(ksr_run *run, const ksr_step *step, ksr_step_target *t, ksr_step_result *res);
 /* ready for input that an executor aims itself (an element's extents, a
- * grounded point): window id viewable, its app answering, the point not
- * covered, no repaint for the quiet interval. false: res says why. The row
- * gets ready: {waited_ms, quiet_ms, ...} (docs/report.md). */
+ * grounded point): the top-level at the point (window id, or the window over
+ * it there: a dialog) viewable, its app answering, no repaint for the quiet
+ * interval. false: res says why. The row gets ready: {waited_ms, quiet_ms,
+ * ...} (docs/report.md). */
 bool ksr_step_ready_at(ksr_run *run, const ksr_step *step, unsigned long id, int px, int py,
                        ksr_step_result *res);
 /* The step's ready_quiet_ms:, else the scenario's; 0: the quiet waits are off. */

@@ -11,7 +11,7 @@
 
 #define TARGET_WAIT_DEFAULT_S 10 /* target: window "RE" may take this long to appear */
 #define ACTIVATE_MS           1000
-#define READY_DEFAULT_S       5    /* viewable, answering, uncovered: without timeout_s */
+#define READY_DEFAULT_S       10   /* viewable, answering, uncovered: without timeout_s */
 #define QUIET_BOUND_MS        1000 /* still repainting after this (without timeout_s): act */
 
 bool ksr_step_run_ended(ksr_run *run, const ksr_step *step, ksr_wait w, ksr_step_result *res)
@@ -387,11 +387,17 @@ bool ksr_step_ready_at(ksr_run *run, const ksr_step *step, unsigned long id, int
 	int64_t start = ksr_now_ms();
 	cJSON *rd = cJSON_CreateObject();
 	ksr_deadline d = bound(run, step, READY_DEFAULT_S * 1000);
-	int pt[2] = {px, py};
-	ksr_err err = {0};
-	ksr_x11_damage_track(run->x, id, &err);
+	/* A point found on the screen (a grounded click on a dialog) lands on
+	 * whatever top-level is there: that window is the one to be ready. */
+	unsigned long there = 0;
+	if (id && ksr_x11_point_covered(run->x, id, px, py, &there) == 1 && there) {
+		char hex[32];
+		snprintf(hex, sizeof hex, "0x%lx", there);
+		cJSON_AddStringToObject(rd, "window_at_point", hex);
+		id = there;
+	}
 	bool ok = !id || (ready_before(run, step, id, d, rd, res) &&
-	                  ready_after(run, step, id, pt, d, rd, res));
+	                  ready_after(run, step, id, NULL, d, rd, res));
 	return ready_end(rd, start, ok, res);
 }
 
