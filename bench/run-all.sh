@@ -69,6 +69,7 @@ area cdp      bench/cdp.sh "$build" "$(( n * 2 ))"
 area atspi    bench/atspi.sh "$build" "$(( n < 3 ? n : 3 ))"
 area model    bench/model.sh "$build" "$(( n * 2 ))"
 area watch    bench/bench_watch.sh "$build" "$(( n * 2 ))" 20 10
+area ready    bench/ready.sh "$build" "$(( n * 2 ))"
 # No MCP benchmark exists yet (bench/ has none); the table says so.
 
 echo "# kasm-session-runtime benchmarks"
@@ -214,6 +215,17 @@ if t is not None:
     row("watch", "DONE written -> watch prints the terminal line", ours,
         "a 3 s poll loop (the seed's poller)", 1500.0 if ours is not None else None, "ms",
         "the poller's figure is half its interval, by construction")
+
+t = read("ready")
+if t is not None:
+    sleep = "a sleep 0.5 between steps (the xdotool workaround)"
+    row("ready", "ready checks per step, idle app", num(r"^ROW ready\.idle_added ([\d.]+)", t),
+        sleep, 500.0 if "ROW ready" in t else None, "ms", "the sleep's figure is by construction")
+    row("ready", "ready quiet wait 15 ms after a repaint", num(r"^ROW ready\.after_repaint ([\d.]+)", t),
+        sleep, 500.0 if "ROW ready" in t else None, "ms")
+    row("ready", "settled after typed input (DAMAGE quiet)", num(r"^ROW settle\.new ([\d.]+)", t),
+        "the settle before it (window changes only)", num(r"^ROW settle\.old ([\d.]+)", t), "ms",
+        "the old one did not wait for the repaint")
 
 rows.append(("mcp", "MCP tool call round trip", None, "(no benchmark in bench/ yet)", None,
              "", "not measured"))

@@ -88,8 +88,10 @@ typedef struct ksr_step {
 	size_t n_checks;
 	ksr_check *post; /* plan steps: post: */
 	size_t n_post;
-	double timeout_s; /* 0 = the action's default */
-	bool hidden_ok;   /* hidden_ok: true: act on and check controls that are not showing */
+	double timeout_s;      /* 0 = the action's default */
+	double ready_quiet_ms; /* ready_quiet_ms:, when ready_quiet_set (else the scenario's) */
+	bool ready_quiet_set;
+	bool hidden_ok; /* hidden_ok: true: act on and check controls that are not showing */
 } ksr_step;
 
 typedef struct ksr_step_list {
@@ -147,6 +149,7 @@ typedef struct ksr_scenario {
 	int goal_turns, goal_model_calls;
 	double goal_seconds;
 	double remediation_timeout_s;
+	double ready_quiet_ms; /* no repaint for this long before input (default 50; 0 off) */
 } ksr_scenario;
 
 /* Load and check a scenario. On failure returns NULL and fills errs with every

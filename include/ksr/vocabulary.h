@@ -107,6 +107,7 @@ enum {
 	KSR_MOD_TIMEOUT = 1u << 5,
 	KSR_MOD_STATE = 1u << 6,     /* cdp_wait's state: */
 	KSR_MOD_HIDDEN_OK = 1u << 7, /* act on (and check) a control that is not showing */
+	KSR_MOD_READY = 1u << 8,     /* ready_quiet_ms: (X11 input steps) */
 };
 #define KSR_MOD_COMMON (KSR_MOD_EXPECT | KSR_MOD_EXPECT_STATE | KSR_MOD_CHECKS | KSR_MOD_TIMEOUT)
 

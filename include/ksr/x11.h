@@ -62,6 +62,45 @@ ksr_wait ksr_x11_wait_wm(ksr_x11 *x, ksr_deadline d);
 /* Capture the whole screen (window == 0) or a window's client area. */
 ksr_image *ksr_x11_capture(ksr_x11 *x, unsigned long window, ksr_err *err);
 
+/* ---- readiness (x11_ready.c): is a window ready for input ----------------- */
+
+/* 1 the window is viewable, 0 it exists but is not (unmapped, iconified),
+ * -1 it is gone (or the connection is lost). */
+int ksr_x11_window_viewable(ksr_x11 *x, unsigned long window);
+/* Would input at the point (root pixels) land in window? 0 yes, 1 another
+ * top-level window is over it there (*by: that window's client, or the
+ * top-level itself), -1 window is gone. Override-redirect windows (menus,
+ * tooltips, popups) never count as covering: they close on their own. */
+int ksr_x11_point_covered(ksr_x11 *x, unsigned long window, int px, int py, unsigned long *by);
+/* Wait for a change of what is where: a map, unmap, move, resize, restack or
+ * destroy of a top-level. READY, TIMEOUT, CANCELLED, or ERROR. */
+ksr_wait ksr_x11_wait_stacking(ksr_x11 *x, ksr_deadline d);
+
+/* The server has the DAMAGE extension (asked once). */
+bool ksr_x11_damage_available(ksr_x11 *x);
+/* Track window's repaints from now on (one Damage object per window, kept
+ * until it is destroyed). A window tracked for the first time counts as
+ * damaged now: what it did before is unknown. 0, or -1 with err. */
+int ksr_x11_damage_track(ksr_x11 *x, unsigned long window, ksr_err *err);
+
+typedef struct ksr_x11_quiet {
+	int quiet_ms;        /* no damage for this long */
+	int64_t since_ms;    /* ksr_now_ms() of the input: quiet counts from then at the earliest */
+	bool window_changes; /* a map, unmap or title change counts as activity too */
+} ksr_x11_quiet;
+
+/* Wait until none of the n windows (tracked here if they were not) has been
+ * damaged for q->quiet_ms. Costs one round trip when they already are. READY,
+ * TIMEOUT (still repainting at d), CANCELLED, or ERROR (connection lost, no
+ * DAMAGE). *waited_ms: how long it waited. */
+ksr_wait ksr_x11_quiet_wait(ksr_x11 *x, const unsigned long *windows, size_t n,
+                            const ksr_x11_quiet *q, ksr_deadline d, int64_t *waited_ms);
+
+/* Send window's client a _NET_WM_PING and wait for its answer: the app's
+ * event loop is running. READY also when the window does not take pings
+ * (*supported false); TIMEOUT when it did not answer by d (stopped, hung). */
+ksr_wait ksr_x11_ping_wait(ksr_x11 *x, unsigned long window, ksr_deadline d, bool *supported);
+
 /* ---- input (XTest, in process; coordinates are root-window pixels) ----
  * Each action is flushed at once; call ksr_x11_sync at the end of a step so the
  * server has processed it. All return 0, or -1 with err set. */

@@ -76,7 +76,10 @@ static ksr_x11 *x11_new(Display *dpy, const char *name)
 	x->shm.shmid = -1;
 	XSetIOErrorExitHandler(dpy, on_io_error_exit, x);
 	intern_atoms(x);
-	XSelectInput(dpy, x->root, SubstructureNotifyMask | PropertyChangeMask);
+	/* StructureNotify too: Qt sends its _NET_WM_PING answers to the root
+	 * with that mask (GTK with SubstructureNotify), never to us directly. */
+	XSelectInput(dpy, x->root,
+	             SubstructureNotifyMask | StructureNotifyMask | PropertyChangeMask);
 	XFlush(dpy);
 	return x;
 }
@@ -113,6 +116,7 @@ void ksr_x11_close(ksr_x11 *x)
 	if (!x)
 		return;
 	ksr_x11_capture_release(x);
+	ksr_x11_ready_release(x);
 	/* XCloseDisplay skips its round trip when the connection is already broken. */
 	XCloseDisplay(x->dpy);
 	free(x->name);
@@ -401,6 +405,16 @@ static Window framed_client(ksr_x11 *x, Window frame)
 	return found;
 }
 
+Window ksr_x11_client_of(ksr_x11 *x, Window top)
+{
+	return has_wm_state(x, top) ? top : framed_client(x, top);
+}
+
+char *ksr_x11_title(ksr_x11 *x, Window w)
+{
+	return get_title(x, w);
+}
+
 static void tree_walk(ksr_x11 *x, idlist *out)
 {
 	Window root_ret, parent, *kids = NULL;
@@ -480,7 +494,7 @@ static bool relevant_atom(ksr_x11 *x, Atom a)
 	       a == x->atoms[KSR_NET_WM_NAME] || a == x->atoms[KSR_WM_STATE] || a == XA_WM_NAME;
 }
 
-static bool relevant_event(ksr_x11 *x, const XEvent *ev)
+bool ksr_x11_relevant_event(ksr_x11 *x, const XEvent *ev)
 {
 	switch (ev->type) {
 	case MapNotify:
@@ -502,6 +516,7 @@ static void drain(ksr_x11 *x, bool (*match)(ksr_x11 *, const XEvent *), bool *hi
 	while (!x->dead && XPending(x->dpy) > 0) {
 		XEvent ev;
 		XNextEvent(x->dpy, &ev);
+		ksr_x11_ready_event(x, &ev);
 		if (match(x, &ev))
 			*hit = true;
 	}
@@ -532,7 +547,7 @@ ksr_wait ksr_x11_wait_change(ksr_x11 *x, ksr_deadline d)
 {
 	if (!x)
 		return KSR_WAIT_ERROR;
-	return wait_for(x, d, relevant_event, NULL);
+	return wait_for(x, d, ksr_x11_relevant_event, NULL);
 }
 
 static bool wm_check_event(ksr_x11 *x, const XEvent *ev)

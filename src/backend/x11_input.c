@@ -69,6 +69,7 @@ bool ksr_x11_keymap_event(const ksr_x11 *x, const XEvent *ev, int *first, int *c
 static void note_event(ksr_x11 *x, XEvent *ev)
 {
 	int first, count;
+	ksr_x11_ready_event(x, ev);
 	if (!ksr_x11_keymap_event(x, ev, &first, &count))
 		return;
 	/* Xlib's own keymap (XLookupString, XKeysymToKeycode) is refreshed too. */

@@ -253,33 +253,6 @@ static void restore_binding(ksr_x11 *x, binding *b)
 
 /* ---- letting the focused client read our keys ---- */
 
-typedef struct ping_ctx {
-	ksr_x11 *x;
-	Window w;
-	long stamp;
-} ping_ctx;
-
-static bool pong_event(const XEvent *ev, void *p)
-{
-	const ping_ctx *c = p;
-	return ev->type == ClientMessage && ev->xclient.message_type == c->x->wm_protocols &&
-	       (Atom)ev->xclient.data.l[0] == c->x->net_wm_ping &&
-	       (Window)ev->xclient.data.l[2] == c->w && ev->xclient.data.l[1] == c->stamp;
-}
-
-static bool supports_ping(ksr_x11 *x, Window w)
-{
-	Atom *protos = NULL;
-	int n = 0;
-	bool yes = false;
-	if (XGetWMProtocols(x->dpy, w, &protos, &n)) {
-		for (int i = 0; i < n; i++)
-			yes = yes || protos[i] == x->net_wm_ping;
-		XFree(protos);
-	}
-	return yes;
-}
-
 /* The focus window or its nearest ancestor that answers _NET_WM_PING. */
 static Window ping_target(ksr_x11 *x)
 {
@@ -287,7 +260,7 @@ static Window ping_target(ksr_x11 *x)
 	int revert = 0;
 	XGetInputFocus(x->dpy, &f, &revert);
 	while (f != None && f != PointerRoot && f != x->root) {
-		if (supports_ping(x, f))
+		if (ksr_x11_takes_pings(x, f))
 			return f;
 		Window root_ret, parent = None, *kids = NULL;
 		unsigned int n = 0;
@@ -306,26 +279,13 @@ static Window ping_target(ksr_x11 *x)
  * after our keys; one without it gets a short bounded pause. */
 static void let_client_read(ksr_x11 *x)
 {
-	if (!x->wm_protocols) {
-		x->wm_protocols = XInternAtom(x->dpy, "WM_PROTOCOLS", False);
-		x->net_wm_ping = XInternAtom(x->dpy, "_NET_WM_PING", False);
-	}
-	ping_ctx c = {x, ping_target(x), (long)++x->ping_serial};
-	if (c.w == None) {
+	Window w = ping_target(x);
+	if (w == None) {
 		ksr_sleep_ms(NO_PING_SETTLE_MS);
 		return;
 	}
-	XEvent ev = {0};
-	ev.xclient.type = ClientMessage;
-	ev.xclient.window = c.w;
-	ev.xclient.message_type = x->wm_protocols;
-	ev.xclient.format = 32;
-	ev.xclient.data.l[0] = (long)x->net_wm_ping;
-	ev.xclient.data.l[1] = c.stamp;
-	ev.xclient.data.l[2] = (long)c.w;
-	XSendEvent(x->dpy, c.w, False, NoEventMask, &ev);
-	XFlush(x->dpy);
-	ksr_x11_input_wait(x, ksr_deadline_in_ms(PING_WAIT_MS), pong_event, &c);
+	ksr_x11_send_ping(x, w);
+	ksr_x11_input_wait(x, ksr_deadline_in_ms(PING_WAIT_MS), ksr_x11_pong_event, x);
 }
 
 /* ---- pressing ---- */

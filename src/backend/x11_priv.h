@@ -5,6 +5,7 @@
 #include <X11/Xlib.h>
 #include <X11/extensions/XShm.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "ksr/deadline.h"
 #include "ksr/error.h"
@@ -47,6 +48,21 @@ struct ksr_x11 {
 	int xkb_event; /* XKB's first event code; 0 without XKB */
 	Atom wm_protocols, net_wm_ping;
 	unsigned long ping_serial;
+	/* Readiness (x11_ready.c): a Damage object per window once asked about,
+	 * kept so that a window already quiet costs nothing; the server's clock
+	 * against ours, to date damage read late; the last window change. */
+	int damage_event; /* DamageNotify's event code; 0 not checked yet, -1 absent */
+	struct ksr_x11_damaged {
+		unsigned long win, damage;
+		int64_t last_ms; /* the newest damage (or when tracking began), our clock */
+		int64_t used_ms; /* the least recently used entry makes room */
+	} damaged[16];
+	bool have_clock;
+	int64_t clock_ours_ms;
+	unsigned long clock_server_ms;
+	int64_t last_change_ms; /* the newest map/unmap/destroy/title change seen */
+	bool pong;              /* the ping sent as ping_serial was answered */
+	unsigned long ping_window;
 };
 
 /* -1 with "the X display connection was lost" when x is NULL or dead. */
@@ -58,6 +74,23 @@ unsigned long ksr_x11_error_count(void);
  * false when it is gone or unmapped. */
 bool ksr_x11_window_rect(ksr_x11 *x, Window w, int *rx, int *ry, int *rw, int *rh);
 void ksr_x11_capture_release(ksr_x11 *x);
+
+/* Every event taken off the queue passes here (damage, window changes, ping
+ * replies are recorded); x11.c's waits and x11_input.c's both call it. */
+void ksr_x11_ready_event(ksr_x11 *x, const XEvent *ev);
+/* A map, unmap, destroy, _NET_CLIENT_LIST or title change (x11.c). */
+bool ksr_x11_relevant_event(ksr_x11 *x, const XEvent *ev);
+void ksr_x11_ready_release(ksr_x11 *x);
+/* _NET_WM_PING (x11_ready.c): whether w lists it in WM_PROTOCOLS; send one
+ * (x->pong turns true when its answer is taken off the queue); a match for
+ * ksr_x11_input_wait (ctx: x) that holds once it has been answered. */
+bool ksr_x11_takes_pings(ksr_x11 *x, Window w);
+void ksr_x11_send_ping(ksr_x11 *x, Window w);
+bool ksr_x11_pong_event(const XEvent *ev, void *x);
+/* The client window in a top-level (itself, or the WM frame's child with
+ * WM_STATE; None without one), and a window's title (free it) (x11.c). */
+Window ksr_x11_client_of(ksr_x11 *x, Window top);
+char *ksr_x11_title(ksr_x11 *x, Window w);
 
 /* Input helpers shared by x11_input.c and x11_keys.c. */
 /* -1 with a message when the connection is lost or the server has no XTEST. */

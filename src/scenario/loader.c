@@ -39,6 +39,7 @@ enum top_key {
 	TK_BLOCKERS,
 	TK_REMEDIATION_TIMEOUT,
 	TK_DESKTOP,
+	TK_READY_QUIET,
 	TK_COUNT
 };
 
@@ -72,6 +73,7 @@ static const char *const top_keys[TK_COUNT + 1] = {
         [TK_BLOCKERS] = "blockers",
         [TK_REMEDIATION_TIMEOUT] = "remediation_timeout_s",
         [TK_DESKTOP] = "desktop",
+        [TK_READY_QUIET] = "ready_quiet_ms",
         [TK_COUNT] = NULL,
 };
 
@@ -200,6 +202,8 @@ static void timing_keys(scn_ctx *c, const snode *const *v)
 	if (v[TK_REMEDIATION_TIMEOUT])
 		scn_num(c, v[TK_REMEDIATION_TIMEOUT], "remediation_timeout_s", 0, DAY_S,
 		        &s->remediation_timeout_s);
+	if (v[TK_READY_QUIET])
+		scn_num(c, v[TK_READY_QUIET], "ready_quiet_ms", 0, 60000, &s->ready_quiet_ms);
 }
 
 static bool mask_region(scn_ctx *c, const snode *n, double r[4])
@@ -406,6 +410,7 @@ static void defaults(ksr_scenario *s)
 	s->atspi = true;
 	s->baseline_tolerance = 0.02;
 	s->remediation_timeout_s = 300;
+	s->ready_quiet_ms = 50;
 	s->goal_turns = 20;
 	s->goal_seconds = 180;
 	s->goal_model_calls = 60;

@@ -19,15 +19,22 @@ enum {
 	MK_STATE,
 	MK_POST,
 	MK_HIDDEN_OK,
+	MK_READY_QUIET,
 	MK_COUNT
 };
 
 static const char *const modifier_keys[MK_COUNT + 1] = {
-        [MK_TARGET] = "target",       [MK_ROLE] = "role",
-        [MK_EXPECT] = "expect",       [MK_EXPECT_STATE] = "expect_state",
-        [MK_CHECKS] = "checks",       [MK_TIMEOUT] = "timeout_s",
-        [MK_STATE] = "state",         [MK_POST] = "post",
-        [MK_HIDDEN_OK] = "hidden_ok", [MK_COUNT] = NULL,
+        [MK_TARGET] = "target",
+        [MK_ROLE] = "role",
+        [MK_EXPECT] = "expect",
+        [MK_EXPECT_STATE] = "expect_state",
+        [MK_CHECKS] = "checks",
+        [MK_TIMEOUT] = "timeout_s",
+        [MK_STATE] = "state",
+        [MK_POST] = "post",
+        [MK_HIDDEN_OK] = "hidden_ok",
+        [MK_READY_QUIET] = "ready_quiet_ms",
+        [MK_COUNT] = NULL,
 };
 
 /* post: has no bit: it belongs to every plan step and to no scripted one. */
@@ -36,7 +43,7 @@ static const uint32_t modifier_bits[MK_COUNT] = {
         [MK_EXPECT] = KSR_MOD_EXPECT,       [MK_EXPECT_STATE] = KSR_MOD_EXPECT_STATE,
         [MK_CHECKS] = KSR_MOD_CHECKS,       [MK_TIMEOUT] = KSR_MOD_TIMEOUT,
         [MK_STATE] = KSR_MOD_STATE,         [MK_POST] = 0,
-        [MK_HIDDEN_OK] = KSR_MOD_HIDDEN_OK,
+        [MK_HIDDEN_OK] = KSR_MOD_HIDDEN_OK, [MK_READY_QUIET] = KSR_MOD_READY,
 };
 
 static const char *const wait_states[] = {"visible", "hidden", "attached", "detached", NULL};
@@ -521,6 +528,9 @@ static bool one_modifier(scn_ctx *c, int mk, const step_keys *sk, ksr_step *st)
 		return wait_state(c, v, st);
 	case MK_HIDDEN_OK:
 		return scn_bool(c, v, "hidden_ok", &st->hidden_ok);
+	case MK_READY_QUIET:
+		st->ready_quiet_set = true;
+		return scn_num(c, v, "ready_quiet_ms", 0, 60000, &st->ready_quiet_ms);
 	default:
 		return scn_check_list(c, v, "post", &st->post, &st->n_post);
 	}

@@ -9,7 +9,9 @@
  * change); with --record-enter, the pointer entering the button or the check
  * box records "enter:<name>" (hover). Timers given in milliseconds start once the main window is
  * mapped (with --no-window: at start). --first-run-dialog and --updater-dialog show plain dialogs
- * of that title; --close-window-after destroys the window, the process stays. */
+ * of that title; --close-window-after destroys the window, the process stays.
+ * --animate repaints a strip at the bottom forever; --no-cursor-blink keeps
+ * the entry's cursor steady (the entry repaints only when its text changes). */
 #include <gtk/gtk.h>
 
 #include <errno.h>
@@ -34,6 +36,8 @@ static struct {
 	gchar *updater_dialog;
 	gint close_window_after_ms;
 	gboolean record_enter;
+	gboolean animate;
+	gboolean no_cursor_blink;
 } opt = {
         .slow_start_ms = -1,
         .crash_after_ms = -1,
@@ -71,6 +75,11 @@ static GOptionEntry entries[] = {
          "Also record the pointer entering the button and the check box (enter:NAME)", NULL},
         {"close-window-after", 0, 0, G_OPTION_ARG_INT, &opt.close_window_after_ms,
          "Destroy the main window this long after it is shown, but keep running", "MS"},
+        {"animate", 0, 0, G_OPTION_ARG_NONE, &opt.animate,
+         "Repaint a strip at the bottom every 16 ms, forever (a window that never goes quiet)",
+         NULL},
+        {"no-cursor-blink", 0, 0, G_OPTION_ARG_NONE, &opt.no_cursor_blink,
+         "A steady text cursor: the entry repaints only when its text changes", NULL},
         {NULL},
 };
 
@@ -253,6 +262,36 @@ static void name_widget(GtkWidget *w, const char *name)
 	atk_object_set_name(gtk_widget_get_accessible(w), name);
 }
 
+/* --animate: a strip whose colour changes on every frame. */
+static guint frame;
+
+static gboolean draw_strip(GtkWidget *w, cairo_t *cr, gpointer data)
+{
+	(void)data;
+	double v = (frame % 64) / 63.0;
+	cairo_set_source_rgb(cr, v, 0.3, 1.0 - v);
+	cairo_rectangle(cr, 0, 0, gtk_widget_get_allocated_width(w),
+	                gtk_widget_get_allocated_height(w));
+	cairo_fill(cr);
+	return TRUE;
+}
+
+static gboolean next_frame(gpointer strip)
+{
+	frame++;
+	gtk_widget_queue_draw(GTK_WIDGET(strip));
+	return G_SOURCE_CONTINUE;
+}
+
+static void add_strip(GtkWidget *box)
+{
+	GtkWidget *strip = gtk_drawing_area_new();
+	gtk_widget_set_size_request(strip, -1, 24);
+	g_signal_connect(strip, "draw", G_CALLBACK(draw_strip), NULL);
+	gtk_box_pack_end(GTK_BOX(box), strip, FALSE, FALSE, 0);
+	g_timeout_add(16, next_frame, strip);
+}
+
 static GtkWidget *build_window(void)
 {
 	GtkWidget *win = gtk_window_new(GTK_WINDOW_TOPLEVEL);
@@ -280,6 +319,10 @@ static GtkWidget *build_window(void)
 	gtk_box_pack_start(GTK_BOX(box), pressed_label, FALSE, FALSE, 0);
 	gtk_box_pack_start(GTK_BOX(box), check, FALSE, FALSE, 0);
 	gtk_box_pack_start(GTK_BOX(box), entry, FALSE, FALSE, 0);
+	if (opt.animate)
+		add_strip(box);
+	if (opt.no_cursor_blink)
+		g_object_set(gtk_settings_get_default(), "gtk-cursor-blink", FALSE, NULL);
 	gtk_container_add(GTK_CONTAINER(win), box);
 	g_signal_connect(win, "destroy", G_CALLBACK(on_destroy), NULL);
 	g_signal_connect(win, "map-event", G_CALLBACK(on_map), NULL);

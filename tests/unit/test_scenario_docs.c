@@ -175,10 +175,11 @@ static unsigned mod_bit(const char *m)
 		const char *name;
 		unsigned bit;
 	} bits[] = {
-	        {"target", KSR_MOD_TARGET}, {"role", KSR_MOD_ROLE},
-	        {"expect", KSR_MOD_EXPECT}, {"expect_state", KSR_MOD_EXPECT_STATE},
-	        {"checks", KSR_MOD_CHECKS}, {"timeout_s", KSR_MOD_TIMEOUT},
-	        {"state", KSR_MOD_STATE},   {"hidden_ok", KSR_MOD_HIDDEN_OK},
+	        {"target", KSR_MOD_TARGET},        {"role", KSR_MOD_ROLE},
+	        {"expect", KSR_MOD_EXPECT},        {"expect_state", KSR_MOD_EXPECT_STATE},
+	        {"checks", KSR_MOD_CHECKS},        {"timeout_s", KSR_MOD_TIMEOUT},
+	        {"state", KSR_MOD_STATE},          {"hidden_ok", KSR_MOD_HIDDEN_OK},
+	        {"ready_quiet_ms", KSR_MOD_READY},
 	};
 	for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
 		if (!strcmp(bits[i].name, m))
@@ -247,9 +248,9 @@ static void checks(const cJSON *schema, const char *md)
 
 static void sub_mappings(const cJSON *schema)
 {
-	static const char *const maps[] = {"targets",       "cdp",   "goal_budget", "spawn",
-	                                   "selector_text", "state", "page",        "target",
-	                                   "hover"};
+	static const char *const maps[] = {"targets", "cdp",           "goal_budget",
+	                                   "spawn",   "selector_text", "state",
+	                                   "page",    "target",        "hover"};
 	for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) {
 		char name[64], where[96];
 		snprintf(name, sizeof name, "map_%s", maps[i]);

@@ -225,6 +225,21 @@ static void full(void)
 	ksr_scenario_free(s);
 }
 
+/* ready_quiet_ms: 50 unless the scenario says; a step's own wins, 0 included. */
+static void ready_quiet(void)
+{
+	ksr_scenario *s = load_str("window: x\nsteps:\n  - key: a\n");
+	ok(s && near(s->ready_quiet_ms, 50) && !s->steps.items[0].ready_quiet_set,
+	   "ready_quiet_ms defaults to 50");
+	ksr_scenario_free(s);
+	s = load_str("window: x\nready_quiet_ms: 120\nsteps:\n  - key: a\n  - click: center\n"
+	             "    ready_quiet_ms: 0\n");
+	ok(s && near(s->ready_quiet_ms, 120) && !s->steps.items[0].ready_quiet_set &&
+	           s->steps.items[1].ready_quiet_set && near(s->steps.items[1].ready_quiet_ms, 0),
+	   "ready_quiet_ms at scenario and step level");
+	ksr_scenario_free(s);
+}
+
 static void defaults(void)
 {
 	ksr_scenario *s = load(GOOD "minimal.yaml");
@@ -248,6 +263,7 @@ static void defaults(void)
 	s = load_str("window: x\ncdp: true\n");
 	ok(s && s->cdp && s->cdp_port == 0, "cdp: true");
 	ksr_scenario_free(s);
+	ready_quiet();
 }
 
 static void desktop(void)
@@ -292,12 +308,12 @@ static void key_lists(void)
 	size_t n = 0;
 	while (top[n])
 		n++;
-	is_int((long long)n, 29, "29 top-level keys");
+	is_int((long long)n, 30, "30 top-level keys");
 	const char *const *mods = ksr_scenario_modifier_keys();
 	n = 0;
 	while (mods[n])
 		n++;
-	is_int((long long)n, 9, "9 modifier keys");
+	is_int((long long)n, 10, "10 modifier keys");
 	ok(ksr_scenario_mapping_keys("spawn") && !ksr_scenario_mapping_keys("nope"),
 	   "mapping key lists");
 }

@@ -154,7 +154,10 @@ static void steps(void)
 	        "a step must be a mapping with one action key, got a string");
 	rejects("role on key", "process: x\nsteps:\n  - key: a\n    role: button\n", 4, 5,
 	        "modifier 'role' does not apply to key (it takes: target, expect, expect_state, "
-	        "checks, timeout_s)");
+	        "checks, timeout_s, ready_quiet_ms)");
+	rejects("ready_quiet_ms on shell",
+	        "process: x\nsteps:\n  - shell: a\n    ready_quiet_ms: 10\n", 4, 5,
+	        "modifier 'ready_quiet_ms' does not apply to shell");
 	rejects("state on cdp_click", "process: x\nsteps:\n  - cdp_click: a\n    state: visible\n",
 	        4, 5, "modifier 'state' does not apply to cdp_click");
 	rejects("target on shell", "process: x\nsteps:\n  - shell: a\n    target: window x\n", 4, 5,

@@ -6,21 +6,49 @@
 
 #include <stdio.h>
 
-#define SETTLE_QUIET_MS 50 /* no window change for this long: the screen is settled */
-#define SETTLE_MAX_MS   150
+#define SETTLE_QUIET_MS 50   /* without the quiet wait: no window change for this long */
+#define SETTLE_MIN_MS   150  /* ... at most this long (the behaviour before DAMAGE) */
+#define SETTLE_MAX_MS   1000 /* the app's windows still repainting after this: go on */
 
-/* Let the app react: wait until no window change has come for SETTLE_QUIET_MS,
- * at most SETTLE_MAX_MS (a new dialog or title change extends it). Returns on
- * cancel too; the step's checks then see the cancellation. */
-void ksr_step_settle(ksr_run *run)
+/* ready_quiet_ms: 0: wait until no window change has come for
+ * SETTLE_QUIET_MS, at most SETTLE_MIN_MS (a new dialog or title change
+ * extends it). */
+static int64_t settle_changes(ksr_run *run)
 {
-	ksr_x11_sync(run->x);
-	ksr_deadline cap = ksr_deadline_min(run->work, ksr_deadline_in_ms(SETTLE_MAX_MS));
+	int64_t start = ksr_now_ms();
+	ksr_deadline cap = ksr_deadline_min(run->work, ksr_deadline_in_ms(SETTLE_MIN_MS));
 	while (!ksr_deadline_passed(cap)) {
 		ksr_deadline quiet = ksr_deadline_min(cap, ksr_deadline_in_ms(SETTLE_QUIET_MS));
 		if (ksr_x11_wait_change(run->x, quiet) != KSR_WAIT_READY)
-			return;
+			break;
 	}
+	return ksr_now_ms() - start;
+}
+
+/* Let the app take the input in: the window that got it and the app's own
+ * are quiet for the quiet interval counted from the input, and no window has
+ * come, gone or changed its title meanwhile; at most SETTLE_MAX_MS. Returns
+ * on cancel too; the step's checks then see the cancellation. */
+void ksr_step_settle(ksr_run *run, const ksr_step *step, unsigned long window, ksr_step_result *res)
+{
+	ksr_x11_sync(run->x);
+	cJSON *st = cJSON_AddObjectToObject(ksr_step_extra(res), "settled");
+	double q = ksr_step_quiet_ms(run, step);
+	cJSON_AddNumberToObject(st, "quiet_ms", q);
+	if (q <= 0) {
+		cJSON_AddNumberToObject(st, "waited_ms", (double)settle_changes(run));
+		return;
+	}
+	unsigned long wins[2] = {window, run->have_window ? run->window.id : 0};
+	ksr_x11_quiet spec = {.quiet_ms = (int)q, .since_ms = ksr_now_ms(), .window_changes = true};
+	int64_t waited = 0;
+	ksr_deadline cap = ksr_deadline_min(run->work, ksr_deadline_in_ms(SETTLE_MAX_MS));
+	ksr_wait w = ksr_x11_quiet_wait(run->x, wins, 2, &spec, cap, &waited);
+	if (w == KSR_WAIT_ERROR && ksr_x11_alive(run->x))
+		waited += settle_changes(run); /* no DAMAGE: window changes only */
+	cJSON_AddNumberToObject(st, "waited_ms", (double)waited);
+	if (w == KSR_WAIT_TIMEOUT)
+		cJSON_AddBoolToObject(st, "repainting", true);
 }
 
 /* NN: the step's index while it is free, so 03-step.png is step 3's; a later

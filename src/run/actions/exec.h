@@ -37,11 +37,24 @@ cJSON *ksr_step_extra(ksr_step_result *res);
 /* resolve: the window the step acts on (target: window, else the app's; in
  * desktop mode the newest tool's or the screen). false: res says why. */
 bool ksr_step_resolve(ksr_run *run, const ksr_step *step, ksr_step_target *t, ksr_step_result *res);
-/* ready: activate that window, read its geometry now (after any raise or move
- * the activation caused) and, for a point form, the pixel. false: res says why. */
+/* ready: the window viewable and its app answering, activate it, read its
+ * geometry now (after any raise or move the activation caused) and, for a
+ * point form, the pixel; the point not covered; no repaint for the quiet
+ * interval (docs/design.md). false: res says why. */
 bool ksr_step_ready(ksr_run *run, const ksr_step *step, ksr_step_target *t, ksr_step_result *res);
-/* settled: let the app react to the input before anything looks at it. */
-void ksr_step_settle(ksr_run *run);
+/* ready for input that an executor aims itself (an element's extents, a
+ * grounded point): the top-level at the point (window id, or the window over
+ * it there: a dialog) viewable, its app answering, no repaint for the quiet
+ * interval. false: res says why. The row gets ready: {waited_ms, quiet_ms,
+ * ...} (docs/report.md). */
+bool ksr_step_ready_at(ksr_run *run, const ksr_step *step, unsigned long id, int px, int py,
+                       ksr_step_result *res);
+/* The step's ready_quiet_ms:, else the scenario's; 0: the quiet waits are off. */
+double ksr_step_quiet_ms(const ksr_run *run, const ksr_step *step);
+/* settled: let the app react to the input before anything looks at it: its
+ * windows (window, and the app's) quiet again. The row gets settled: {...}. */
+void ksr_step_settle(ksr_run *run, const ksr_step *step, unsigned long window,
+                     ksr_step_result *res);
 /* evidence: NN-step.png and, when res has a pixel, NN-step-annotated.png;
  * their names (or the capture's error) go into the step row. */
 void ksr_step_shots(ksr_run *run, const ksr_step *step, ksr_step_result *res);

@@ -338,7 +338,10 @@ static int one_try(ksr_run *run, const ksr_step *step, grounded *g, ksr_step_res
 		g->clicks++;
 		res->has_pixel = true, res->px = sx, res->py = sy;
 		save_grounding_shot(run, step, full, g->clicks, sx, sy, shot, sizeof shot);
-		if (ksr_x11_click(run->x, sx, sy, 1, 1, &err) < 0) {
+		unsigned long app = run->sc->desktop || !run->have_window ? 0 : run->window.id;
+		if (!ksr_step_ready_at(run, step, app, sx, sy, res)) {
+			/* res says which condition never held */
+		} else if (ksr_x11_click(run->x, sx, sy, 1, 1, &err) < 0) {
 			ksr_step_fail(res, KSR_STEP_ERROR,
 			              ksr_x11_alive(run->x) ? KSR_OUTCOME_BACKEND_UNAVAILABLE
 			                                    : KSR_OUTCOME_NO_DISPLAY,

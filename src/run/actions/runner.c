@@ -160,11 +160,12 @@ void ksr_step_run(ksr_run *run, const ksr_step *step, ksr_step_result *res, cJSO
 	bool shots = step->info->after == KSR_AFTER_SHOTS;
 	if (resolve_and_ready(run, step, &t, res))
 		ksr_executor(step->info->kind)(run, step, &t, res); /* act */
+	unsigned long window = t.win.id;
 	ksr_run_window_release(&t.win);
 	if (run->failed && res->status == KSR_STEP_OK)
 		res->status = KSR_STEP_ERROR; /* the run ended inside the step */
 	if (shots && res->acted)
-		ksr_step_settle(run);
+		ksr_step_settle(run, step, window, res);
 	if (res->status == KSR_STEP_OK && step->n_checks) {
 		cJSON *rows = check_rows ? check_rows : cJSON_CreateArray();
 		run_checks(run, step, res, rows);

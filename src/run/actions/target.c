@@ -11,6 +11,8 @@
 
 #define TARGET_WAIT_DEFAULT_S 10 /* target: window "RE" may take this long to appear */
 #define ACTIVATE_MS           1000
+#define READY_DEFAULT_S       10   /* viewable, answering, uncovered: without timeout_s */
+#define QUIET_BOUND_MS        1000 /* still repainting after this (without timeout_s): act */
 
 bool ksr_step_run_ended(ksr_run *run, const ksr_step *step, ksr_wait w, ksr_step_result *res)
 {
@@ -132,7 +134,12 @@ static void record_window(const ksr_window *w, ksr_step_result *res)
 
 bool ksr_step_resolve(ksr_run *run, const ksr_step *step, ksr_step_target *t, ksr_step_result *res)
 {
-	return resolve_window(run, step, &t->win, res);
+	if (!resolve_window(run, step, &t->win, res))
+		return false;
+	ksr_err err = {0};
+	if (t->win.id) /* from now on its repaints are known (ksr_x11_quiet_wait) */
+		ksr_x11_damage_track(run->x, t->win.id, &err);
+	return true;
 }
 
 /* ---- ready: activated, geometry now, the pixel ---------------------------------- */
@@ -164,20 +171,222 @@ static void resolve_point(const ksr_step *step, ksr_step_target *t, ksr_step_res
 		cJSON_AddStringToObject(ksr_step_extra(res), "target", step->point.declared->name);
 }
 
+/* ---- ready: viewable, answering, uncovered, quiet ------------------------------- */
+
+double ksr_step_quiet_ms(const ksr_run *run, const ksr_step *step)
+{
+	return step->ready_quiet_set ? step->ready_quiet_ms : run->sc->ready_quiet_ms;
+}
+
+static ksr_deadline bound(const ksr_run *run, const ksr_step *step, int64_t dflt_ms)
+{
+	int64_t ms = step->timeout_s > 0 ? (int64_t)(step->timeout_s * 1000) : dflt_ms;
+	return ksr_deadline_min(run->work, ksr_deadline_in_ms(ms));
+}
+
+static double bound_s(const ksr_step *step, int64_t dflt_ms)
+{
+	return step->timeout_s > 0 ? step->timeout_s : (double)dflt_ms / 1000;
+}
+
+/* A condition that never held: the step fails and the row's ready.never says which. */
+static bool not_ready(cJSON *rd, const char *never)
+{
+	cJSON_AddStringToObject(rd, "never", never);
+	return false;
+}
+
+/* The run ended, the display went, or the condition timed out: false with res set. */
+static bool wait_failed(ksr_run *run, const ksr_step *step, ksr_wait w, ksr_step_result *res)
+{
+	if (ksr_step_run_ended(run, step, w, res))
+		return true;
+	if (w == KSR_WAIT_ERROR) {
+		ksr_step_fail(res, KSR_STEP_ERROR, KSR_OUTCOME_NO_DISPLAY,
+		              "the X display connection was lost");
+		return true;
+	}
+	return false;
+}
+
+static bool wait_viewable(ksr_run *run, const ksr_step *step, unsigned long id, ksr_deadline d,
+                          cJSON *rd, ksr_step_result *res)
+{
+	for (;;) {
+		int v = ksr_x11_window_viewable(run->x, id);
+		if (v > 0)
+			return true;
+		if (v < 0 && ksr_x11_alive(run->x)) {
+			ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_WINDOW_LOST,
+			              "the window 0x%lx went away before the input", id);
+			return not_ready(rd, "viewable");
+		}
+		ksr_wait w = ksr_x11_wait_stacking(run->x, d);
+		if (w == KSR_WAIT_READY)
+			continue;
+		if (!wait_failed(run, step, w, res))
+			ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
+			              "not ready: the window 0x%lx stayed unmapped for %g s", id,
+			              bound_s(step, READY_DEFAULT_S * 1000));
+		return not_ready(rd, "viewable");
+	}
+}
+
+/* The app's event loop runs: it answers the window's _NET_WM_PING (a
+ * stopped or hung app would take the input and never act on it). */
+static bool wait_answering(ksr_run *run, const ksr_step *step, unsigned long id, ksr_deadline d,
+                           cJSON *rd, ksr_step_result *res)
+{
+	bool takes = false;
+	ksr_wait w = ksr_x11_ping_wait(run->x, id, d, &takes);
+	cJSON_AddStringToObject(rd, "answering",
+	                        !takes                ? "no pings"
+	                        : w == KSR_WAIT_READY ? "yes"
+	                                              : "no");
+	if (w == KSR_WAIT_READY)
+		return true;
+	if (!wait_failed(run, step, w, res))
+		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
+		              "not ready: the app did not answer a _NET_WM_PING on window 0x%lx "
+		              "for %g s (stopped or hung)",
+		              id, bound_s(step, READY_DEFAULT_S * 1000));
+	return not_ready(rd, "answering");
+}
+
+static bool wait_uncovered(ksr_run *run, const ksr_step *step, unsigned long id, int px, int py,
+                           ksr_deadline d, cJSON *rd, ksr_step_result *res)
+{
+	unsigned long by = 0;
+	for (;;) {
+		int c = ksr_x11_point_covered(run->x, id, px, py, &by);
+		if (c == 0)
+			return true;
+		if (c > 0) {
+			ksr_wait w = ksr_x11_wait_stacking(run->x, d);
+			if (w == KSR_WAIT_READY)
+				continue;
+			if (wait_failed(run, step, w, res))
+				return not_ready(rd, "uncovered");
+		}
+		ksr_err err = {0};
+		ksr_window cover = {.id = by};
+		ksr_x11_window_refresh(run->x, &cover, &err);
+		if (c < 0)
+			ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_WINDOW_LOST,
+			              "the window 0x%lx went away before the input", id);
+		else
+			ksr_step_fail(
+			        res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
+			        "not ready: the point (%d, %d) stayed covered by window 0x%lx "
+			        "(\"%.100s\") for %g s",
+			        px, py, by, cover.title ? cover.title : "",
+			        bound_s(step, READY_DEFAULT_S * 1000));
+		ksr_run_window_release(&cover);
+		return not_ready(rd, "uncovered");
+	}
+}
+
+/* No repaint for the quiet interval. An app that never stops (a clock, an
+ * animation) is acted on when the bound runs out, with a note: never a hang,
+ * never a failure by itself. */
+static bool wait_quiet(ksr_run *run, const ksr_step *step, unsigned long id, cJSON *rd,
+                       ksr_step_result *res)
+{
+	double q = ksr_step_quiet_ms(run, step);
+	cJSON_AddNumberToObject(rd, "quiet_ms", q);
+	if (q <= 0)
+		return true;
+	ksr_x11_quiet spec = {.quiet_ms = (int)q};
+	int64_t waited = 0;
+	ksr_wait w = ksr_x11_quiet_wait(run->x, &id, 1, &spec, bound(run, step, QUIET_BOUND_MS),
+	                                &waited);
+	cJSON_AddNumberToObject(rd, "quiet_waited_ms", (double)waited);
+	if (w == KSR_WAIT_READY)
+		return true;
+	if (w == KSR_WAIT_ERROR && ksr_x11_alive(run->x)) {
+		cJSON_AddStringToObject(rd, "note", "no DAMAGE extension: repaints not waited for");
+		return true;
+	}
+	if (wait_failed(run, step, w, res))
+		return false;
+	char note[160];
+	snprintf(note, sizeof note, "the window kept repainting for %lld ms; acted anyway",
+	         (long long)waited);
+	cJSON_AddBoolToObject(rd, "repainting", true);
+	cJSON_AddStringToObject(rd, "note", note);
+	return true;
+}
+
+/* The checks before the window's activation (it must be there and its app
+ * alive to take the focus) and after (the point, the repaints). */
+static bool ready_before(ksr_run *run, const ksr_step *step, unsigned long id, ksr_deadline d,
+                         cJSON *rd, ksr_step_result *res)
+{
+	if (!wait_viewable(run, step, id, d, rd, res))
+		return false;
+	return ksr_step_quiet_ms(run, step) <= 0 || wait_answering(run, step, id, d, rd, res);
+}
+
+static bool ready_after(ksr_run *run, const ksr_step *step, unsigned long id, const int *pt,
+                        ksr_deadline d, cJSON *rd, ksr_step_result *res)
+{
+	if (pt && !wait_uncovered(run, step, id, pt[0], pt[1], d, rd, res))
+		return false;
+	return wait_quiet(run, step, id, rd, res);
+}
+
+static bool ready_end(cJSON *rd, int64_t start, bool ok, ksr_step_result *res)
+{
+	cJSON_AddNumberToObject(rd, "waited_ms", (double)(ksr_now_ms() - start));
+	cJSON *extra = ksr_step_extra(res);
+	if (cJSON_GetObjectItemCaseSensitive(extra, "ready")) /* a second grounded click */
+		cJSON_ReplaceItemInObjectCaseSensitive(extra, "ready", rd);
+	else
+		cJSON_AddItemToObject(extra, "ready", rd);
+	return ok;
+}
+
+bool ksr_step_ready_at(ksr_run *run, const ksr_step *step, unsigned long id, int px, int py,
+                       ksr_step_result *res)
+{
+	int64_t start = ksr_now_ms();
+	cJSON *rd = cJSON_CreateObject();
+	ksr_deadline d = bound(run, step, READY_DEFAULT_S * 1000);
+	/* A point found on the screen (a grounded click on a dialog) lands on
+	 * whatever top-level is there: that window is the one to be ready. */
+	unsigned long there = 0;
+	if (id && ksr_x11_point_covered(run->x, id, px, py, &there) == 1 && there) {
+		char hex[32];
+		snprintf(hex, sizeof hex, "0x%lx", there);
+		cJSON_AddStringToObject(rd, "window_at_point", hex);
+		id = there;
+	}
+	bool ok = !id || (ready_before(run, step, id, d, rd, res) &&
+	                  ready_after(run, step, id, NULL, d, rd, res));
+	return ready_end(rd, start, ok, res);
+}
+
 bool ksr_step_ready(ksr_run *run, const ksr_step *step, ksr_step_target *t, ksr_step_result *res)
 {
 	ksr_err err = {0};
 	ksr_window *w = &t->win;
+	int64_t start = ksr_now_ms();
+	cJSON *rd = cJSON_CreateObject();
+	ksr_deadline d = bound(run, step, READY_DEFAULT_S * 1000);
+	if (w->id && !ready_before(run, step, w->id, d, rd, res))
+		return ready_end(rd, start, false, res);
 	if (w->id && !activate(run, step, w, res))
-		return false;
+		return ready_end(rd, start, false, res);
 	if (w->id && ksr_x11_window_refresh(run->x, w, &err) < 0) {
 		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_WINDOW_LOST,
 		              "the window 0x%lx went away before the input: %.300s", w->id,
 		              err.msg);
-		return false;
+		return ready_end(rd, start, false, res);
 	}
 	record_window(w, res);
 	if (step->info->target == KSR_TARGET_POINT)
 		resolve_point(step, t, res);
-	return true;
+	int pt[2] = {t->px, t->py};
+	bool ok = !w->id || ready_after(run, step, w->id, t->has_point ? pt : NULL, d, rd, res);
+	return ready_end(rd, start, ok, res);
 }

@@ -1,0 +1,154 @@
+"""Ready before input, settled after it (issue #16, docs/scenario.md#ready-and-settled):
+a window that never stops repainting is acted on when the quiet wait's bound runs out,
+with a note and no failure; typed text is in the step's own screenshot; the step rows
+say what was waited for; a stopped app fails readiness within the step's timeout.
+Real Xvfb + openbox (the runtime's --xvfb) and the GTK3 test app; what the app did is
+read from its --record file and the screenshots' pixels, never from the runtime's words."""
+
+import os
+import signal
+import unittest
+
+import ksr
+
+# The test app's 480x320 client area (test_input.py read it off a first-look
+# screenshot): the text field spans y 134..166, x 24..456.
+FIELD = (24, 134, 456, 166)
+TARGETS = "targets:\n  field: [0.5, 0.47]\n"
+QUIET_BOUND_MS = 1000  # docs/scenario.md: the quiet wait's bound without timeout_s
+
+
+def step_rows(out):
+    return [e for e in ksr.read_trace(out) if e.get("event") == "step.end"]
+
+
+def rec_lines(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().splitlines()
+    except FileNotFoundError:
+        return []
+
+
+class ReadyTest(ksr.KsrTestCase):
+
+    def env(self, **extra):
+        extra.setdefault("KSR_TESTAPP", ksr.TESTAPP)
+        return super().env(**extra)
+
+    def app_scenario(self, app_args, steps, extra=""):
+        return self.scenario(
+            "name: ready\n"
+            "launch: ${KSR_TESTAPP} %s\n"
+            "process: ^ksr-testapp$\n"
+            "window: ^KSR Test App$\n"
+            "settle_s: 0.5\n"
+            "atspi: false\n" % app_args + extra + TARGETS + "steps:\n" + steps)
+
+    def run_it(self, path, verdict, outcome):
+        out = self.out()
+        rc, _so, se, _el = self.run_rt(["run", "--xvfb", path], out=out, timeout=180)
+        self.assertNoSanitizerReport(se)
+        report = self.assertEvidence(out, verdict, outcome, rc=rc, stderr=se)
+        return out, report
+
+    def test_repainting_window_is_acted_on_after_the_bound_with_a_note(self):
+        rec = os.path.join(self.tmp, "rec.txt")
+        path = self.app_scenario("--animate --record %s" % rec,
+                                 "  - click: field\n  - type: \"ab\"\n")
+        out, _report = self.run_it(path, "pass", "completed")
+        self.assertEqual(rec_lines(rec)[-1], "text:ab", "the input arrived")
+        rows = step_rows(out)
+        self.assertEqual([r["kind"] for r in rows], ["click", "type"])
+        for r in rows:
+            ready = r["ready"]
+            self.assertIs(ready.get("repainting"), True, r)
+            self.assertIn("kept repainting", ready.get("note", ""), r)
+            self.assertEqual(ready["quiet_ms"], 50)
+            # acted on when the bound ran out: not before it, not long after
+            self.assertGreaterEqual(ready["quiet_waited_ms"], QUIET_BOUND_MS - 50, r)
+            self.assertLess(ready["quiet_waited_ms"], QUIET_BOUND_MS + 2000, r)
+            self.assertEqual(r["status"], "ok")
+            self.assertIs(r["settled"].get("repainting"), True, r)
+
+    def test_quiet_window_is_not_waited_for(self):
+        """The control for the test above: the same steps without --animate."""
+        rec = os.path.join(self.tmp, "rec.txt")
+        path = self.app_scenario("--no-cursor-blink --record %s" % rec,
+                                 "  - click: field\n  - type: \"ab\"\n")
+        out, _report = self.run_it(path, "pass", "completed")
+        self.assertEqual(rec_lines(rec)[-1], "text:ab")
+        for r in step_rows(out):
+            ready, settled = r["ready"], r["settled"]
+            self.assertNotIn("repainting", ready, r)
+            self.assertNotIn("note", ready, r)
+            self.assertNotIn("repainting", settled, r)
+            self.assertEqual(ready["answering"], "yes", r)
+            self.assertLess(ready["quiet_waited_ms"], QUIET_BOUND_MS, r)
+            # sane numbers: parts of the step, and settled counts its quiet
+            # interval from the input
+            self.assertGreaterEqual(ready["quiet_waited_ms"], 0)
+            self.assertLessEqual(ready["quiet_waited_ms"], ready["waited_ms"], r)
+            self.assertLessEqual(ready["waited_ms"] + settled["waited_ms"], r["duration_ms"], r)
+            self.assertGreaterEqual(settled["waited_ms"], 50, r)
+            self.assertLess(settled["waited_ms"], QUIET_BOUND_MS + 200, r)
+            self.assertEqual(settled["quiet_ms"], 50)
+
+    def test_typed_text_is_in_the_step_screenshot(self):
+        """kcalc's complaint: the step's screenshot must show what the input did.
+        Each type step's screenshot differs from the one before it inside the
+        text field (the cursor does not blink: only the text can change it)."""
+        rec = os.path.join(self.tmp, "rec.txt")
+        path = self.app_scenario(
+            "--no-cursor-blink --record %s" % rec,
+            "  - click: field\n  - type: \"7\"\n  - type: \"2\"\n"
+            "  - key: BackSpace\n")
+        out, _report = self.run_it(path, "pass", "completed")
+        self.assertEqual(rec_lines(rec)[-1], "text:7")
+        rows = step_rows(out)
+        self.assertEqual([r["screenshot"] for r in rows],
+                         ["%02d-step.png" % i for i in (1, 2, 3, 4)])
+        win = rows[0]["window"]
+        for before, after in zip(rows, rows[1:]):
+            self.assertEqual(after["window"], win, "the window did not move")
+            _w, _h, a = ksr.read_png_rgb(os.path.join(out, before["screenshot"]))
+            _w, _h, b = ksr.read_png_rgb(os.path.join(out, after["screenshot"]))
+            x0, y0, x1, y1 = FIELD
+            changed = sum(1 for y in range(win["y"] + y0, win["y"] + y1, 2)
+                          for x in range(win["x"] + x0, win["x"] + x1, 2)
+                          if a(x, y) != b(x, y))
+            self.assertGreater(changed, 0, "%s shows the field as %s did"
+                               % (after["screenshot"], before["screenshot"]))
+
+    def test_stopped_app_fails_readiness_within_the_step_timeout(self):
+        pidfile = os.path.join(self.tmp, "pid")
+        path = self.app_scenario(
+            "--print-pid > %s" % pidfile,
+            "  - shell: kill -STOP $(cat %s)\n"
+            "  - key: Tab\n"
+            "    timeout_s: 2\n" % pidfile)
+        try:
+            out, report = self.run_it(path, "app-failed", "step-failed")
+        finally:
+            try:
+                with open(pidfile) as f:
+                    os.kill(int(f.read().split()[0]), signal.SIGCONT)
+            except (OSError, ValueError, IndexError):
+                pass
+        rows = step_rows(out)
+        self.assertEqual([r["kind"] for r in rows], ["shell", "key"])
+        key = rows[1]
+        self.assertEqual(key["status"], "failed")
+        self.assertEqual(key["ready"]["never"], "answering", key)
+        self.assertEqual(key["ready"]["answering"], "no", key)
+        self.assertIn("did not answer a _NET_WM_PING", key["reason"])
+        self.assertIn("for 2 s", key["reason"])
+        self.assertNotIn("settled", key, "a step that never acted does not settle")
+        # bounded by the step's timeout_s: 2
+        self.assertGreaterEqual(key["duration_ms"], 2000 - 50, key)
+        self.assertLess(key["duration_ms"], 2000 + 2000, key)
+        self.assertIn("_NET_WM_PING", report["reason"])
+
+
+if __name__ == "__main__":
+    unittest.main()
