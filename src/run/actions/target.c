@@ -54,12 +54,47 @@ static bool wait_target(ksr_run *run, const ksr_step *step, ksr_window *out, ksr
 /* The app's window; when it is gone, a window matching the scenario's window:
  * (the app may have replaced it: a splash, then the main window), which later
  * steps then follow too. */
+/* A dialog the app has open over its window: transient for it, or a dialog
+ * of the app's own process. Input goes where it will land: to that dialog
+ * (the newest when there are several), never to the window it blocks, whose
+ * focus a toolkit may drop and a forced activation would take from the
+ * dialog. true with *out replaced by a copy of the dialog. */
+static bool open_dialog(ksr_run *run, ksr_window *out, ksr_step_result *res)
+{
+	ksr_window_list wins = {0};
+	ksr_err err = {0};
+	const ksr_window *found = NULL;
+	if (ksr_x11_list_windows(run->x, &wins, &err) < 0)
+		return false;
+	for (size_t i = 0; i < wins.len; i++) {
+		const ksr_window *w = &wins.items[i];
+		if (w->id == out->id)
+			continue;
+		if (w->transient_for == out->id || (w->is_dialog && out->pid && w->pid == out->pid))
+			found = w;
+	}
+	if (found) {
+		char main_id[32];
+		snprintf(main_id, sizeof main_id, "0x%lx", out->id);
+		cJSON_AddStringToObject(ksr_step_extra(res), "dialog_of", main_id);
+		ksr_run_window_release(out);
+		*out = *found;
+		out->title = ksr_xstrdup(found->title);
+		out->res_name = ksr_xstrdup(found->res_name);
+		out->res_class = ksr_xstrdup(found->res_class);
+	}
+	ksr_window_list_clear(&wins);
+	return found != NULL;
+}
+
 static bool app_window(ksr_run *run, ksr_window *out, ksr_step_result *res)
 {
 	ksr_err err = {0};
 	out->id = run->window.id;
-	if (run->have_window && ksr_x11_window_refresh(run->x, out, &err) == 0)
+	if (run->have_window && ksr_x11_window_refresh(run->x, out, &err) == 0) {
+		open_dialog(run, out, res);
 		return true;
+	}
 	bool by_pattern = run->sc->window || run->sc->window_class;
 	if (run->have_window && by_pattern &&
 	    ksr_run_find_window(run, run->sc->window, run->sc->window_class, out)) {
