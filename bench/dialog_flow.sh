@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The Save As flow (tests/integration/test_dialog_flow.py's scenario, without
+# its state: check) N times with readiness on (ready_quiet_ms 50, the default)
+# and off (ready_quiet_ms 0: the behaviour before), on the runtime's own --xvfb
+# session: how many runs pass, and the median run time. A benchmark, never a test.
+#   bench/dialog_flow.sh [BUILD_DIR] [N]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-bench}
+n=${2:-20}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+flow() { # $1 = ready_quiet_ms
+  cat <<YAML
+name: save-as-flow
+launch: exec mousepad
+process: ^mousepad$
+window: Mousepad$
+launch_timeout_s: 60
+settle_s: 1
+ready_quiet_ms: $1
+steps:
+  - type: "hello from the dialog flow\n"
+  - key: ctrl+s
+    checks:
+      - window: ^Save As$
+        timeout_s: 15
+  - key: ctrl+a
+  - type: $tmp/saved.txt
+  - key: Return
+    checks:
+      - no_window: ^Save As$
+        timeout_s: 5
+      - file: $tmp/saved.txt
+        timeout_s: 5
+YAML
+}
+echo "| readiness | runs | passed | median run (s) |"
+echo "|---|---:|---:|---:|"
+for q in 0 50; do
+  flow "$q" > "$tmp/flow.yaml"
+  pass=0 times=()
+  for i in $(seq "$n"); do
+    rm -f "$tmp/saved.txt"
+    start=$(date +%s.%N)
+    KASM_RUNTIME_OUT="$tmp/out" "$build/kasm-session-runtime" run --xvfb "$tmp/flow.yaml" >/dev/null 2>&1 && pass=$((pass + 1))
+    times+=("$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')")
+  done
+  med=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}')
+  echo "| ready_quiet_ms $q $( [ "$q" = 0 ] && echo '(off: as before)' || echo '(on)') | $n | $pass | $med |"
+done
