@@ -226,10 +226,14 @@ class CdpTest(ksr.KsrTestCase):
         rc = rt.wait(timeout=60)
         self.assertNoSanitizerReport(rt.stderr)
         report = self.assertEvidence(out, "app-failed", "crashed", rc=rc, stderr=rt.stderr)
-        # The app's pidfd ends the step at once (docs/architecture.md, "The app
-        # is watched"): the reason names the browser's process and the step.
-        self.assertRegex(report["reason"], r"chromium \(pid %d\) exited .* into step 1, line \d+"
-                         % self.chromium.pid)
+        # Two real signals race to tell the death: the browser's pidfd (docs/
+        # architecture.md, "The app is watched": the reason names the process
+        # and the step) and the CDP socket closing (exec_cdp.c confirms the
+        # exit on the pidfd before it says so). Either way the outcome is
+        # crashed and the reason says that the browser exited.
+        self.assertRegex(report["reason"],
+                         r"chromium \(pid %d\) exited .* into step 1, line \d+|"
+                         r"^line \d+: the browser exited during the step" % self.chromium.pid)
 
     def test_no_debugging_port(self):
         display = self.start_xvfb()
