@@ -49,6 +49,10 @@ steps:
         # the label has no action: the centre of its extents, through XTest
         self.assertEqual((s3["backend"], s3["rung"]), ("xtest", "element"))
         self.assertIsNotNone(s3["pixel"])
+        # made ready at that point first, as any pointer step (docs/report.md)
+        ready = s3["details"]["ready"]
+        self.assertEqual(ready["answering"], "yes", ready)
+        self.assertGreaterEqual(ready["quiet_ms"], 0, ready)
         w = s3["window"]
         self.assertTrue(w["x"] <= s3["pixel"]["x"] < w["x"] + w["w"], s3)
         self.assertTrue(w["y"] <= s3["pixel"]["y"] < w["y"] + w["h"], s3)
@@ -228,6 +232,7 @@ steps:
         self.assertEqual(acc["app"]["toolkit"], "Qt")
         s1, _s2, s3 = steps_of(report)
         self.assertEqual((s1["backend"], s1["rung"]), ("xtest", "element"), s1)
+        self.assertIn("ready", s1["details"], s1)
         self.assertEqual(s1["element"]["path"], "/frame[Untitled]/menu bar/menu item[File]")
         self.assertEqual(s1["checks"][0]["status"], "held")
         self.assertEqual((s3["backend"], s3["rung"]), ("atspi", "element"), s3)

@@ -213,12 +213,19 @@ static void act(ksr_run *run, const ksr_step *step, ksr_run_atspi *t, const ksr_
 	                step->name.text);
 }
 
-static void click_at_extents(ksr_run *run, const ksr_atspi_node *n, ksr_step_result *res)
+/* A control with no action is clicked at its extents' centre, through XTest
+ * like any pointer step: made ready first (the top-level there viewable, its
+ * app answering, quiet), since the runner's ready phase cannot know the point. */
+static void click_at_extents(ksr_run *run, const ksr_step *step, const ksr_atspi_node *n,
+                             ksr_step_result *res)
 {
 	int px = n->x + n->w / 2, py = n->y + n->h / 2;
 	res->has_pixel = true;
 	res->px = px, res->py = py;
 	cJSON_AddStringToObject(res->extra, "backend", "xtest");
+	unsigned long app = run->sc->desktop || !run->have_window ? 0 : run->window.id;
+	if (!ksr_step_ready_at(run, step, app, px, py, res))
+		return; /* res says which condition never held */
 	ksr_err e = {0};
 	if (ksr_x11_click(run->x, px, py, 1, 1, &e) < 0)
 		ksr_step_fail(res, KSR_STEP_ERROR, KSR_OUTCOME_STEP_FAILED,
@@ -311,7 +318,7 @@ void ksr_exec_click_element(ksr_run *run, const ksr_step *step, const ksr_step_t
 		if (action >= 0)
 			act(run, step, &t, n, action, d, res);
 		else if (n->has_extents)
-			click_at_extents(run, n, res);
+			click_at_extents(run, step, n, res);
 		else
 			ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
 			              "click_element: the control %s offers neither an action nor "

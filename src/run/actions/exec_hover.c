@@ -32,7 +32,9 @@ void ksr_exec_hover(ksr_run *run, const ksr_step *step, const ksr_step_target *t
 		return;
 	case KSR_HOVER_ELEMENT:
 		res->rung = "element";
-		if (ksr_atspi_step_point(run, step, &px, &py, res))
+		if (ksr_atspi_step_point(run, step, &px, &py, res) &&
+		    ksr_step_ready_at(run, step, run->have_window ? run->window.id : 0, px, py,
+		                      res))
 			pointer_to(run, px, py, res);
 		return;
 	case KSR_HOVER_PAGE:
