@@ -4,6 +4,7 @@
  * their actionability reasons, list ids stable across snapshots, and the
  * browser killed in the middle of a command. */
 #include "ksr/cdp.h"
+#include "ksr/proc.h"
 #include "tap.h"
 
 #include <cjson/cJSON.h>
@@ -20,6 +21,7 @@ extern char **environ;
 
 static char profile[] = "/tmp/ksr-test-cdp-XXXXXX";
 static pid_t browser;
+static pid_t browser_group; /* its process group, for the cleanup */
 
 static const char page_html[] =
         "<input id=name><button id=go onclick=\"document.title='clicked:' + "
@@ -50,8 +52,16 @@ static void start_browser(void)
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1, 0);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", 1, 0);
-	if (posix_spawnp(&browser, "chromium", &fa, NULL, argv, environ) != 0)
+	/* Its own process group: its renderers outlive a SIGKILL of the main
+	 * process, and the profile can be removed only once they are gone. */
+	posix_spawnattr_t at;
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&at, 0);
+	if (posix_spawnp(&browser, "chromium", &fa, &at, argv, environ) != 0)
 		browser = 0;
+	browser_group = browser;
+	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
 }
 
@@ -317,6 +327,8 @@ int main(void)
 		kill(browser, SIGKILL);
 		waitpid(browser, NULL, 0);
 	}
+	if (browser_group > 0)
+		ksr_proc_stop_group(browser_group, 2000); /* the renderers too, bounded */
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", profile);
 	if (system(cmd) != 0)
