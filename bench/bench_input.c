@@ -6,6 +6,8 @@
 #include "ksr/session.h"
 #include "ksr/x11.h"
 
+#include "bench_util.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -59,26 +61,6 @@ static void stop(int pid)
 	}
 }
 
-/* Until a window titled `title` is mapped (event-driven); its id, or 0. */
-static unsigned long wait_window(ksr_x11 *x, const char *title)
-{
-	/* Long: after xdotool's remapping the window manager may be busy re-grabbing
-	 * keys for a while before it maps a new window. */
-	ksr_deadline d = ksr_deadline_in_ms(90000);
-	for (;;) {
-		ksr_window_list l;
-		ksr_err err = {0};
-		unsigned long id = 0;
-		if (ksr_x11_list_windows(x, &l, &err) == 0)
-			for (size_t i = 0; i < l.len && !id; i++)
-				if (strcmp(l.items[i].title, title) == 0)
-					id = l.items[i].id;
-		ksr_window_list_clear(&l);
-		if (id || ksr_x11_wait_change(x, d) != KSR_WAIT_READY)
-			return id;
-	}
-}
-
 static char *read_all(int fd)
 {
 	size_t len = 0, cap = 1 << 16;
@@ -103,7 +85,7 @@ static int zenity(ksr_x11 *x, const char *title, int *out, unsigned long *win)
 {
 	char *argv[] = {"zenity", "--entry", "--title", (char *)title, NULL};
 	int pid = spawn(argv, out);
-	*win = wait_window(x, title);
+	*win = bench_wait_window(x, title, 90000);
 	ksr_err err = {0};
 	if (!*win || ksr_x11_activate(x, *win, ksr_deadline_in_ms(5000), &err) < 0) {
 		fprintf(stderr, "bench: zenity did not come up: %s\n", err.msg);
@@ -314,7 +296,7 @@ static void latency(ksr_x11 *x, int n, double *mixed_ours)
 	/* Clicks land on an idle xterm; keys and typing go to a zenity entry. */
 	char *term[] = {"xterm", "-geometry", "80x24+600+300", "-title", "ksr-bench-term", NULL};
 	int tpid = spawn(term, NULL);
-	wait_window(x, "ksr-bench-term");
+	bench_wait_window(x, "ksr-bench-term", 90000);
 	printf("per-action latency, each action until the X server processed it (%d actions)\n", n);
 	double c = ours_clicks(x, 800, 400, n);
 	row("click: kasm-session-runtime (in process)", c, 0);

@@ -21,23 +21,6 @@
 #define QUIET_MS     50
 #define REPAINTED_MS 15 /* after a typed char: the field has been repainted */
 
-static unsigned long wait_window(ksr_x11 *x, const char *title)
-{
-	ksr_deadline d = ksr_deadline_in_ms(60000);
-	for (;;) {
-		ksr_window_list l;
-		ksr_err err = {0};
-		unsigned long id = 0;
-		if (ksr_x11_list_windows(x, &l, &err) == 0)
-			for (size_t i = 0; i < l.len && !id; i++)
-				if (strcmp(l.items[i].title, title) == 0)
-					id = l.items[i].id;
-		ksr_window_list_clear(&l);
-		if (id || ksr_x11_wait_change(x, d) != KSR_WAIT_READY)
-			return id;
-	}
-}
-
 /* The ready phase's checks as target.c runs them; ms. */
 static double ready_checks(ksr_x11 *x, unsigned long win, int px, int py)
 {
@@ -161,7 +144,7 @@ int main(int argc, char **argv)
 		return fprintf(stderr, "bench: %s\n", err.msg), 2;
 	char *app[] = {argv[2], "--no-cursor-blink", "--title", TITLE, NULL};
 	int pid = bench_spawn(app);
-	unsigned long id = wait_window(x, TITLE);
+	unsigned long id = bench_wait_window(x, TITLE, 60000);
 	ksr_window w = {.id = id};
 	int rc = 2;
 	if (id && ksr_x11_activate(x, id, ksr_deadline_in_ms(5000), &err) == 0 &&

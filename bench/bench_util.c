@@ -1,6 +1,8 @@
 /* Helpers shared by the benchmarks (see bench_util.h). */
 #include "bench_util.h"
 
+#include "ksr/x11.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,4 +135,21 @@ long bench_vm_hwm_kib(int pid)
 			break;
 	fclose(f);
 	return kib;
+}
+
+unsigned long bench_wait_window(ksr_x11 *x, const char *title, int ms)
+{
+	ksr_deadline d = ksr_deadline_in_ms(ms);
+	for (;;) {
+		ksr_window_list l;
+		ksr_err err = {0};
+		unsigned long id = 0;
+		if (ksr_x11_list_windows(x, &l, &err) == 0)
+			for (size_t i = 0; i < l.len && !id; i++)
+				if (l.items[i].title && strcmp(l.items[i].title, title) == 0)
+					id = l.items[i].id;
+		ksr_window_list_clear(&l);
+		if (id || ksr_x11_wait_change(x, d) != KSR_WAIT_READY)
+			return id;
+	}
 }

@@ -20,4 +20,10 @@ long bench_file_size(const char *path);
 /* Peak RSS (VmHWM) of a live process in KiB, -1 when it is gone. */
 long bench_vm_hwm_kib(int pid);
 
+/* Until a window titled `title` is mapped (event-driven, X events) or ms
+ * pass; its id, or 0. Long enough for a window manager still busy re-grabbing
+ * keys after xdotool's remapping. */
+typedef struct ksr_x11 ksr_x11;
+unsigned long bench_wait_window(ksr_x11 *x, const char *title, int ms);
+
 #endif
