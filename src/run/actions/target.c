@@ -103,6 +103,7 @@ static bool app_window(ksr_run *run, ksr_window *out, ksr_step_result *res)
 		run->window.title = ksr_xstrdup(out->title);
 		run->window.res_name = ksr_xstrdup(out->res_name);
 		run->window.res_class = ksr_xstrdup(out->res_class);
+		ksr_run_rewatch_window(run);
 		return true;
 	}
 	ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_WINDOW_LOST,
