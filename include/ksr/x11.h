@@ -96,6 +96,11 @@ typedef struct ksr_x11_quiet {
 ksr_wait ksr_x11_quiet_wait(ksr_x11 *x, const unsigned long *windows, size_t n,
                             const ksr_x11_quiet *q, ksr_deadline d, int64_t *waited_ms);
 
+/* Wait until window has been repainted after since_ms (ksr_now_ms clock): a
+ * control's state change shows as a repaint. READY (also when the window is
+ * gone), TIMEOUT, CANCELLED, or ERROR. */
+ksr_wait ksr_x11_damage_wait(ksr_x11 *x, unsigned long window, int64_t since_ms, ksr_deadline d);
+
 /* Send window's client a _NET_WM_PING and wait for its answer: the app's
  * event loop is running. READY also when the window does not take pings
  * (*supported false); TIMEOUT when it did not answer by d (stopped, hung). */

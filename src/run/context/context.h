@@ -71,7 +71,11 @@ struct ksr_run {
 	ksr_outcome failure_outcome;
 	int next_shot;                /* NN of the next NN-step.png */
 	int64_t atspi_last_action_ms; /* when click_element last acted (GTK4 spacing) */
-	ksr_plan_state plan_state;    /* set by the plan stage */
+	/* The accessibility connection readiness keeps from step to step
+	 * (exec_atspi.c, ksr_run_atspi_kept); atspi_none: it could not be had. */
+	struct ksr_run_atspi *atspi_kept;
+	bool atspi_none;
+	ksr_plan_state plan_state; /* set by the plan stage */
 
 	/* A crash held until diagnosis tells crash from crash loop (diagnose.c);
 	 * the updater window settle already reported (dialogs.c). */
