@@ -188,7 +188,7 @@ typedef struct ksr_atspi_control {
 	int depth; /* hops below the window */
 } ksr_atspi_control;
 
-/* The deepest accessible with an Action interface at the point, inside the
+/* The deepest accessible with a click-like action at the point, inside the
  * app's top-level whose name is at->window_title: 1 with *out set, 0 when
  * there is none (or the window cannot be told), -1 with err. */
 int ksr_atspi_control_at(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_at *at,

@@ -81,6 +81,93 @@ static char *window_accessible(ksr_atspi *a, const ksr_atspi_app *app, const cha
 	return found;
 }
 
+static bool visible(ksr_atspi *a, const ksr_atspi_app *app, const char *path, ksr_deadline d)
+{
+	uint64_t st = 0;
+	ksr_err ignored = {0};
+	return ksr_atspi_node_states(a, app, path, d, &st, NULL, &ignored) == 0 &&
+	       (st & (1ull << ATSPI_STATE_VISIBLE));
+}
+
+typedef struct extents_req {
+	int *pending;
+	bool ok;
+	gint32 x, y, w, h;
+} extents_req;
+
+static void on_extents(GObject *src, GAsyncResult *res, gpointer data)
+{
+	extents_req *r = data;
+	GVariant *v = g_dbus_connection_call_finish(G_DBUS_CONNECTION(src), res, NULL);
+	if (v) {
+		g_variant_get(v, "((iiii))", &r->x, &r->y, &r->w, &r->h);
+		g_variant_unref(v);
+		r->ok = true;
+	}
+	(*r->pending)--;
+}
+
+/* Every child's window-relative extents at once (one round trip, not one
+ * per child): which hold the point. */
+static void children_extents(ksr_atspi *a, const ksr_atspi_app *app, char **kids, size_t n,
+                             extents_req *out, ksr_deadline d)
+{
+	int pending = (int)n;
+	GCancellable *cancel = g_cancellable_new();
+	for (size_t i = 0; i < n; i++) {
+		out[i] = (extents_req){.pending = &pending};
+		g_dbus_connection_call(a->conn, app->bus, kids[i], ATSPI_IFACE_COMPONENT,
+		                       "GetExtents", g_variant_new("(u)", ATSPI_COORD_TYPE_WINDOW),
+		                       G_VARIANT_TYPE("((iiii))"), G_DBUS_CALL_FLAGS_NO_AUTO_START,
+		                       KSR_ATSPI_CALL_MS, cancel, on_extents, &out[i]);
+	}
+	ksr_deadline bound = ksr_deadline_min(d, ksr_deadline_in_ms(KSR_ATSPI_CALL_MS + 250));
+	ksr_wait w = KSR_WAIT_READY;
+	while (pending > 0 && w != KSR_WAIT_CANCELLED && !ksr_deadline_passed(bound))
+		w = ksr_atspi_iterate(a->ctx, bound, false);
+	if (pending > 0) {
+		g_cancellable_cancel(cancel);
+		ksr_atspi_drain(a->ctx, &pending);
+	}
+	g_object_unref(cancel);
+}
+
+/* GTK 4.8 answers GetAccessibleAtPoint for a window's direct children only
+ * (deeper, it compares window coordinates with a child's own): there the
+ * child is the last visible one whose window-relative extents hold the point
+ * (the last drawn is on top). */
+static char *child_by_extents(ksr_atspi *a, const ksr_atspi_app *app, const char *path, int x,
+                              int y, ksr_deadline d, ksr_err *err)
+{
+	GVariant *r = app_call(a, app, path, ATSPI_IFACE_ACCESSIBLE, "GetChildren", NULL, "(a(so))",
+	                       d, err);
+	if (!r)
+		return NULL;
+	GVariantIter *it = NULL;
+	const char *bus, *child;
+	g_variant_get(r, "(a(so))", &it);
+	size_t n = 0, cap = g_variant_iter_n_children(it);
+	char **kids = ksr_xcalloc(cap + 1, sizeof *kids);
+	while (n < cap && g_variant_iter_next(it, "(&s&o)", &bus, &child))
+		kids[n++] = ksr_xstrdup(child);
+	g_variant_iter_free(it);
+	g_variant_unref(r);
+	extents_req *ext = ksr_xcalloc(n + 1, sizeof *ext);
+	children_extents(a, app, kids, n, ext, d);
+	char *found = NULL;
+	for (size_t i = n; i-- > 0 && !found;) {
+		const extents_req *e = &ext[i];
+		if (e->ok && e->w > 0 && e->h > 0 && x >= e->x && y >= e->y && x < e->x + e->w &&
+		    y < e->y + e->h && visible(a, app, kids[i], d))
+			found = ksr_xstrdup(kids[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(kids[i]);
+	free(kids);
+	free(ext);
+	return found;
+}
+
 /* The accessible at (x, y) inside path, or NULL when there is none deeper. */
 static char *child_at(ksr_atspi *a, const ksr_atspi_app *app, const char *path,
                       const ksr_atspi_at *at, ksr_deadline d, ksr_err *err)
@@ -89,7 +176,7 @@ static char *child_at(ksr_atspi *a, const ksr_atspi_app *app, const char *path,
 	guint32 coords = ATSPI_COORD_TYPE_SCREEN;
 	if (at->window_coords) {
 		x -= at->origin_x, y -= at->origin_y;
-		coords = ATSPI_COORD_TYPE_WINDOW;
+		return child_by_extents(a, app, path, x, y, d, err);
 	}
 	GVariant *r = app_call(a, app, path, ATSPI_IFACE_COMPONENT, "GetAccessibleAtPoint",
 	                       g_variant_new("(iiu)", x, y, coords), "((so))", d, err);
@@ -104,19 +191,25 @@ static char *child_at(ksr_atspi *a, const ksr_atspi_app *app, const char *path,
 	return out;
 }
 
-static bool has_action(ksr_atspi *a, const ksr_atspi_app *app, const char *path, ksr_deadline d)
+/* A control: an Action interface with a click-like action
+ * (ksr_atspi_pick_action), or with none at all, as Qt lists a disabled
+ * button's; a GTK 4 label lists only widget actions ("clipboard.copy") and
+ * is no control. */
+static bool clickable(ksr_atspi *a, const ksr_atspi_app *app, const char *path, ksr_deadline d)
 {
 	ksr_err ignored = {0};
-	GVariant *r = app_call(a, app, path, ATSPI_IFACE_ACCESSIBLE, "GetInterfaces", NULL, "(as)",
-	                       d, &ignored);
+	GVariant *r = app_call(a, app, path, ATSPI_IFACE_ACTION, "GetActions", NULL, "(a(sss))", d,
+	                       &ignored);
 	if (!r)
-		return false;
-	bool yes = false;
+		return false; /* no Action interface */
 	GVariantIter *it = NULL;
-	const char *iface;
-	g_variant_get(r, "(as)", &it);
-	while (g_variant_iter_next(it, "&s", &iface))
-		yes = yes || strcmp(iface, ATSPI_IFACE_ACTION) == 0;
+	const char *name, *desc, *key;
+	g_variant_get(r, "(a(sss))", &it);
+	char *names[64];
+	ksr_atspi_node n = {.actions = names};
+	while (n.n_actions < 64 && g_variant_iter_next(it, "(&s&s&s)", &name, &desc, &key))
+		names[n.n_actions++] = (char *)name;
+	bool yes = n.n_actions == 0 || ksr_atspi_pick_action(&n) >= 0;
 	g_variant_iter_free(it);
 	g_variant_unref(r);
 	return yes;
@@ -159,10 +252,10 @@ int ksr_atspi_control_at(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi
 	char *top = window_accessible(a, app, at->window_title, d, err);
 	for (char *p = top; p && n < MAX_HOPS; p = child_at(a, app, p, at, d, err))
 		chain[n++] = p;
-	/* The deepest one that can be acted on (a button, not the label in it). */
+	/* The deepest one that can be clicked (a button, not the label in it). */
 	int pick = -1;
 	for (int i = n - 1; i > 0 && pick < 0; i--)
-		if (has_action(a, app, chain[i], d))
+		if (clickable(a, app, chain[i], d))
 			pick = i;
 	if (pick > 0) {
 		rc = describe(a, app, chain[pick], pick, d, out, err);

@@ -4,7 +4,15 @@ type a path into the modal Save As dialog, Return. Run 20 times in a row on
 the runtime's own --xvfb session; every run must pass, and the file each run
 saved holds the typed line (read here, not from the report). Input goes to the
 dialog (the step rows name it: dialog_of is the main window), never to the
-window it blocks."""
+window it blocks.
+
+The same kind of flow in a Qt app (FeatherPad, Qt 5): Qt's own Save As dialog
+enables its Save button only once the file name field has text, and the
+scenario clicks that button by a declared fraction of the dialog right after
+typing: readiness asks the accessibility bus for the control under the point
+and acts once it is sensitive. With the name emptied the button stays
+insensitive and the step says so. A GTK 4 app (gnome-calculator): the control
+under a declared click is found through GTK 4's window-relative extents."""
 
 import os
 import textwrap
@@ -13,6 +21,12 @@ import unittest
 import ksr
 
 RUNS = 20
+QT_RUNS = 5
+# Qt's Save As dialog at 1280x720 (630x415): its Save button's centre, read
+# off the dialog's screenshot (test docs: the button at 903,500 of a dialog at 324,140).
+QT_SAVE = "[0.919, 0.867]"
+# gnome-calculator's "7" button in its 365x508 window (its probe's extents).
+GTK4_SEVEN = "[0.118, 0.63]"
 
 
 class DialogFlowTest(ksr.KsrTestCase):
@@ -59,6 +73,85 @@ class DialogFlowTest(ksr.KsrTestCase):
                 main = rows[0]["window_id"]
                 for r in rows[2:]:
                     self.assertEqual((r["window_title"], r.get("dialog_of")), ("Save As", main), r)
+
+    def qt_scenario(self, saved, name_steps, click_extra=""):
+        return self.scenario(textwrap.dedent("""\
+            name: qt-save-as-flow
+            launch: exec featherpad
+            process: ^featherpad$
+            window_class: (?i)^featherpad$
+            launch_timeout_s: 60
+            settle_s: 1
+            targets:
+              save: %s
+            steps:
+              - type: "hello from qt\\n"
+              - key: ctrl+s
+                checks:
+                  - window: (?i)^save as
+                    timeout_s: 15
+            %s
+              - click: save
+            %s
+                checks:
+                  - no_window: (?i)^save as
+                    timeout_s: 10
+                  - file: %s
+                    timeout_s: 10
+            """) % (QT_SAVE, name_steps, click_extra, saved), name="qt.yaml")
+
+    def test_qt_save_as_flow(self):
+        saved = os.path.join(self.tmp, "qt-saved.txt")
+        path = self.qt_scenario(saved, "  - type: %s" % saved)
+        for i in range(QT_RUNS):
+            with self.subTest(run=i + 1):
+                if os.path.exists(saved):
+                    os.unlink(saved)
+                out = self.out("qt-%02d" % i)
+                rc, _so, se, _el = self.run_rt(["run", "--xvfb", path], out=out, timeout=180)
+                self.assertNoSanitizerReport(se)
+                self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+                with open(saved, encoding="utf-8") as f:
+                    self.assertEqual(f.read().rstrip("\n"), "hello from qt")
+                click = [e for e in ksr.read_trace(out) if e.get("event") == "step.end"][3]
+                self.assertEqual(click["kind"], "click")
+                self.assertEqual(click["window_title"], "Save as...")
+                self.assertEqual(click["ready"]["control"]["name"], "Save", click["ready"])
+                self.assertTrue(click["ready"]["control"]["sensitive"], click["ready"])
+
+    def test_qt_save_button_insensitive_without_a_name(self):
+        saved = os.path.join(self.tmp, "qt-never.txt")
+        path = self.qt_scenario(saved, "  - key: ctrl+a\n  - key: BackSpace",
+                                "    timeout_s: 2")
+        out = self.out("qt-empty")
+        rc, _so, se, _el = self.run_rt(["run", "--xvfb", path], out=out, timeout=180)
+        self.assertNoSanitizerReport(se)
+        self.assertEvidence(out, "app-failed", "step-failed", rc=rc, stderr=se)
+        click = [e for e in ksr.read_trace(out) if e.get("event") == "step.end"][4]
+        self.assertEqual(click["ready"]["never"], "control", click)
+        self.assertEqual(click["ready"]["control"]["sensitive"], False, click)
+        self.assertIn('"Save" under the point stayed insensitive for 2 s', click["reason"])
+        self.assertFalse(os.path.exists(saved))
+
+    def test_gtk4_control_under_a_declared_click(self):
+        path = self.scenario(textwrap.dedent("""\
+            name: gtk4-control
+            launch: exec gnome-calculator
+            process: ^gnome-calculator$
+            window: Calculator$
+            launch_timeout_s: 60
+            settle_s: 1
+            steps:
+              - click: %s
+            """) % GTK4_SEVEN, name="gtk4.yaml")
+        out = self.out("gtk4")
+        rc, _so, se, _el = self.run_rt(["run", "--xvfb", path], out=out, timeout=180)
+        self.assertNoSanitizerReport(se)
+        self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        click = [e for e in ksr.read_trace(out) if e.get("event") == "step.end"][0]
+        control = click["ready"]["control"]
+        self.assertRegex(control["name"], r"^7( 7)?$", click["ready"])
+        self.assertEqual((control["sensitive"], control["showing"]), (True, True))
 
 
 if __name__ == "__main__":
