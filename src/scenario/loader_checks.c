@@ -65,6 +65,10 @@ static bool state_string(scn_ctx *c, const snode *n, const char *what, ksr_check
 		return false;
 	}
 	out->state = ksr_xstrdup(sp + 1);
+	if (!scn_state_word(c, n, what, out->state)) {
+		free(s);
+		return false;
+	}
 	while (sp > s && (sp[-1] == ' ' || sp[-1] == '\t'))
 		sp--;
 	*sp = 0;
@@ -95,9 +99,12 @@ bool scn_state_parse(scn_ctx *c, const snode *n, const char *what, ksr_check *ou
 		return false;
 	}
 	ok = scn_name(c, name, what, &out->name) && ok;
-	ok = scn_str(c, state, what, true, &out->state) && ok;
+	if (scn_str(c, state, what, true, &out->state))
+		ok = scn_state_word(c, state, what, out->state) && ok;
+	else
+		ok = false;
 	if (role)
-		ok = scn_str(c, role, what, true, &out->role) && ok;
+		ok = scn_role(c, role, what, &out->role) && ok;
 	return ok;
 }
 
