@@ -80,7 +80,7 @@ enum {
 };
 
 typedef struct ksr_atspi_node {
-	char *path; /* object path (on the app's bus name) */
+	char *path;         /* object path (on the app's bus name) */
 	char *role;         /* the standard AT-SPI role name (GetRole), else the toolkit's */
 	char *toolkit_role; /* the toolkit's own GetRoleName string (an alias of role) */
 	char *name, *description;
@@ -88,6 +88,7 @@ typedef struct ksr_atspi_node {
 	uint32_t ifaces; /* KSR_ATSPI_IF_* */
 	char **actions;  /* action names */
 	size_t n_actions;
+	char *keybinding; /* the first action's key binding as the app wrote it, or NULL */
 	bool has_extents; /* screen coordinates (window origin added for GTK4) */
 	int x, y, w, h;
 	int parent; /* index, -1 for the application */
@@ -186,6 +187,19 @@ bool ksr_atspi_role_known(const char *written);
 /* The standard name of AT-SPI role number role (malloc'd), NULL when unknown. */
 char *ksr_atspi_role_canonical(uint32_t role);
 
+/* ---- text, values, shortcuts (atspi_text.c) ---- */
+
+/* The control's value (Value.CurrentValue, as "%g" would print it) when it
+ * offers one, else its text (Text.GetText): malloc'd into *out; *from gets
+ * "value" or "text". -1 with err when it offers neither or does not answer.
+ * Needs n->ifaces (a full walk, or the match of a find-mode walk). */
+int ksr_atspi_node_text(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_node *n,
+                        ksr_deadline d, char **out, const char **from, ksr_err *err);
+/* An action's key binding (ATK's "mnemonic;sequence;shortcut" such as
+ * "s;<Alt>f:s;<Primary>s", or Qt's "Ctrl+S") as the chord a key: step
+ * writes ("ctrl+s"); NULL when it has no shortcut that ksr_keys_parse reads. */
+char *ksr_atspi_shortcut_chord(const char *binding);
+
 /* An accessibility name as people read it: surrounding whitespace trimmed,
  * inner runs of whitespace collapsed to one space (malloc'd; NULL for NULL). */
 char *ksr_atspi_name_display(const char *name);
@@ -199,8 +213,8 @@ int ksr_atspi_node_match_kind(const ksr_atspi_node *n, const ksr_name_match *nam
  * same name with another role first, then by edit distance of the
  * normalised names (case-insensitive), the same role first. Up to max
  * indices into out; returns how many. */
-size_t ksr_atspi_near_misses(const ksr_atspi_tree *t, const ksr_name_match *name,
-                             const char *role, int *out, size_t max);
+size_t ksr_atspi_near_misses(const ksr_atspi_tree *t, const ksr_name_match *name, const char *role,
+                             int *out, size_t max);
 /* The near misses as text for a reason: `closest: "Paper Mode" (check menu
  * item), "Paper Size" (menu item)`, or "" when there are none; into buf. */
 const char *ksr_atspi_near_miss_text(const ksr_atspi_tree *t, const ksr_name_match *name,

@@ -57,6 +57,7 @@ typedef enum ksr_shape {
 	KSR_SHAPE_STATE,   /* "NAME STATE" or {name, role, state} */
 	KSR_SHAPE_PAGE,    /* {selector, text?, url?, title?} */
 	KSR_SHAPE_HOVER,   /* a POINT value, {element, role?} or {selector} */
+	KSR_SHAPE_TEXT_CHECK, /* {name?, role?, equals | contains | matches} */
 } ksr_shape;
 
 /* What the step runner resolves before the executor acts. */

@@ -61,8 +61,7 @@ static bool loose_test(const ksr_name_match *m, const char *name)
 	return ok;
 }
 
-int ksr_atspi_node_match_kind(const ksr_atspi_node *n, const ksr_name_match *name,
-                              const char *role)
+int ksr_atspi_node_match_kind(const ksr_atspi_node *n, const ksr_name_match *name, const char *role)
 {
 	if (!n->name || !name || !name->text || !role_ok(n, role))
 		return 0;
@@ -95,8 +94,8 @@ static size_t near_limit(size_t len)
 	return len / 3 > 2 ? len / 3 : 2;
 }
 
-size_t ksr_atspi_near_misses(const ksr_atspi_tree *t, const ksr_name_match *name,
-                             const char *role, int *out, size_t max)
+size_t ksr_atspi_near_misses(const ksr_atspi_tree *t, const ksr_name_match *name, const char *role,
+                             int *out, size_t max)
 {
 	if (!t || !name || !name->text || !max)
 		return 0;

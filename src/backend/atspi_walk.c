@@ -328,8 +328,11 @@ static void got_actions(walk *w, int i, GVariant *reply)
 	const char *name, *desc, *keys;
 	g_variant_get(reply, "(a(sss))", &it);
 	n->actions = ksr_xcalloc(g_variant_iter_n_children(it) + 1, sizeof *n->actions);
-	while (g_variant_iter_next(it, "(&s&s&s)", &name, &desc, &keys))
+	while (g_variant_iter_next(it, "(&s&s&s)", &name, &desc, &keys)) {
 		n->actions[n->n_actions++] = ksr_xstrdup(name);
+		if (!n->keybinding && keys && *keys)
+			n->keybinding = ksr_xstrdup(keys);
+	}
 	g_variant_iter_free(it);
 }
 
@@ -423,6 +426,7 @@ void ksr_atspi_tree_clear(ksr_atspi_tree *t)
 		free(n->path);
 		free(n->role);
 		free(n->toolkit_role);
+		free(n->keybinding);
 		free(n->name);
 		free(n->description);
 		for (size_t k = 0; k < n->n_actions; k++)

@@ -98,6 +98,7 @@ extern const char *const scn_keys_selector_text[];
 extern const char *const scn_keys_hover[];
 extern const char *const scn_keys_state[];
 extern const char *const scn_keys_page[];
+extern const char *const scn_keys_text[];
 extern const char *const scn_keys_target[];
 
 /* loader_checks.c */

@@ -11,7 +11,8 @@
  * mapped (with --no-window: at start). --first-run-dialog and --updater-dialog show plain dialogs
  * of that title; --close-window-after destroys the window, the process stays.
  * --animate repaints a strip at the bottom forever; --no-cursor-blink keeps
- * the entry's cursor steady (the entry repaints only when its text changes). */
+ * the entry's cursor steady (the entry repaints only when its text changes).
+ * --spin adds a spin button "Quantity" (0 to 100, starting at 3; Up adds 1). */
 #include <gtk/gtk.h>
 
 #include <errno.h>
@@ -38,6 +39,7 @@ static struct {
 	gboolean record_enter;
 	gboolean animate;
 	gboolean no_cursor_blink;
+	gboolean spin;
 } opt = {
         .slow_start_ms = -1,
         .crash_after_ms = -1,
@@ -48,6 +50,8 @@ static struct {
 };
 
 static GOptionEntry entries[] = {
+        {"spin", 0, 0, G_OPTION_ARG_NONE, &opt.spin, "Add a spin button \"Quantity\" (value 3)",
+         NULL},
         {"title", 0, 0, G_OPTION_ARG_STRING, &opt.title, "Window title (default: KSR Test App)",
          "T"},
         {"slow-start", 0, 0, G_OPTION_ARG_INT, &opt.slow_start_ms,
@@ -319,6 +323,12 @@ static GtkWidget *build_window(void)
 	gtk_box_pack_start(GTK_BOX(box), pressed_label, FALSE, FALSE, 0);
 	gtk_box_pack_start(GTK_BOX(box), check, FALSE, FALSE, 0);
 	gtk_box_pack_start(GTK_BOX(box), entry, FALSE, FALSE, 0);
+	if (opt.spin) {
+		GtkWidget *spin = gtk_spin_button_new_with_range(0, 100, 1);
+		gtk_spin_button_set_value(GTK_SPIN_BUTTON(spin), 3);
+		name_widget(spin, "Quantity");
+		gtk_box_pack_start(GTK_BOX(box), spin, FALSE, FALSE, 0);
+	}
 	if (opt.animate)
 		add_strip(box);
 	if (opt.no_cursor_blink)
