@@ -220,4 +220,33 @@ size_t ksr_atspi_near_misses(const ksr_atspi_tree *t, const ksr_name_match *name
 const char *ksr_atspi_near_miss_text(const ksr_atspi_tree *t, const ksr_name_match *name,
                                      const char *role, char *buf, size_t len);
 
+/* ---- the control under a point (atspi_point.c) ---- */
+
+typedef struct ksr_atspi_at {
+	int x, y;                 /* root pixels */
+	const char *window_title; /* the X window there: its accessible is the start */
+	/* GTK 4 answers in window coordinates: the X window's client origin. */
+	bool window_coords;
+	int origin_x, origin_y;
+} ksr_atspi_at;
+
+typedef struct ksr_atspi_control {
+	char *path, *role, *name;
+	uint64_t states;
+	int depth; /* hops below the window */
+} ksr_atspi_control;
+
+/* The deepest accessible with an Action interface at the point, inside the
+ * app's top-level whose name is at->window_title: 1 with *out set, 0 when
+ * there is none (or the window cannot be told), -1 with err. */
+int ksr_atspi_control_at(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_at *at,
+                         ksr_deadline d, ksr_atspi_control *out, ksr_err *err);
+/* Sensitive (or enabled) and showing (or, where the toolkit never sets
+ * showing, visible): a person could click it now. */
+bool ksr_atspi_control_ready(const ksr_atspi_control *c, bool visible_is_showing, bool *sensitive,
+                             bool *showing);
+void ksr_atspi_control_clear(ksr_atspi_control *c); /* NULL-safe */
+/* The toolkit answers coordinates relative to the window (GTK 4). */
+bool ksr_atspi_app_window_coords(const ksr_atspi_app *app);
+
 #endif

@@ -96,10 +96,29 @@ typedef struct ksr_x11_quiet {
 ksr_wait ksr_x11_quiet_wait(ksr_x11 *x, const unsigned long *windows, size_t n,
                             const ksr_x11_quiet *q, ksr_deadline d, int64_t *waited_ms);
 
+/* Wait until window has been repainted after since_ms (ksr_now_ms clock): a
+ * control's state change shows as a repaint. READY (also when the window is
+ * gone), TIMEOUT, CANCELLED, or ERROR. */
+ksr_wait ksr_x11_damage_wait(ksr_x11 *x, unsigned long window, int64_t since_ms, ksr_deadline d);
+
 /* Send window's client a _NET_WM_PING and wait for its answer: the app's
  * event loop is running. READY also when the window does not take pings
  * (*supported false); TIMEOUT when it did not answer by d (stopped, hung). */
 ksr_wait ksr_x11_ping_wait(ksr_x11 *x, unsigned long window, ksr_deadline d, bool *supported);
+
+/* ---- a window watched for its end (x11_watch.c) ----
+ * On an X connection of its own: its descriptor can wait beside anything (a
+ * guard in every wait of the run) and it never takes events from the main
+ * connection. */
+typedef struct ksr_x11_watch ksr_x11_watch;
+ksr_x11_watch *ksr_x11_watch_open(const ksr_x11 *x, unsigned long window, ksr_err *err);
+int ksr_x11_watch_fd(const ksr_x11_watch *w); /* -1 once the connection broke */
+/* Read what arrived: 1 the window was destroyed, 0 not, -1 the connection broke. */
+int ksr_x11_watch_gone(ksr_x11_watch *w);
+/* How many other top-level client windows (_NET_CLIENT_LIST) carry
+ * _NET_WM_PID pid: does the process live on with a window. -1 on error. */
+int ksr_x11_watch_pid_windows(ksr_x11_watch *w, int pid);
+void ksr_x11_watch_close(ksr_x11_watch *w); /* NULL-safe */
 
 /* ---- input (XTest, in process; coordinates are root-window pixels) ----
  * Each action is flushed at once; call ksr_x11_sync at the end of a step so the

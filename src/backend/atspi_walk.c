@@ -78,6 +78,12 @@ static const struct {
 
 static void on_reply(GObject *src, GAsyncResult *res, gpointer data);
 
+bool ksr_atspi_app_window_coords(const ksr_atspi_app *app)
+{
+	return app && app->toolkit && strcasecmp(app->toolkit, "GTK") == 0 &&
+	       app->toolkit_major >= 4;
+}
+
 static bool is_core(enum req_kind kind)
 {
 	return kind <= REQ_STATE;
@@ -447,8 +453,7 @@ int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_
 		w.o.max_depth = DEFAULT_DEPTH;
 	if (w.o.max_nodes <= 0)
 		w.o.max_nodes = DEFAULT_NODES;
-	w.window_coords =
-	        app->toolkit && strcasecmp(app->toolkit, "GTK") == 0 && app->toolkit_major >= 4;
+	w.window_coords = ksr_atspi_app_window_coords(app);
 	/* Qt 5's bridge reads a second argument of every Properties call: GetAll
 	 * (one argument) reads past its list and the app segfaults. */
 	w.by_get = app->toolkit && strncasecmp(app->toolkit, "Qt", 2) == 0;

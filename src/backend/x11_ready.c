@@ -215,6 +215,25 @@ ksr_wait ksr_x11_quiet_wait(ksr_x11 *x, const unsigned long *wins, size_t n, con
 	}
 }
 
+ksr_wait ksr_x11_damage_wait(ksr_x11 *x, unsigned long window, int64_t since_ms, ksr_deadline d)
+{
+	if (!x || x->dead || track_all(x, &window, 1) != KSR_WAIT_READY)
+		return KSR_WAIT_ERROR;
+	XSync(x->dpy, False); /* what the server did before now is queued */
+	for (;;) {
+		ksr_x11_input_pump(x);
+		if (x->dead)
+			return KSR_WAIT_ERROR;
+		const struct ksr_x11_damaged *e = find_damaged(x, window);
+		if (!e || e->last_ms > since_ms)
+			return KSR_WAIT_READY; /* repainted (or gone: the caller looks) */
+		struct pollfd pfd = {.fd = ConnectionNumber(x->dpy), .events = POLLIN};
+		ksr_wait w = ksr_wait_fds(&pfd, 1, d);
+		if (w != KSR_WAIT_READY)
+			return w;
+	}
+}
+
 /* ---- viewable, covered, answering ---- */
 
 int ksr_x11_window_viewable(ksr_x11 *x, unsigned long window)

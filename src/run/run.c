@@ -12,6 +12,7 @@
 #include "ksr/cdp.h"
 #include "ksr/report.h"
 #include "ksr/proc.h"
+#include "run/actions/exec_atspi.h"
 #include "run/diagnosis/diagnose.h"
 #include "run/stages/stage.h"
 
@@ -177,6 +178,7 @@ static void teardown(ksr_run *run)
 {
 	ksr_cdp_close(run->cdp); /* before the browser is stopped */
 	run->cdp = NULL;
+	ksr_run_atspi_drop(run);
 	ksr_run_stop_app(run);
 	ksr_x11_close(run->x);
 	run->x = NULL;

@@ -12,6 +12,10 @@
  * of that title; --close-window-after destroys the window, the process stays.
  * --animate repaints a strip at the bottom forever; --no-cursor-blink keeps
  * the entry's cursor steady (the entry repaints only when its text changes).
+ * --name-dialog MS opens a modal dialog "Name It" (400x200, transient for the
+ * window): an entry "Name" on top, a button "OK" filling the lower half that
+ * turns sensitive MS after the entry first holds text (a validation that
+ * takes a while, as a file chooser's); OK records "confirmed:<text>".
  * --spin adds a spin button "Quantity" (0 to 100, starting at 3; Up adds 1). */
 #include <gtk/gtk.h>
 
@@ -40,6 +44,7 @@ static struct {
 	gboolean animate;
 	gboolean no_cursor_blink;
 	gboolean spin;
+	gint name_dialog_ms;
 } opt = {
         .slow_start_ms = -1,
         .crash_after_ms = -1,
@@ -47,6 +52,7 @@ static struct {
         .dialog_after_ms = 0,
         .hang_after_ms = -1,
         .close_window_after_ms = -1,
+        .name_dialog_ms = -1,
 };
 
 static GOptionEntry entries[] = {
@@ -82,6 +88,8 @@ static GOptionEntry entries[] = {
         {"animate", 0, 0, G_OPTION_ARG_NONE, &opt.animate,
          "Repaint a strip at the bottom every 16 ms, forever (a window that never goes quiet)",
          NULL},
+        {"name-dialog", 0, 0, G_OPTION_ARG_INT, &opt.name_dialog_ms,
+         "Open the \"Name It\" dialog; its OK turns sensitive this long after text", "MS"},
         {"no-cursor-blink", 0, 0, G_OPTION_ARG_NONE, &opt.no_cursor_blink,
          "A steady text cursor: the entry repaints only when its text changes", NULL},
         {NULL},
@@ -208,6 +216,64 @@ static gboolean show_plain_dialog(gpointer title)
 	return G_SOURCE_REMOVE;
 }
 
+static void name_widget(GtkWidget *w, const char *name)
+{
+	gtk_widget_set_name(w, name);
+	atk_object_set_name(gtk_widget_get_accessible(w), name);
+}
+
+/* --name-dialog: OK turns sensitive a while after the name first has text. */
+static GtkWidget *name_entry, *name_ok;
+static guint enable_timer;
+
+static gboolean enable_ok(gpointer data)
+{
+	(void)data;
+	enable_timer = 0;
+	gtk_widget_set_sensitive(name_ok, TRUE);
+	return G_SOURCE_REMOVE;
+}
+
+static void on_name_changed(GtkEditable *entry, gpointer data)
+{
+	(void)data;
+	gboolean any = *gtk_entry_get_text(GTK_ENTRY(entry)) != '\0';
+	if (any && !enable_timer && !gtk_widget_get_sensitive(name_ok))
+		enable_timer = g_timeout_add((guint)opt.name_dialog_ms, enable_ok, NULL);
+}
+
+static void on_name_ok(GtkButton *button, gpointer dialog)
+{
+	(void)button;
+	record("confirmed:%s\n", gtk_entry_get_text(GTK_ENTRY(name_entry)));
+	gtk_widget_destroy(GTK_WIDGET(dialog));
+}
+
+static gboolean show_name_dialog(gpointer data)
+{
+	(void)data;
+	GtkWidget *d = gtk_window_new(GTK_WINDOW_TOPLEVEL);
+	gtk_window_set_title(GTK_WINDOW(d), "Name It");
+	gtk_window_set_type_hint(GTK_WINDOW(d), GDK_WINDOW_TYPE_HINT_DIALOG);
+	gtk_window_set_transient_for(GTK_WINDOW(d), GTK_WINDOW(main_window));
+	gtk_window_set_modal(GTK_WINDOW(d), TRUE);
+	gtk_window_set_default_size(GTK_WINDOW(d), 400, 200);
+	GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 12);
+	gtk_container_set_border_width(GTK_CONTAINER(box), 12);
+	name_entry = gtk_entry_new();
+	name_widget(name_entry, "Name");
+	g_signal_connect(name_entry, "changed", G_CALLBACK(on_name_changed), NULL);
+	name_ok = gtk_button_new_with_label("OK");
+	name_widget(name_ok, "OK");
+	gtk_widget_set_sensitive(name_ok, FALSE);
+	g_signal_connect(name_ok, "clicked", G_CALLBACK(on_name_ok), d);
+	gtk_box_pack_start(GTK_BOX(box), name_entry, FALSE, FALSE, 0);
+	gtk_box_pack_start(GTK_BOX(box), name_ok, TRUE, TRUE, 0);
+	gtk_container_add(GTK_CONTAINER(d), box);
+	gtk_widget_show_all(d);
+	return G_SOURCE_REMOVE;
+}
+
 static gboolean keep_running_without_window;
 
 static gboolean close_window_now(gpointer data)
@@ -240,6 +306,8 @@ static void start_timers(void)
 	if (opt.updater_dialog && have_gtk)
 		g_idle_add(show_plain_dialog, opt.updater_dialog);
 	after(opt.close_window_after_ms, close_window_now);
+	if (opt.name_dialog_ms >= 0 && have_gtk)
+		g_idle_add(show_name_dialog, NULL);
 }
 
 static gboolean on_map(GtkWidget *w, GdkEvent *event, gpointer data)
@@ -258,12 +326,6 @@ static void on_destroy(GtkWidget *w, gpointer data)
 	main_window = NULL;
 	if (!keep_running_without_window)
 		g_main_loop_quit(loop);
-}
-
-static void name_widget(GtkWidget *w, const char *name)
-{
-	gtk_widget_set_name(w, name);
-	atk_object_set_name(gtk_widget_get_accessible(w), name);
 }
 
 /* --animate: a strip whose colour changes on every frame. */

@@ -27,6 +27,7 @@ CRASH_AFTER_MS = 5000  # settle 1 s + the stages before the step: ~4 s into the 
 STEP_S = 10
 APP_SEEN_TICK_MS = 250  # the app wait's slowest look at a new window
 LIVENESS_MS = 1000
+WINDOW_GRACE_MS = 500  # docs/architecture.md: a window gone is looked at again after this
 
 
 def events(out, name):
@@ -115,6 +116,25 @@ class AliveTest(ksr.KsrTestCase):
         report = self.assertEvidence(out, "app-failed", "window-lost", rc=rc, stderr=se)
         self.assertEqual(events(out, "app.exit"), [], "the process lived on")
         self.assertNotIn("SIG", report["reason"])
+        self.assertIn("lives on without a window", report["reason"])
+        self.assertIn("into step 1", report["reason"])
+        self.assertTrue(ksr.names_line(report["reason"], ksr.line_of(path, "sleep:")),
+                        report["reason"])
+        self.assertEqual([f["outcome"] for f in report["failures"]], ["window-lost"])
+        # Its DestroyNotify is in every wait: the 10 s sleep ends at the
+        # close (map + C), not at its end. The process-exit grace (500 ms,
+        # a dying app's connection closes before its pidfd is readable)
+        # comes on top of the 1 s liveness bound.
+        app = events(out, "app")[0]
+        start = events(out, "step.start")[0]
+        end = events(out, "step.end")[0]
+        closed_no_earlier_than = app["t_ms"] + CRASH_AFTER_MS
+        self.assertLess(start["t_ms"], closed_no_earlier_than - APP_SEEN_TICK_MS)
+        self.assertEqual(end["status"], "error")
+        self.assertIn("lives on", end.get("reason", ""))
+        self.assertLess(end["t_ms"] - closed_no_earlier_than,
+                        LIVENESS_MS + WINDOW_GRACE_MS + APP_SEEN_TICK_MS)
+        self.assertEqual(ksr.stage(report, "final-checks")["status"], "skipped")
 
     def test_desktop_tool_crash_mid_step(self):
         path = self.scenario(

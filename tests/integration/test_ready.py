@@ -1,7 +1,8 @@
 """Ready before input, settled after it (issue #16, docs/scenario.md#ready-and-settled):
 a window that never stops repainting is acted on when the quiet wait's bound runs out,
 with a note and no failure; typed text is in the step's own screenshot; the step rows
-say what was waited for; a stopped app fails readiness within the step's timeout.
+say what was waited for; a stopped app fails readiness within the step's timeout; a
+declared click waits until the button under it is sensitive (the app on the AT-SPI bus).
 Real Xvfb + openbox (the runtime's --xvfb) and the GTK3 test app; what the app did is
 read from its --record file and the screenshots' pixels, never from the runtime's words."""
 
@@ -14,7 +15,8 @@ import ksr
 # The test app's 480x320 client area (test_input.py read it off a first-look
 # screenshot): the text field spans y 134..166, x 24..456.
 FIELD = (24, 134, 456, 166)
-TARGETS = "targets:\n  field: [0.5, 0.47]\n"
+TARGETS = "targets:\n  field: [0.5, 0.47]\n  ok: [0.5, 0.75]\n"
+ENABLE_MS = 1500  # --name-dialog: OK turns sensitive this long after the name has text
 QUIET_BOUND_MS = 1000  # docs/scenario.md: the quiet wait's bound without timeout_s
 
 
@@ -36,14 +38,15 @@ class ReadyTest(ksr.KsrTestCase):
         extra.setdefault("KSR_TESTAPP", ksr.TESTAPP)
         return super().env(**extra)
 
-    def app_scenario(self, app_args, steps, extra=""):
+    def app_scenario(self, app_args, steps, extra="", atspi=False):
         return self.scenario(
             "name: ready\n"
             "launch: ${KSR_TESTAPP} %s\n"
             "process: ^ksr-testapp$\n"
             "window: ^KSR Test App$\n"
             "settle_s: 0.5\n"
-            "atspi: false\n" % app_args + extra + TARGETS + "steps:\n" + steps)
+            "atspi: %s\n" % (app_args, "true" if atspi else "false")
+            + extra + TARGETS + "steps:\n" + steps)
 
     def run_it(self, path, verdict, outcome):
         out = self.out()
@@ -148,6 +151,58 @@ class ReadyTest(ksr.KsrTestCase):
         self.assertGreaterEqual(key["duration_ms"], 2000 - 50, key)
         self.assertLess(key["duration_ms"], 2000 + 2000, key)
         self.assertIn("_NET_WM_PING", report["reason"])
+
+    def name_dialog_flow(self, click_extra=""):
+        """Type a name into the modal "Name It" dialog, then at once a declared
+        click on its OK button, which the app enables ENABLE_MS after the
+        name has text. No target: and no sleep: input goes to the dialog."""
+        rec = os.path.join(self.tmp, "rec.txt")
+        path = self.app_scenario(
+            "--name-dialog %d --no-cursor-blink --record %s" % (ENABLE_MS, rec),
+            "  - type: \"hello\"\n"
+            "  - click: ok\n%s"
+            "    checks:\n"
+            "      - no_window: ^Name It$\n"
+            "        timeout_s: 1\n" % click_extra, atspi=True)
+        return path, rec
+
+    def test_click_waits_until_the_button_under_it_is_sensitive(self):
+        path, rec = self.name_dialog_flow()
+        # The dialog is open at first look: the one concern is that (no
+        # scenario key declares a dialog as expected).
+        out, report = self.run_it(path, "pass-with-concerns", "completed")
+        self.assertEqual([c["code"] for c in report["concerns"]], ["unexpected-dialog"])
+        self.assertIn("confirmed:hello", rec_lines(rec), "the app took the click on OK")
+        rows = step_rows(out)
+        click = rows[1]
+        self.assertEqual(click["window_title"], "Name It", "the click went to the dialog")
+        self.assertEqual(click["ready"]["control"],
+                         {"name": "OK", "role": "push button", "sensitive": True,
+                          "showing": True}, click["ready"])
+
+    def test_without_readiness_the_same_click_lands_on_the_insensitive_button(self):
+        """The control: with readiness off at the click (ready_quiet_ms: 0), the
+        very same click lands while OK is still insensitive and the app takes
+        nothing: the wait above is what makes the flow pass."""
+        path, rec = self.name_dialog_flow("    ready_quiet_ms: 0\n")
+        out, _report = self.run_it(path, "app-failed", "check-failed")
+        self.assertNotIn("confirmed:hello", rec_lines(rec))
+        self.assertNotIn("control", step_rows(out)[1]["ready"])
+
+    def test_button_that_never_turns_sensitive_names_it(self):
+        """Nothing typed: OK stays insensitive; the step fails within its
+        timeout, naming the control and the condition."""
+        rec = os.path.join(self.tmp, "rec.txt")
+        path = self.app_scenario(
+            "--name-dialog %d --record %s" % (ENABLE_MS, rec),
+            "  - click: ok\n"
+            "    timeout_s: 2\n", atspi=True)
+        out, report = self.run_it(path, "app-failed", "step-failed")
+        click = step_rows(out)[0]
+        self.assertEqual(click["ready"]["never"], "control", click)
+        self.assertIn('the push button "OK" under the point stayed insensitive for 2 s',
+                      click["reason"])
+        self.assertEqual(rec_lines(rec), [])
 
 
 if __name__ == "__main__":

@@ -55,6 +55,31 @@ int ksr_run_atspi_open(ksr_run *run, ksr_deadline d, ksr_run_atspi *t, ksr_err *
 	return 0;
 }
 
+void ksr_run_atspi_drop(ksr_run *run)
+{
+	ksr_run_atspi_release(run->atspi_kept);
+	free(run->atspi_kept);
+	run->atspi_kept = NULL;
+}
+
+ksr_run_atspi *ksr_run_atspi_kept(ksr_run *run, ksr_deadline d)
+{
+	int pid = run->app_pid > 0 ? run->app_pid : (run->have_window ? run->window.pid : 0);
+	if (run->atspi_kept && run->atspi_kept->app.pid != pid)
+		ksr_run_atspi_drop(run);
+	if (run->atspi_kept || run->atspi_none)
+		return run->atspi_kept;
+	ksr_err err = {0};
+	ksr_run_atspi *t = ksr_xmalloc(sizeof *t);
+	if (ksr_run_atspi_open(run, d, t, &err) < 0) {
+		free(t);
+		run->atspi_none = !ksr_cancelled();
+		return NULL;
+	}
+	run->atspi_kept = t;
+	return t;
+}
+
 static void window_origin(ksr_run *run, ksr_atspi_walk_opts *wo)
 {
 	if (run->have_window && run->x) {

@@ -20,6 +20,13 @@ int ksr_run_atspi_walk(ksr_run *run, ksr_run_atspi *t, int max_nodes, ksr_deadli
                        ksr_atspi_tree *tree, ksr_err *err);
 void ksr_run_atspi_release(ksr_run_atspi *t); /* NULL-safe */
 
+/* The connection kept for the run (readiness asks at every pointer step; one
+ * open costs a bus discovery and an app search): opened on first use, opened
+ * again when the app's PID changed, NULL when there is no bus or the app is
+ * not on it (asked once). ksr_run_atspi_drop closes it at the end of the run. */
+ksr_run_atspi *ksr_run_atspi_kept(ksr_run *run, ksr_deadline d);
+void ksr_run_atspi_drop(ksr_run *run);
+
 /* The centre of the control a step names (name:, role:), waited for up to the
  * step's timeout; the control is described in the step row. false: res says
  * why (not found, no extents, no bus). */

@@ -3,6 +3,7 @@
  * then make it ready: activate it, read its geometry at that moment (a moved
  * or resized window still gets the right pixel) and work out the pixel. */
 #include "run/actions/exec.h"
+#include "run/actions/exec_atspi.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -103,6 +104,7 @@ static bool app_window(ksr_run *run, ksr_window *out, ksr_step_result *res)
 		run->window.title = ksr_xstrdup(out->title);
 		run->window.res_name = ksr_xstrdup(out->res_name);
 		run->window.res_class = ksr_xstrdup(out->res_class);
+		ksr_run_rewatch_window(run);
 		return true;
 	}
 	ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_WINDOW_LOST,
@@ -352,6 +354,69 @@ static bool wait_quiet(ksr_run *run, const ksr_step *step, unsigned long id, cJS
 	return true;
 }
 
+static void record_control(cJSON *rd, const ksr_atspi_control *c, bool sensitive, bool showing)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(rd, "control");
+	cJSON *o = cJSON_AddObjectToObject(rd, "control");
+	cJSON_AddStringToObject(o, "name", c->name ? c->name : "");
+	cJSON_AddStringToObject(o, "role", c->role ? c->role : "");
+	cJSON_AddBoolToObject(o, "sensitive", sensitive);
+	cJSON_AddBoolToObject(o, "showing", showing);
+}
+
+static void control_never(const ksr_step *step, const ksr_atspi_control *c, bool sensitive,
+                          ksr_step_result *res)
+{
+	ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
+	              "not ready: the %s \"%.100s\" under the point stayed %s for %g s",
+	              c->role && *c->role ? c->role : "control", c->name ? c->name : "",
+	              !sensitive ? "insensitive" : "not showing",
+	              bound_s(step, READY_DEFAULT_S * 1000));
+}
+
+/* Where the app is on the accessibility bus, the control a pointer action
+ * at the point would reach is sensitive and showing: a dialog's button that
+ * is enabled only once a field has text is waited for. A change of its
+ * state repaints the window, so each repaint is the moment to ask again;
+ * no control there (or no bus) claims nothing. */
+static bool wait_control(ksr_run *run, const ksr_step *step, const ksr_window *w, int px, int py,
+                         ksr_deadline d, cJSON *rd, ksr_step_result *res)
+{
+	if (!run->sc->atspi || ksr_step_quiet_ms(run, step) <= 0 || !w->title)
+		return true;
+	ksr_run_atspi *t = ksr_run_atspi_kept(run, d);
+	if (!t)
+		return true;
+	bool window_coords = ksr_atspi_app_window_coords(&t->app);
+	ksr_atspi_at at = {.x = px,
+	                   .y = py,
+	                   .window_title = w->title,
+	                   .window_coords = window_coords,
+	                   .origin_x = w->x,
+	                   .origin_y = w->y};
+	for (;;) {
+		int64_t asked = ksr_now_ms();
+		ksr_atspi_control c = {0};
+		ksr_err err = {0};
+		if (ksr_atspi_control_at(t->a, &t->app, &at, d, &c, &err) <= 0)
+			return true; /* nothing there to wait for (an unanswered call claims
+			                nothing) */
+		bool sensitive, showing;
+		bool ok = ksr_atspi_control_ready(&c, window_coords, &sensitive, &showing);
+		record_control(rd, &c, sensitive, showing);
+		if (ok) {
+			ksr_atspi_control_clear(&c);
+			return true;
+		}
+		ksr_wait wt = ksr_x11_damage_wait(run->x, w->id, asked, d);
+		if (wt != KSR_WAIT_READY && !wait_failed(run, step, wt, res))
+			control_never(step, &c, sensitive, res);
+		ksr_atspi_control_clear(&c);
+		if (wt != KSR_WAIT_READY)
+			return not_ready(rd, "control");
+	}
+}
+
 /* The checks before the window's activation (it must be there and its app
  * alive to take the focus) and after (the point, the repaints). */
 static bool ready_before(ksr_run *run, const ksr_step *step, unsigned long id, ksr_deadline d,
@@ -362,12 +427,14 @@ static bool ready_before(ksr_run *run, const ksr_step *step, unsigned long id, k
 	return ksr_step_quiet_ms(run, step) <= 0 || wait_answering(run, step, id, d, rd, res);
 }
 
-static bool ready_after(ksr_run *run, const ksr_step *step, unsigned long id, const int *pt,
+static bool ready_after(ksr_run *run, const ksr_step *step, const ksr_window *w, const int *pt,
                         ksr_deadline d, cJSON *rd, ksr_step_result *res)
 {
-	if (pt && !wait_uncovered(run, step, id, pt[0], pt[1], d, rd, res))
+	if (pt && !wait_uncovered(run, step, w->id, pt[0], pt[1], d, rd, res))
 		return false;
-	return wait_quiet(run, step, id, rd, res);
+	if (pt && !wait_control(run, step, w, pt[0], pt[1], d, rd, res))
+		return false;
+	return wait_quiet(run, step, w->id, rd, res);
 }
 
 static bool ready_end(cJSON *rd, int64_t start, bool ok, ksr_step_result *res)
@@ -396,8 +463,15 @@ bool ksr_step_ready_at(ksr_run *run, const ksr_step *step, unsigned long id, int
 		cJSON_AddStringToObject(rd, "window_at_point", hex);
 		id = there;
 	}
+	ksr_window win = {.id = id};
+	ksr_err err = {0};
+	if (id)
+		ksr_x11_window_refresh(run->x, &win,
+		                       &err); /* its title and origin, for the control */
+	int pt[2] = {px, py};
 	bool ok = !id || (ready_before(run, step, id, d, rd, res) &&
-	                  ready_after(run, step, id, NULL, d, rd, res));
+	                  ready_after(run, step, &win, pt, d, rd, res));
+	ksr_run_window_release(&win);
 	return ready_end(rd, start, ok, res);
 }
 
@@ -422,6 +496,6 @@ bool ksr_step_ready(ksr_run *run, const ksr_step *step, ksr_step_target *t, ksr_
 	if (step->info->target == KSR_TARGET_POINT)
 		resolve_point(step, t, res);
 	int pt[2] = {t->px, t->py};
-	bool ok = !w->id || ready_after(run, step, w->id, t->has_point ? pt : NULL, d, rd, res);
+	bool ok = !w->id || ready_after(run, step, w, t->has_point ? pt : NULL, d, rd, res);
 	return ready_end(rd, start, ok, res);
 }

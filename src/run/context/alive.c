@@ -124,8 +124,68 @@ static ksr_guard_verdict tool_check(int fd, void *ud)
 	return KSR_GUARD_FIRED;
 }
 
+static void unwatch_window(ksr_run *run)
+{
+	if (!run->window_watch)
+		return;
+	ksr_guard_remove(ksr_x11_watch_fd(run->window_watch));
+	ksr_x11_watch_close(run->window_watch);
+	run->window_watch = NULL;
+	run->watched_window = 0;
+}
+
+/* The window went: the app dying closes its connection a moment before its
+ * pidfd turns readable (the pidfd then fires: `crashed`); a process that
+ * still has a window of its own goes on (a dialog closed, a window
+ * replaced); one that lives on with none has lost its window. */
+static ksr_guard_verdict window_check(int fd, void *ud)
+{
+	ksr_run *run = ud;
+	(void)fd;
+	int gone = ksr_x11_watch_gone(run->window_watch);
+	if (gone < 0)
+		return KSR_GUARD_DROP; /* the X server went: every X wait says so */
+	if (gone == 0)
+		return KSR_GUARD_QUIET;
+	if (run->app_watched) {
+		struct pollfd p = {.fd = run->app_watch_fd, .events = POLLIN};
+		if (ksr_wait_fds_uncancellable(&p, 1, ksr_deadline_in_ms(KSR_WINDOW_GRACE_MS)) ==
+		    KSR_WAIT_READY)
+			return KSR_GUARD_QUIET; /* dying: its pidfd fires next */
+	}
+	if (ksr_x11_watch_pid_windows(run->window_watch, run->app_pid) > 0)
+		return KSR_GUARD_QUIET;
+	return KSR_GUARD_FIRED;
+}
+
+static void watch_window(ksr_run *run)
+{
+	ksr_err err = {0};
+	if (!run->have_window || !run->window.id || !run->x)
+		return;
+	ksr_x11_watch *w = ksr_x11_watch_open(run->x, run->window.id, &err);
+	if (!w)
+		return; /* the next X look finds the window gone, as before */
+	if (ksr_guard_add(ksr_x11_watch_fd(w), window_check, run) < 0) {
+		ksr_x11_watch_close(w);
+		return;
+	}
+	run->window_watch = w;
+	run->watched_window = run->window.id;
+}
+
+void ksr_run_rewatch_window(ksr_run *run)
+{
+	if (!run->window_watch || run->watched_window == run->window.id)
+		return;
+	unwatch_window(run);
+	watch_window(run);
+}
+
 void ksr_run_watch_app(ksr_run *run)
 {
+	if (!run->window_watch)
+		watch_window(run);
 	if (run->app_watched || run->app_pid <= 0)
 		return;
 	int fd = ksr_proc_pidfd(run->app_pid);
@@ -172,6 +232,7 @@ void ksr_run_unwatch_all(ksr_run *run)
 		close(run->app_watch_fd);
 		run->app_watched = false;
 	}
+	unwatch_window(run);
 	ksr_guard_clear();
 }
 
@@ -216,6 +277,17 @@ static void lost_app(ksr_run *run, const char *when)
 		ksr_run_fail(run, KSR_OUTCOME_CRASHED, 0, "%s", run->lost_reason);
 }
 
+static void lost_window(ksr_run *run, const char *when)
+{
+	snprintf(run->lost_reason, sizeof run->lost_reason,
+	         "the app's window 0x%lx (\"%.80s\") was destroyed %s; the app %s%s(pid %d) "
+	         "lives on without a window",
+	         run->watched_window, run->window.title ? run->window.title : "", when,
+	         run->app_name, run->app_name[0] ? " " : "", run->app_pid);
+	ksr_run_unwatch_all(run);
+	ksr_run_fail(run, KSR_OUTCOME_WINDOW_LOST, 0, "%s", run->lost_reason);
+}
+
 bool ksr_run_alive_check(ksr_run *run)
 {
 	int fd = ksr_guard_fired();
@@ -226,6 +298,8 @@ bool ksr_run_alive_check(ksr_run *run)
 	ksr_tool *t = tool_of_fd(run, fd);
 	if (t)
 		lost_tool(run, t, when);
+	else if (run->window_watch && fd == ksr_x11_watch_fd(run->window_watch))
+		lost_window(run, when);
 	else
 		lost_app(run, when);
 	return true;

@@ -7,8 +7,6 @@
 #include <signal.h>
 #include <stdio.h>
 
-#define WINDOW_GRACE_MS 500
-
 static _Thread_local bool holding_lock;
 
 void ksr_run_hold_lock(bool held)
@@ -40,7 +38,7 @@ static void record_failure(ksr_run *run, ksr_outcome o, bool setup, int line, co
 		/* The X server sees a dying client's connection close a moment
 		 * before its pidfd turns readable. */
 		struct pollfd p = {.fd = run->app_watch_fd, .events = POLLIN};
-		ksr_wait_fds_uncancellable(&p, 1, ksr_deadline_in_ms(WINDOW_GRACE_MS));
+		ksr_wait_fds_uncancellable(&p, 1, ksr_deadline_in_ms(KSR_WINDOW_GRACE_MS));
 	}
 	if (!run->failed && ksr_run_alive_check(run))
 		return;

@@ -39,6 +39,10 @@ typedef struct ksr_tool {
 	int watch_fd;
 } ksr_tool;
 
+/* The X server sees a dying client's connection close a moment before its
+ * pidfd turns readable: a window gone is looked at again after this. */
+#define KSR_WINDOW_GRACE_MS 500
+
 typedef struct ksr_run ksr_run;
 
 struct ksr_run {
@@ -67,7 +71,11 @@ struct ksr_run {
 	ksr_outcome failure_outcome;
 	int next_shot;                /* NN of the next NN-step.png */
 	int64_t atspi_last_action_ms; /* when click_element last acted (GTK4 spacing) */
-	ksr_plan_state plan_state;    /* set by the plan stage */
+	/* The accessibility connection readiness keeps from step to step
+	 * (exec_atspi.c, ksr_run_atspi_kept); atspi_none: it could not be had. */
+	struct ksr_run_atspi *atspi_kept;
+	bool atspi_none;
+	ksr_plan_state plan_state; /* set by the plan stage */
 
 	/* A crash held until diagnosis tells crash from crash loop (diagnose.c);
 	 * the updater window settle already reported (dialogs.c). */
@@ -86,6 +94,10 @@ struct ksr_run {
 	 * the run is (for "4.1 s into step 2, line 9"); what ended it. */
 	bool app_watched;
 	int app_watch_fd;
+	/* Its window on a connection of its own (ksr_x11_watch): destroyed
+	 * while the process lives on without a window ends the waits too. */
+	ksr_x11_watch *window_watch;
+	unsigned long watched_window;
 	char app_name[32];
 	int64_t stage_started_ms, step_started_ms;
 	int step_index, step_line;
@@ -117,6 +129,8 @@ bool ksr_run_wait_ended_run(ksr_run *run, ksr_wait w, int line, const char *what
  * settle; watch_tool once a spawned tool's window is there; unwatch before
  * the run stops one itself (a kill step, the end of the run). */
 void ksr_run_watch_app(ksr_run *run);
+/* The app's window was replaced (a pattern matched a new one): watch that. */
+void ksr_run_rewatch_window(ksr_run *run);
 void ksr_run_watch_tool(ksr_run *run, ksr_tool *t);
 void ksr_run_unwatch_tool(ksr_run *run, ksr_tool *t);
 void ksr_run_unwatch_all(ksr_run *run);
