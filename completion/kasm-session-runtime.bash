@@ -52,7 +52,7 @@ _kasm_session_runtime()
 	run) opts="--xvfb --out --deadline --json --update-baseline --junit --help" ;;
 	validate) opts="--json --format --help" ;;
 	watch) opts="-r --recursive --timeout --waiting-heartbeat --json --junit --help" ;;
-	inspect) opts="--xvfb --launch --wait-window --window --cdp --max-nodes --timeout --json --help" ;;
+	inspect) opts="--xvfb --launch --wait-window --window --cdp --max-nodes --timeout --after --line --json --help" ;;
 	mcp) opts="--http --token --tool-names --xvfb --help" ;;
 	version) opts="--help" ;;
 	esac

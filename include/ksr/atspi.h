@@ -80,12 +80,15 @@ enum {
 };
 
 typedef struct ksr_atspi_node {
-	char *path; /* object path (on the app's bus name) */
-	char *role, *name, *description;
+	char *path;         /* object path (on the app's bus name) */
+	char *role;         /* the standard AT-SPI role name (GetRole), else the toolkit's */
+	char *toolkit_role; /* the toolkit's own GetRoleName string (an alias of role) */
+	char *name, *description;
 	uint64_t states; /* bit i = AT-SPI state i */
 	uint32_t ifaces; /* KSR_ATSPI_IF_* */
 	char **actions;  /* action names */
 	size_t n_actions;
+	char *keybinding; /* the first action's key binding as the app wrote it, or NULL */
 	bool has_extents; /* screen coordinates (window origin added for GTK4) */
 	int x, y, w, h;
 	int parent; /* index, -1 for the application */
@@ -171,6 +174,51 @@ int ksr_atspi_pick_action(const ksr_atspi_node *n);
 /* Action.DoAction(index); 0 when the app accepted it. */
 int ksr_atspi_do_action(ksr_atspi *a, const ksr_atspi_app *app, const char *path, int index,
                         ksr_deadline d, ksr_err *err);
+
+/* ---- roles, names, near misses (atspi_roles.c, atspi_match.c) ---- */
+
+/* Every role name a scenario may write: the standard AT-SPI names (libatspi's
+ * atspi_role_get_name of each role), then the toolkits' own GetRoleName
+ * strings that differ (GTK 4's "button", "checkbox"...). *n_canonical: how
+ * many of the first are standard. Static storage. */
+const char *const *ksr_atspi_role_names(size_t *n, size_t *n_canonical);
+/* Whether a scenario's role: word names a role (ksr_atspi_role_equal). */
+bool ksr_atspi_role_known(const char *written);
+/* The standard name of AT-SPI role number role (malloc'd), NULL when unknown. */
+char *ksr_atspi_role_canonical(uint32_t role);
+
+/* ---- text, values, shortcuts (atspi_text.c) ---- */
+
+/* The control's value (Value.CurrentValue, as "%g" would print it) when it
+ * offers one, else its text (Text.GetText): malloc'd into *out; *from gets
+ * "value" or "text". -1 with err when it offers neither or does not answer.
+ * Needs n->ifaces (a full walk, or the match of a find-mode walk). */
+int ksr_atspi_node_text(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_node *n,
+                        ksr_deadline d, char **out, const char **from, ksr_err *err);
+/* An action's key binding (ATK's "mnemonic;sequence;shortcut" such as
+ * "s;<Alt>f:s;<Primary>s", or Qt's "Ctrl+S") as the chord a key: step
+ * writes ("ctrl+s"); NULL when it has no shortcut that ksr_keys_parse reads. */
+char *ksr_atspi_shortcut_chord(const char *binding);
+
+/* An accessibility name as people read it: surrounding whitespace trimmed,
+ * inner runs of whitespace collapsed to one space (malloc'd; NULL for NULL). */
+char *ksr_atspi_name_display(const char *name);
+/* How node n matches: 2 exactly (the name as the app spells it), 1 only once
+ * whitespace is normalised on both sides (ksr_atspi_name_display), 0 not. A
+ * role given must equal the node's standard role name or its toolkit's. */
+int ksr_atspi_node_match_kind(const ksr_atspi_node *n, const ksr_name_match *name,
+                              const char *role);
+
+/* The controls of t closest to name (and role) when nothing matches: the
+ * same name with another role first, then by edit distance of the
+ * normalised names (case-insensitive), the same role first. Up to max
+ * indices into out; returns how many. */
+size_t ksr_atspi_near_misses(const ksr_atspi_tree *t, const ksr_name_match *name, const char *role,
+                             int *out, size_t max);
+/* The near misses as text for a reason: `closest: "Paper Mode" (check menu
+ * item), "Paper Size" (menu item)`, or "" when there are none; into buf. */
+const char *ksr_atspi_near_miss_text(const ksr_atspi_tree *t, const ksr_name_match *name,
+                                     const char *role, char *buf, size_t len);
 
 /* ---- the control under a point (atspi_point.c) ---- */
 

@@ -23,6 +23,15 @@ typedef struct ksr_run_opts {
 	/* Messages a person must see even without evidence (OUT unwritable...). */
 	void (*on_message)(void *ud, const char *message);
 	void *on_message_ud;
+	/* inspect --after (docs/cli.md#inspect): steps_only runs the steps: (those
+	 * that start at or before line steps_until_line when it is > 0) and skips
+	 * plan: and goal:; on_stages_done is then called once the stages are over,
+	 * with the app and the display still up (before diagnosis and teardown).
+	 * May be NULL. */
+	bool steps_only;
+	int steps_until_line;
+	void (*on_stages_done)(void *ud);
+	void *on_stages_done_ud;
 } ksr_run_opts;
 
 /* Run the scenario; returns the exit code (0 pass / pass-with-concerns,

@@ -55,6 +55,10 @@ typedef struct ksr_check {
 	char *selector, *page_text; /* page */
 	ksr_pattern *url, *title;   /* page */
 	bool hidden_ok; /* state, element: the step's hidden_ok: (a hidden control counts) */
+	/* text: the control (name optional: none = the focused one, else the
+	 * first showing one with text or a value) and the test: equals/contains
+	 * use `text`, matches uses `re`. */
+	enum { KSR_TEXT_EQUALS, KSR_TEXT_CONTAINS, KSR_TEXT_MATCHES } text_op;
 } ksr_check;
 
 typedef struct ksr_step {

@@ -51,12 +51,13 @@ typedef enum ksr_shape {
 	KSR_SHAPE_SELECTOR_TEXT, /* {selector, text} */
 	KSR_SHAPE_JS,
 	KSR_SHAPE_COMMAND,
-	KSR_SHAPE_SECONDS, /* number >= 0 */
-	KSR_SHAPE_SPAWN,   /* {command, window, process?, as?} */
-	KSR_SHAPE_IDENT,   /* kill: an `as` name */
-	KSR_SHAPE_STATE,   /* "NAME STATE" or {name, role, state} */
-	KSR_SHAPE_PAGE,    /* {selector, text?, url?, title?} */
-	KSR_SHAPE_HOVER,   /* a POINT value, {element, role?} or {selector} */
+	KSR_SHAPE_SECONDS,    /* number >= 0 */
+	KSR_SHAPE_SPAWN,      /* {command, window, process?, as?} */
+	KSR_SHAPE_IDENT,      /* kill: an `as` name */
+	KSR_SHAPE_STATE,      /* "NAME STATE" or {name, role, state} */
+	KSR_SHAPE_PAGE,       /* {selector, text?, url?, title?} */
+	KSR_SHAPE_HOVER,      /* a POINT value, {element, role?} or {selector} */
+	KSR_SHAPE_TEXT_CHECK, /* {name?, role?, equals | contains | matches} */
 } ksr_shape;
 
 /* What the step runner resolves before the executor acts. */

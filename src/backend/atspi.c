@@ -657,9 +657,11 @@ char *ksr_atspi_node_path(const ksr_atspi_tree *t, size_t i)
 	ksr_strbuf out = {0};
 	for (int j = n - 1; j >= 0; j--) {
 		const ksr_atspi_node *nd = &t->nodes[chain[j]];
-		const char *nm = nd->name && *nd->name ? nd->name : NULL;
+		char *dn = ksr_atspi_name_display(nd->name);
+		const char *nm = dn && *dn ? dn : NULL;
 		ksr_strbuf_addf(&out, "/%s%s%s%s", nd->role ? nd->role : "?", nm ? "[" : "",
 		                nm ? nm : "", nm ? "]" : "");
+		free(dn);
 	}
 	return ksr_strbuf_take(&out);
 }
@@ -669,7 +671,11 @@ cJSON *ksr_atspi_node_json(const ksr_atspi_tree *t, size_t i)
 	const ksr_atspi_node *n = &t->nodes[i];
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "role", n->role ? n->role : "");
-	cJSON_AddStringToObject(o, "name", n->name ? n->name : "");
+	if (n->toolkit_role && !ksr_atspi_role_equal(n->toolkit_role, n->role))
+		cJSON_AddStringToObject(o, "toolkit_role", n->toolkit_role);
+	char *dn = ksr_atspi_name_display(n->name);
+	cJSON_AddStringToObject(o, "name", dn ? dn : "");
+	free(dn);
 	cJSON *st = cJSON_AddArrayToObject(o, "states");
 	for (int b = 0; b < 64; b++) {
 		const char *sn = (n->states >> b) & 1 ? ksr_atspi_state_name(b) : NULL;
@@ -696,9 +702,7 @@ cJSON *ksr_atspi_node_json(const ksr_atspi_tree *t, size_t i)
 
 bool ksr_atspi_node_matches(const ksr_atspi_node *n, const ksr_name_match *name, const char *role)
 {
-	if (!n->name || !ksr_name_match_test(name, n->name))
-		return false;
-	return !role || ksr_atspi_role_equal(role, n->role);
+	return ksr_atspi_node_match_kind(n, name, role) > 0;
 }
 
 bool ksr_atspi_tree_showing(const ksr_atspi_tree *t, size_t i)
@@ -711,17 +715,20 @@ bool ksr_atspi_tree_showing(const ksr_atspi_tree *t, size_t i)
 	return t->visible_is_showing && (st & (1ull << ATSPI_STATE_VISIBLE));
 }
 
+/* Showing before hidden; within each, a name as the app spells it before
+ * one that only matches with whitespace normalised; then tree order. */
 int ksr_atspi_tree_find(const ksr_atspi_tree *t, const ksr_name_match *name, const char *role)
 {
-	int first = -1;
+	int best = -1, best_rank = 0;
 	for (size_t i = 1; i < t->len; i++) {
-		const ksr_atspi_node *n = &t->nodes[i];
-		if (!ksr_atspi_node_matches(n, name, role))
+		int kind = ksr_atspi_node_match_kind(&t->nodes[i], name, role);
+		if (!kind)
 			continue;
-		if (ksr_atspi_tree_showing(t, i))
-			return (int)i;
-		if (first < 0)
-			first = (int)i;
+		int rank = (ksr_atspi_tree_showing(t, i) ? 2 : 0) + kind; /* 1..4 */
+		if (rank > best_rank)
+			best = (int)i, best_rank = rank;
+		if (rank == 4)
+			break;
 	}
-	return first;
+	return best;
 }

@@ -24,6 +24,7 @@
 #define MAX_CHILDREN  1000 /* LibreOffice Calc reports every cell of a sheet */
 
 enum req_kind {
+	REQ_ROLE_ENUM, /* GetRole: the standard role (before GetRoleName, its fallback) */
 	REQ_ROLE,
 	REQ_PROPS,
 	REQ_NAME,  /* Properties.Get, for Qt (REQ_PROPS is GetAll) */
@@ -62,6 +63,7 @@ typedef struct req {
 static const struct {
 	const char *iface, *method, *reply;
 } req_def[] = {
+        [REQ_ROLE_ENUM] = {ATSPI_IFACE_ACCESSIBLE, "GetRole", "(u)"},
         [REQ_ROLE] = {ATSPI_IFACE_ACCESSIBLE, "GetRoleName", "(s)"},
         [REQ_PROPS] = {"org.freedesktop.DBus.Properties", "GetAll", "(a{sv})"},
         [REQ_NAME] = {"org.freedesktop.DBus.Properties", "Get", "(v)"},
@@ -152,6 +154,7 @@ static int add_node(walk *w, const char *path, int parent)
 	w->core_left[i] = w->det_left[i] = 0;
 	/* States before the child count: whether to go below a node (find mode)
 	 * and whether to ask for extents depend on them. */
+	send_req(w, i, REQ_ROLE_ENUM);
 	send_req(w, i, REQ_ROLE);
 	send_req(w, i, REQ_STATE);
 	if (!w->by_get) {
@@ -180,18 +183,20 @@ static bool may_expand(const walk *w, int i)
 	return w->cand < 0 || ksr_atspi_tree_showing(w->t, (size_t)i) || n->states == 0;
 }
 
-/* Find mode: judge node i (all nodes before it are judged). */
+/* Find mode: judge node i (all nodes before it are judged). Only a showing
+ * control named exactly as written ends the walk; one that matches only with
+ * whitespace normalised, or a hidden one, is a candidate that a later exact
+ * or showing match beats (ksr_atspi_tree_find's order). */
 static void judge(walk *w, int i)
 {
 	const ksr_atspi_node *n = &w->t->nodes[i];
-	if (i == 0 || !ksr_atspi_node_matches(n, w->o.find_name, w->o.find_role))
+	int kind = i == 0 ? 0 : ksr_atspi_node_match_kind(n, w->o.find_name, w->o.find_role);
+	if (!kind)
 		return;
-	if (ksr_atspi_tree_showing(w->t, (size_t)i))
+	if (kind == 2 && ksr_atspi_tree_showing(w->t, (size_t)i))
 		w->answer = i;
 	else if (w->cand < 0)
 		w->cand = i;
-	else
-		return; /* a later hidden match never wins */
 	send_req(w, i, REQ_IFACES);
 }
 
@@ -329,8 +334,11 @@ static void got_actions(walk *w, int i, GVariant *reply)
 	const char *name, *desc, *keys;
 	g_variant_get(reply, "(a(sss))", &it);
 	n->actions = ksr_xcalloc(g_variant_iter_n_children(it) + 1, sizeof *n->actions);
-	while (g_variant_iter_next(it, "(&s&s&s)", &name, &desc, &keys))
+	while (g_variant_iter_next(it, "(&s&s&s)", &name, &desc, &keys)) {
 		n->actions[n->n_actions++] = ksr_xstrdup(name);
+		if (!n->keybinding && keys && *keys)
+			n->keybinding = ksr_xstrdup(keys);
+	}
 	g_variant_iter_free(it);
 }
 
@@ -339,10 +347,22 @@ static void got_reply(walk *w, const req *r, GVariant *reply)
 	ksr_atspi_node *n = &w->t->nodes[r->node];
 	n->answered = true;
 	switch (r->kind) {
+	case REQ_ROLE_ENUM: {
+		guint32 role = 0;
+		g_variant_get(reply, "(u)", &role);
+		char *name = ksr_atspi_role_canonical(role);
+		if (name) {
+			free(n->role);
+			n->role = name;
+		}
+		break;
+	}
 	case REQ_ROLE: {
 		const char *role = NULL;
 		g_variant_get(reply, "(&s)", &role);
-		n->role = ksr_xstrdup(role);
+		n->toolkit_role = ksr_xstrdup(role);
+		if (!n->role) /* GetRole failed or named no standard role */
+			n->role = ksr_xstrdup(role);
 		break;
 	}
 	case REQ_PROPS:
@@ -411,6 +431,8 @@ void ksr_atspi_tree_clear(ksr_atspi_tree *t)
 		ksr_atspi_node *n = &t->nodes[i];
 		free(n->path);
 		free(n->role);
+		free(n->toolkit_role);
+		free(n->keybinding);
 		free(n->name);
 		free(n->description);
 		for (size_t k = 0; k < n->n_actions; k++)

@@ -10,15 +10,23 @@
 
 #include "cli.h"
 #include "ksr/inspect.h"
+#include "ksr/run.h"
+#include "ksr/session.h"
 
 static const char inspect_usage[] =
-        "usage: kasm-session-runtime inspect [OPTIONS]\n\n"
+        "usage: kasm-session-runtime inspect [OPTIONS]\n"
+        "       kasm-session-runtime inspect [--xvfb] --after SCENARIO.yaml [--line N] "
+        "[OPTIONS]\n\n"
         "Lists what a scenario can reach: the windows (title, class, PID, geometry,\n"
         "type) and, for each window's process, its accessibility controls (role,\n"
         "name, states, actions, extents), each with the scenario step that reaches it\n"
         "at the highest rung: click_element: \"NAME\" (with role: when the name is\n"
         "ambiguous), else click: FX FY (a fraction of the window's client area).\n"
-        "Windows get a window: ^Title$ line.\n\n"
+        "Windows get a window: ^Title$ line; a control with a keyboard shortcut a\n"
+        "key: line first.\n\n"
+        "With --after, the scenario runs first (launch, app wait, its steps: up to\n"
+        "line N; plan: and goal: are not run) and the listing shows the app as the\n"
+        "steps left it; the run's evidence goes to a temporary folder named on stderr.\n\n"
         "Options:\n"
         "  --xvfb              inspect a private Xvfb session (D-Bus, AT-SPI, openbox)\n"
         "  --launch CMD        run CMD first (sh -c; stopped at the end) and wait for its\n"
@@ -30,11 +38,14 @@ static const char inspect_usage[] =
         "                      (remote debugging port on 127.0.0.1)\n"
         "  --max-nodes N       accessibility nodes walked per app (default 5000)\n"
         "  --timeout S         bound on the whole inspection (default 30)\n"
+        "  --after FILE        run SCENARIO FILE's steps first (on --xvfb or DISPLAY)\n"
+        "  --line N            with --after: only the steps that start at or before line N\n"
         "  --json              print the JSON document instead of text\n"
         "  -h, --help          this text\n\n"
         "Environment: DISPLAY (without --xvfb), KASM_RUNTIME_XVFB_SIZE (1280x720).\n"
         "Exit: 0 listed, 2 no display, the launched app's window never came, or a\n"
-        "usage error.\n";
+        "usage error; with --after also 2 when the scenario is invalid or its app\n"
+        "never came up.\n";
 
 static int parse_int(const char *text, int lo, int hi, int *out)
 {
@@ -99,6 +110,9 @@ static void print_control(const cJSON *c)
 	const cJSON *reach = cJSON_GetObjectItem(c, "reach");
 	const cJSON *line;
 	int k = 0;
+	if (*str(c, "key"))
+		printf("      - %s    # its keyboard shortcut (%s)\n", str(c, "key"),
+		       str(c, "keybinding"));
 	if (!cJSON_IsObject(reach)) {
 		printf("      (no step reaches it: no usable name and no position in a window)\n");
 		return;
@@ -155,7 +169,12 @@ static void print_text(const cJSON *doc)
 
 /* ---- options ---- */
 
-static int parse_opts(int argc, char **argv, ksr_inspect_opts *o, bool *json)
+typedef struct after_opts {
+	const char *scenario; /* --after */
+	int line;             /* --line */
+} after_opts;
+
+static int parse_opts(int argc, char **argv, ksr_inspect_opts *o, bool *json, after_opts *af)
 {
 	static const struct option longopts[] = {
 	        {"xvfb", no_argument, NULL, 'x'},
@@ -166,6 +185,8 @@ static int parse_opts(int argc, char **argv, ksr_inspect_opts *o, bool *json)
 	        {"cdp", required_argument, NULL, 'c'},
 	        {"max-nodes", required_argument, NULL, 'n'},
 	        {"timeout", required_argument, NULL, 't'},
+	        {"after", required_argument, NULL, 'a'},
+	        {"line", required_argument, NULL, 'L'},
 	        {NULL, 0, NULL, 0},
 	};
 	optind = 1;
@@ -198,6 +219,12 @@ static int parse_opts(int argc, char **argv, ksr_inspect_opts *o, bool *json)
 		case 't':
 			bad = parse_int(optarg, 1, 86400, &o->timeout_s) ? "--timeout" : NULL;
 			break;
+		case 'a':
+			af->scenario = optarg;
+			break;
+		case 'L':
+			bad = parse_int(optarg, 1, 10000000, &af->line) ? "--line" : NULL;
+			break;
 		default:
 			return cli_usage_error(&cli_cmd_inspect,
 			                       "unknown or incomplete option '%s'",
@@ -211,14 +238,119 @@ static int parse_opts(int argc, char **argv, ksr_inspect_opts *o, bool *json)
 		return cli_usage_error(&cli_cmd_inspect, "unexpected argument '%s'", argv[optind]);
 	if (o->wait_window && !o->launch)
 		return cli_usage_error(&cli_cmd_inspect, "--wait-window needs --launch");
+	if (af->line && !af->scenario)
+		return cli_usage_error(&cli_cmd_inspect, "--line needs --after");
+	if (af->scenario && o->launch)
+		return cli_usage_error(&cli_cmd_inspect,
+		                       "--after launches the scenario's app: no --launch");
+	return 0;
+}
+
+/* ---- --after: run the scenario's steps, then inspect ---------------------- */
+
+typedef struct after_run {
+	ksr_inspect_opts o;
+	cJSON *doc;
+	ksr_err err;
+	int rc;
+	bool called;
+	char verdict[64];
+} after_run;
+
+static void inspect_now(void *ud)
+{
+	after_run *ar = ud;
+	ar->called = true;
+	ar->rc = ksr_inspect(&ar->o, &ar->doc, &ar->err);
+}
+
+static void keep_verdict(void *ud, const cJSON *report)
+{
+	after_run *ar = ud;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(report, "verdict");
+	snprintf(ar->verdict, sizeof ar->verdict, "%s",
+	         cJSON_IsString(v) ? v->valuestring : "no verdict");
+}
+
+static void show_message(void *ud, const char *message)
+{
+	(void)ud;
+	fprintf(stderr, "kasm-session-runtime inspect: %s\n", message);
+}
+
+/* The private display for --after, shared by the run and the listing as by
+ * several runs (ksr_session_start exports DISPLAY and the bus variables). */
+static ksr_session *after_session(const ksr_inspect_opts *o, ksr_err *err)
+{
+	ksr_session_opts so = {.width = o->xvfb_w ? o->xvfb_w : 1280,
+	                       .height = o->xvfb_h ? o->xvfb_h : 720};
+	ksr_session *s = NULL;
+	if (ksr_session_start(&so, ksr_deadline_in_ms(60000), &s, err) < 0)
+		return NULL;
+	return s;
+}
+
+static int inspect_after(const ksr_inspect_opts *o, const after_opts *af, cJSON **doc)
+{
+	ksr_err err = {0};
+	ksr_session *s = NULL;
+	if (o->xvfb && !(s = after_session(o, &err))) {
+		fprintf(stderr,
+		        "kasm-session-runtime inspect: the private display did not start: %s\n",
+		        err.msg);
+		return 2;
+	}
+	char out[] = "/tmp/ksr-inspect-XXXXXX";
+	if (!mkdtemp(out)) {
+		fprintf(stderr, "kasm-session-runtime inspect: cannot make a folder in /tmp: %s\n",
+		        strerror(errno));
+		ksr_session_stop(s);
+		return 2;
+	}
+	after_run ar = {.o = *o};
+	ar.o.xvfb = false; /* the run's display: the one started here, or DISPLAY */
+	ksr_run_opts ro = {.scenario_path = af->scenario,
+	                   .out_dir = out,
+	                   .deadline_s = 600,
+	                   .steps_only = true,
+	                   .steps_until_line = af->line,
+	                   .on_stages_done = inspect_now,
+	                   .on_stages_done_ud = &ar,
+	                   .on_report = keep_verdict,
+	                   .on_report_ud = &ar,
+	                   .on_message = show_message};
+	int code = ksr_run_scenario(&ro);
+	ksr_session_stop(s);
+	fprintf(stderr,
+	        "kasm-session-runtime inspect: ran %s%s%.0d: %s (exit %d), evidence in %s\n",
+	        af->scenario, af->line ? " up to line " : "", af->line,
+	        ar.verdict[0] ? ar.verdict : "no verdict", code, out);
+	if (!ar.called) {
+		fprintf(stderr,
+		        "kasm-session-runtime inspect: the scenario did not get as far as "
+		        "its steps; see %s/report.md\n",
+		        out);
+		return 2;
+	}
+	if (ar.rc < 0) {
+		fprintf(stderr, "kasm-session-runtime inspect: %s\n", ar.err.msg);
+		cJSON_Delete(ar.doc);
+		return 2;
+	}
+	cJSON_AddStringToObject(ar.doc, "after", af->scenario);
+	cJSON_AddNumberToObject(ar.doc, "after_line", af->line);
+	cJSON_AddStringToObject(ar.doc, "after_verdict", ar.verdict);
+	cJSON_AddStringToObject(ar.doc, "after_out", out);
+	*doc = ar.doc;
 	return 0;
 }
 
 static int inspect_exec(int argc, char **argv)
 {
 	ksr_inspect_opts o = {0};
+	after_opts af = {0};
 	bool json = false;
-	if (parse_opts(argc, argv, &o, &json))
+	if (parse_opts(argc, argv, &o, &json, &af))
 		return 2;
 	const char *size = getenv("KASM_RUNTIME_XVFB_SIZE");
 	if (size && parse_size(size, &o.xvfb_w, &o.xvfb_h) < 0)
@@ -227,7 +359,11 @@ static int inspect_exec(int argc, char **argv)
 	ksr_cancel_install();
 	cJSON *doc = NULL;
 	ksr_err err = {0};
-	if (ksr_inspect(&o, &doc, &err) < 0) {
+	if (af.scenario) {
+		int rc = inspect_after(&o, &af, &doc);
+		if (rc)
+			return rc;
+	} else if (ksr_inspect(&o, &doc, &err) < 0) {
 		fprintf(stderr, "kasm-session-runtime inspect: %s\n", err.msg);
 		return 2;
 	}

@@ -1,5 +1,5 @@
 /* run: the staged run of one scenario, or of several one after another into
- * OUT/<name>/ (one private display for all with --xvfb); exit code = the
+ * OUT/<file name>/ (one private display for all with --xvfb); exit code = the
  * verdict's, the worst one for several. */
 #include <errno.h>
 #include <getopt.h>
@@ -12,7 +12,6 @@
 #include "cli.h"
 #include "ksr/junit.h"
 #include "ksr/run.h"
-#include "ksr/scenario.h"
 #include "ksr/session.h"
 #include "progress.h"
 
@@ -21,7 +20,8 @@ static const char run_usage[] =
         "Waits for the display and the app, runs the scenario's stages and steps,\n"
         "decides a verdict and writes the evidence folder (DONE last).\n"
         "Several scenarios run one after another, each into OUT/NAME/ (NAME: the\n"
-        "scenario's name, made safe and unique); with --xvfb they share one private\n"
+        "scenario file's name without .yaml, made safe and unique); with --xvfb they\n"
+        "share one private\n"
         "display. The exit code is then the worst of the runs'.\n\n"
         "Options:\n"
         "  --xvfb             run on a private Xvfb + window manager (KASM_RUNTIME_XVFB=1)\n"
@@ -158,19 +158,15 @@ typedef struct run_many {
 	int n;
 } run_many;
 
-/* The folder name: the scenario's name (its file's base name when it does
- * not load), kept to [A-Za-z0-9._-], never hidden, never empty, at most 64. */
+/* The folder name: the scenario file's base name without .yaml/.yml (two
+ * files may share a name:, never a path), kept to [A-Za-z0-9._-], never
+ * hidden, never empty, at most 64 characters. */
 static char *folder_name(const char *path)
 {
-	ksr_errlist errs = {0};
-	ksr_scenario *sc = ksr_scenario_load(path, &errs);
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	char *name = ksr_xstrdup(sc && sc->name && *sc->name ? sc->name : base);
-	bool loaded = sc != NULL;
-	ksr_scenario_free(sc);
-	ksr_errlist_free(&errs);
-	char *dot = loaded ? NULL : strrchr(name, '.');
-	if (dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0))
+	char *name = ksr_xstrdup(base);
+	char *dot = strrchr(name, '.');
+	if (dot && dot != name && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0))
 		*dot = '\0';
 	if (strlen(name) > 64)
 		name[64] = '\0';

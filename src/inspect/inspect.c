@@ -207,6 +207,22 @@ static void add_hidden_line(cJSON *c, const char *first)
 	free(line);
 }
 
+/* The app's keyboard shortcut for the control, and the key: line that
+ * presses it (keys come first in a scenario: docs/acting.md). */
+static void add_shortcut(cJSON *c, const ksr_atspi_node *n)
+{
+	if (!n->keybinding)
+		return;
+	cJSON_AddStringToObject(c, "keybinding", n->keybinding);
+	char *chord = ksr_atspi_shortcut_chord(n->keybinding);
+	if (!chord)
+		return;
+	char *line = ksr_xasprintf("key: %s", chord);
+	cJSON_AddStringToObject(c, "key", line);
+	free(line);
+	free(chord);
+}
+
 static void add_controls(cJSON *app, const ksr_atspi_tree *t, const ksr_window *wins, size_t nw)
 {
 	cJSON *arr = cJSON_AddArrayToObject(app, "controls");
@@ -219,6 +235,7 @@ static void add_controls(cJSON *app, const ksr_atspi_tree *t, const ksr_window *
 		cJSON *first = step ? cJSON_GetArrayItem(step, 0) : NULL;
 		bool hidden = !ksr_atspi_tree_showing(t, i);
 		cJSON_AddBoolToObject(c, "hidden", hidden);
+		add_shortcut(c, &t->nodes[i]);
 		if (first && hidden) /* never a plain line: a step refuses it as it stands */
 			add_hidden_line(c, first->valuestring);
 		else if (first)

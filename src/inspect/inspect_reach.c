@@ -182,13 +182,19 @@ static cJSON *by_name(const ksr_atspi_tree *t, size_t i)
 	bool action = ksr_atspi_pick_action(n) >= 0;
 	if (!usable_name(n->name) || (!action && !showing_at(t, i)))
 		return NULL;
-	ksr_name_match m = {.text = n->name};
+	/* The name as people read it ("Save", not mousepad's "Save      "): the
+	 * matcher finds it by that too (docs/accessibility.md#names). */
+	char *shown = ksr_atspi_name_display(n->name);
+	ksr_name_match m = {.text = shown};
 	bool need_role = ksr_atspi_tree_find(t, &m, NULL) != (int)i;
-	if (need_role && (!n->role || ksr_atspi_tree_find(t, &m, n->role) != (int)i))
+	if (need_role && (!n->role || ksr_atspi_tree_find(t, &m, n->role) != (int)i)) {
+		free(shown);
 		return NULL; /* another control of the same name and role comes first */
+	}
 	cJSON *r = reach_object(2, "element", action ? "atspi" : "xtest");
 	cJSON *step = cJSON_GetObjectItem(r, "step");
-	add_line(step, element_line(n->name));
+	add_line(step, element_line(shown));
+	free(shown);
 	if (need_role) {
 		ksr_strbuf b = {0};
 		ksr_strbuf_add(&b, "role: ");

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mcp/mcp_priv.h"
+#include "mcp/tools_text.h"
 
 #define XY_IN                                                                                      \
 	"\"x\":{\"type\":\"number\",\"description\":\"screenshot x (from the last "                \
@@ -132,6 +133,7 @@ const mcp_tool mcp_tools[] = {
          "\"string\"},\"states\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
          "\"required\":[\"path\",\"name\",\"states\"]}",
          true, false, false, mcp_tool_a11y_state},
+        MCP_TOOL_A11Y_TEXT,
         {"cdp.list_interactive", "Page elements",
          "The browser page's interactive elements (CDP accessibility tree) with ids for "
          "cdp.click and cdp.fill.",

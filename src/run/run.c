@@ -224,6 +224,10 @@ int ksr_run_scenario(const ksr_run_opts *opts)
 		record_invalid_scenario(&run, &errs);
 	else
 		ksr_stages_run(&run);
+	if (run.sc && opts->on_stages_done) {
+		run.current_stage = "inspecting the app after the steps";
+		opts->on_stages_done(opts->on_stages_done_ud);
+	}
 	if (run.failed) {
 		run.current_stage = "diagnosis";
 		ksr_diagnose(&run);

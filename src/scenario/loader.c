@@ -84,6 +84,7 @@ const char *const scn_keys_spawn[] = {"command", "window", "process", "as", NULL
 const char *const scn_keys_selector_text[] = {"selector", "text", NULL};
 const char *const scn_keys_state[] = {"name", "role", "state", NULL};
 const char *const scn_keys_page[] = {"selector", "text", "url", "title", NULL};
+const char *const scn_keys_text[] = {"name", "role", "equals", "contains", "matches", NULL};
 const char *const scn_keys_target[] = {"window", NULL};
 const char *const scn_keys_hover[] = {"element", "role", "selector", NULL};
 
@@ -107,6 +108,7 @@ const char *const *ksr_scenario_mapping_keys(const char *which)
 	        {"selector_text", scn_keys_selector_text},
 	        {"state", scn_keys_state},
 	        {"page", scn_keys_page},
+	        {"text", scn_keys_text},
 	        {"target", scn_keys_target},
 	        {"hover", scn_keys_hover},
 	};

@@ -65,6 +65,10 @@ static bool state_string(scn_ctx *c, const snode *n, const char *what, ksr_check
 		return false;
 	}
 	out->state = ksr_xstrdup(sp + 1);
+	if (!scn_state_word(c, n, what, out->state)) {
+		free(s);
+		return false;
+	}
 	while (sp > s && (sp[-1] == ' ' || sp[-1] == '\t'))
 		sp--;
 	*sp = 0;
@@ -95,9 +99,12 @@ bool scn_state_parse(scn_ctx *c, const snode *n, const char *what, ksr_check *ou
 		return false;
 	}
 	ok = scn_name(c, name, what, &out->name) && ok;
-	ok = scn_str(c, state, what, true, &out->state) && ok;
+	if (scn_str(c, state, what, true, &out->state))
+		ok = scn_state_word(c, state, what, out->state) && ok;
+	else
+		ok = false;
 	if (role)
-		ok = scn_str(c, role, what, true, &out->role) && ok;
+		ok = scn_role(c, role, what, &out->role) && ok;
 	return ok;
 }
 
@@ -122,6 +129,41 @@ static bool page_parse(scn_ctx *c, const snode *n, ksr_check *out)
 	return ok;
 }
 
+/* text: {name?, role?, equals | contains | matches}. */
+static bool text_parse(scn_ctx *c, const snode *n, ksr_check *out)
+{
+	if (!scn_is_map(c, n, "text"))
+		return false;
+	bool ok = scn_check_keys(c, n, scn_keys_text, "text") == 0;
+	const snode *name = scn_get(n, "name"), *role = scn_get(n, "role");
+	static const char *const ops[] = {"equals", "contains", "matches"};
+	const snode *op = NULL;
+	for (int i = 0; i < 3; i++) {
+		const snode *v = scn_get(n, ops[i]);
+		if (v && op) {
+			scn_err(c, v, "text: one of equals:, contains: or matches:, not two");
+			return false;
+		}
+		if (v) {
+			op = v;
+			out->text_op = i == 0   ? KSR_TEXT_EQUALS
+			               : i == 1 ? KSR_TEXT_CONTAINS
+			                        : KSR_TEXT_MATCHES;
+		}
+	}
+	if (!op) {
+		scn_err(c, n, "text: needs equals:, contains: or matches:");
+		return false;
+	}
+	if (name)
+		ok = scn_name(c, name, "text", &out->name) && ok;
+	if (role)
+		ok = scn_role(c, role, "text", &out->role) && ok;
+	if (out->text_op == KSR_TEXT_MATCHES)
+		return scn_pattern(c, op, "text matches", &out->re) && ok;
+	return scn_str(c, op, "text", false, &out->text) && ok;
+}
+
 static bool check_value(scn_ctx *c, const snode *v, ksr_check *ck)
 {
 	const char *what = ck->info->name;
@@ -136,6 +178,8 @@ static bool check_value(scn_ctx *c, const snode *v, ksr_check *ck)
 		return scn_name(c, v, what, &ck->name);
 	case KSR_SHAPE_STATE:
 		return scn_state_parse(c, v, what, ck);
+	case KSR_SHAPE_TEXT_CHECK:
+		return text_parse(c, v, ck);
 	case KSR_SHAPE_PAGE:
 		if (c->s)
 			c->s->cdp = true;

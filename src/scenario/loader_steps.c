@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksr/keys.h"
 #include "scenario/scn_internal.h"
 
 enum {
@@ -283,7 +284,7 @@ static bool hover_parse(scn_ctx *c, const snode *n, ksr_step *st)
 	st->hover.via = KSR_HOVER_ELEMENT;
 	ok = scn_name(c, el, "hover", &st->name) && ok;
 	if (role)
-		ok = scn_str(c, role, "hover", true, &st->role) && ok;
+		ok = scn_role(c, role, "hover", &st->role) && ok;
 	return ok;
 }
 
@@ -354,6 +355,24 @@ static bool kill_parse(scn_ctx *c, const snode *n, ksr_step *st)
 	return false;
 }
 
+/* key: the X input backend's own parser (ksr/keys.h), so a typo is the
+ * scenario's at load time, not a run-time error. cdp_press names keys for
+ * the page (DOM key names) and is checked when sent. */
+static bool chords_ok(scn_ctx *c, const snode *v, const ksr_step *st)
+{
+	if (st->info->kind != KSR_KIND_KEY)
+		return true;
+	ksr_chord *chords = NULL;
+	size_t n = 0;
+	ksr_err err = {0};
+	if (ksr_keys_parse(st->text, &chords, &n, &err) == 0) {
+		ksr_keys_free(chords);
+		return true;
+	}
+	scn_err(c, v, "key: %s", err.msg);
+	return false;
+}
+
 static bool action_value(scn_ctx *c, const snode *v, ksr_step *st)
 {
 	const char *what = st->info->name;
@@ -361,6 +380,7 @@ static bool action_value(scn_ctx *c, const snode *v, ksr_step *st)
 	case KSR_SHAPE_TEXT:
 		return scn_str(c, v, what, false, &st->text);
 	case KSR_SHAPE_CHORDS:
+		return scn_str(c, v, what, true, &st->text) && chords_ok(c, v, st);
 	case KSR_SHAPE_DESCRIPTION:
 	case KSR_SHAPE_URL:
 	case KSR_SHAPE_SELECTOR:
@@ -515,7 +535,7 @@ static bool one_modifier(scn_ctx *c, int mk, const step_keys *sk, ksr_step *st)
 	case MK_TARGET:
 		return target_modifier(c, v, sk->mod_key[mk], st);
 	case MK_ROLE:
-		return scn_str(c, v, "role", true, &st->role);
+		return scn_role(c, v, "role", &st->role);
 	case MK_EXPECT:
 		return expect_modifier(c, v, st);
 	case MK_EXPECT_STATE:

@@ -1,11 +1,13 @@
 /* Typed readers over the YAML tree: each reports its own error at the node's
  * line:column, so the loader can keep going and report every rejection. */
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksr/atspi.h"
 #include "scenario/scn_internal.h"
 
 void scn_err(scn_ctx *c, const snode *at, const char *fmt, ...)
@@ -268,4 +270,46 @@ size_t scn_check_keys(scn_ctx *c, const snode *map, const char *const *allowed, 
 		unknown++;
 	}
 	return unknown;
+}
+
+bool scn_role(scn_ctx *c, const snode *n, const char *what, char **out)
+{
+	if (!scn_str(c, n, what, true, out))
+		return false;
+	if (ksr_atspi_role_known(*out))
+		return true;
+	size_t nr;
+	const char *const *names = ksr_atspi_role_names(&nr, NULL);
+	/* "pushbutton", "Push_Button": compared as the matcher does (no case,
+	 * '_' and '-' as spaces), so the suggestion is the written word's. */
+	char hint[128];
+	scn_did_you_mean(hint, sizeof hint, *out, names, nr);
+	if (!hint[0]) {
+		char *folded = ksr_xstrdup(*out);
+		for (char *p = folded; *p; p++)
+			*p = *p == '_' || *p == '-' ? ' ' : (char)tolower((unsigned char)*p);
+		scn_did_you_mean(hint, sizeof hint, folded, names, nr);
+		free(folded);
+	}
+	scn_err(c, n,
+	        "%s: unknown accessibility role '%s'%s (roles are AT-SPI's names: push button, "
+	        "check box, toggle button, menu item, text...; docs/accessibility.md#roles)",
+	        what, *out, hint);
+	free(*out);
+	*out = NULL;
+	return false;
+}
+
+bool scn_state_word(scn_ctx *c, const snode *at, const char *what, const char *word)
+{
+	if (ksr_atspi_state_index(word) >= 0)
+		return true;
+	const char *const *names = ksr_atspi_state_names();
+	size_t n = 0;
+	while (names[n])
+		n++;
+	char hint[128];
+	scn_err(c, at, "%s: unknown accessibility state '%s'%s", what, word,
+	        scn_did_you_mean(hint, sizeof hint, word, names, n));
+	return false;
 }

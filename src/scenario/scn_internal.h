@@ -72,6 +72,11 @@ bool scn_is_map(scn_ctx *c, const snode *n, const char *what);
 bool scn_is_seq(scn_ctx *c, const snode *n, const char *what);
 bool scn_fraction_pair(scn_ctx *c, const snode *n, const char *what, double *fx, double *fy);
 
+/* role: an accessibility role name (ksr_atspi_role_known), with a suggestion. */
+bool scn_role(scn_ctx *c, const snode *n, const char *what, char **out);
+/* A state word (ksr_atspi_state_index), reported at `at` with a suggestion. */
+bool scn_state_word(scn_ctx *c, const snode *at, const char *what, const char *word);
+
 /* Look up key in a mapping (NULL when absent). */
 const snode *scn_get(const snode *map, const char *key);
 /* Report every key of map not in allowed (NULL-terminated) with a suggestion;
@@ -93,6 +98,7 @@ extern const char *const scn_keys_selector_text[];
 extern const char *const scn_keys_hover[];
 extern const char *const scn_keys_state[];
 extern const char *const scn_keys_page[];
+extern const char *const scn_keys_text[];
 extern const char *const scn_keys_target[];
 
 /* loader_checks.c */

@@ -15,7 +15,8 @@
  * --name-dialog MS opens a modal dialog "Name It" (400x200, transient for the
  * window): an entry "Name" on top, a button "OK" filling the lower half that
  * turns sensitive MS after the entry first holds text (a validation that
- * takes a while, as a file chooser's); OK records "confirmed:<text>". */
+ * takes a while, as a file chooser's); OK records "confirmed:<text>".
+ * --spin adds a spin button "Quantity" (0 to 100, starting at 3; Up adds 1). */
 #include <gtk/gtk.h>
 
 #include <errno.h>
@@ -42,6 +43,7 @@ static struct {
 	gboolean record_enter;
 	gboolean animate;
 	gboolean no_cursor_blink;
+	gboolean spin;
 	gint name_dialog_ms;
 } opt = {
         .slow_start_ms = -1,
@@ -54,6 +56,8 @@ static struct {
 };
 
 static GOptionEntry entries[] = {
+        {"spin", 0, 0, G_OPTION_ARG_NONE, &opt.spin, "Add a spin button \"Quantity\" (value 3)",
+         NULL},
         {"title", 0, 0, G_OPTION_ARG_STRING, &opt.title, "Window title (default: KSR Test App)",
          "T"},
         {"slow-start", 0, 0, G_OPTION_ARG_INT, &opt.slow_start_ms,
@@ -381,6 +385,12 @@ static GtkWidget *build_window(void)
 	gtk_box_pack_start(GTK_BOX(box), pressed_label, FALSE, FALSE, 0);
 	gtk_box_pack_start(GTK_BOX(box), check, FALSE, FALSE, 0);
 	gtk_box_pack_start(GTK_BOX(box), entry, FALSE, FALSE, 0);
+	if (opt.spin) {
+		GtkWidget *spin = gtk_spin_button_new_with_range(0, 100, 1);
+		gtk_spin_button_set_value(GTK_SPIN_BUTTON(spin), 3);
+		name_widget(spin, "Quantity");
+		gtk_box_pack_start(GTK_BOX(box), spin, FALSE, FALSE, 0);
+	}
 	if (opt.animate)
 		add_strip(box);
 	if (opt.no_cursor_blink)

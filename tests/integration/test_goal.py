@@ -132,6 +132,31 @@ class GoalTest(GoalCase):
         self.assertEqual(len(self.requests("plan")), 2, "the replay asked no model")
         self.assertTrue(all(p["status"] == "held" for p in events(out2, "plan.post")))
 
+    def test_text_success_check_decides_and_replays(self):
+        """success: may read a control's text (issue #17): the label under the
+        button says "Pressed 1" once the goal is reached; the plan keeps the check."""
+        self.serve({"plan": [PRESS, DONE_OK]}, None)
+        text = (self.header().replace("atspi: false\n", "") +
+                "goal: Press the Press me button once\n"
+                "success:\n  - text: {name: /^Pressed/, role: label, equals: Pressed 1}\n")
+        path = self.scenario(text)
+        out = self.out()
+        env = self.env(KSR_TESTAPP=ksr.TESTAPP, KASM_RUNTIME_MODEL="test-model",
+                       KASM_RUNTIME_MODEL_API="openai",
+                       KASM_RUNTIME_MODEL_URL=self.server.base + "/v1")
+        rc, _so, se, _el = self.run_rt(["run", "--xvfb", path], env=env, out=out, timeout=150)
+        self.assertNoSanitizerReport(se)
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        checks = report["goal"]["success_checks"]
+        self.assertEqual(checks[0]["status"], "held", checks)
+        self.assertIn('is "Pressed 1"', checks[0]["detail"])
+        with open(os.path.join(out, "plan.yaml"), encoding="utf-8") as f:
+            plan = f.read()
+        self.assertIn('text: {name: "/^Pressed/", role: "label", equals: "Pressed 1"}', plan)
+        replay = self.scenario(self.header() + plan, name="replay.yaml")
+        rc, _so, se, _ = self.run_rt(["validate", replay])
+        self.assertEqual(rc, 0, se)
+
     def test_unknown_name_and_coordinates_are_rejected_and_the_loop_goes_on(self):
         display = self.start_xvfb()
         self.serve({"plan": [{"answer": {"tool": "click_target", "name": "submit"}},

@@ -141,3 +141,82 @@ class InspectGtk4(ksr.KsrTestCase):
 if __name__ == "__main__":
     import unittest
     unittest.main()
+
+
+class InspectAfter(ksr.KsrTestCase):
+    """inspect --after (issue #17): the listing of the state a scenario's steps
+    leave the app in (mousepad's Save As dialog open), with the key: line of a
+    menu item's shortcut, on a private display; --line stops before later steps."""
+    needs_testapp = False
+
+    SCENARIO = """\
+name: after
+launch: exec mousepad
+process: ^mousepad$
+window: Mousepad$
+settle_s: 1
+steps:
+  - type: "hello"
+  - key: ctrl+s
+    checks:
+      - window: ^Save As$
+        timeout_s: 15
+  - key: Escape
+    checks:
+      - no_window: ^Save As$
+"""
+
+    def setUp(self):
+        super().setUp()
+        if not shutil.which("mousepad"):
+            self.fail("mousepad is not installed (scripts/setup.sh deps)")
+
+    def after(self, *extra):
+        path = self.scenario(self.SCENARIO, "after.yaml")
+        rc, so, se, _t = self.run_rt(["inspect", "--xvfb", "--after", path] + list(extra),
+                                     timeout=180)
+        self.assertNoSanitizerReport(se)
+        self.assertEqual(rc, 0, "stderr:\n%s" % se[-3000:])
+        self.assertRegex(se, r"ran .*after\.yaml.*: pass \(exit 0\), evidence in /tmp/ksr-inspect-")
+        return path, so, se
+
+    def test_dialog_open_after_line(self):
+        path, so, se = self.after("--line", str(ksr.line_of(path_of(self), "key: ctrl+s")),
+                                  "--json")
+        doc = json.loads(so)
+        self.assertEqual(doc["after_verdict"], "pass")
+        titles = [w["title"] for w in doc["windows"]]
+        self.assertIn("Save As", titles)  # Escape (after the line) was not pressed
+        app = [a for a in doc["accessibility"]["apps"] if a.get("name") == "mousepad"][0]
+        by = {(c["role"], c["name"]): c for c in app["controls"]}
+        cancel = by[("push button", "Cancel")]
+        self.assertEqual(cancel["reach"]["step"][0], 'click_element: "Cancel"')
+        self.assertFalse(cancel["hidden"])
+        # a menu item with trailing spaces in its AT-SPI name is listed as people
+        # read it, with its shortcut's key: line; closed menu: marked hidden
+        save = by[("menu item", "Save")]
+        self.assertEqual(save["key"], "key: ctrl+s")
+        self.assertIn("<Primary>s", save["keybinding"])
+        self.assertTrue(save["hidden"])
+        self.assertEqual(save["reach"]["step"][0], 'click_element: "Save"')
+        self.assertAppGone(["mousepad"])
+
+    def test_text_listing_puts_the_key_line_first(self):
+        _path, so, _se = self.after()
+        # all steps ran: the dialog is closed again
+        self.assertNotIn('"Save As"  class', so)
+        self.assertRegex(so, r'menu item "Save" .*\n\s+- key: ctrl\+s .*\n\s+- click_element: "Save"')
+
+    def test_usage_and_invalid_scenario(self):
+        rc, _so, se, _t = self.run_rt(["inspect", "--line", "3"])
+        self.assertEqual(rc, 2)
+        self.assertIn("--line needs --after", se)
+        bad = self.scenario("launch: x\nwindow: x\nsteps:\n  - key: Retrun\n", "bad.yaml")
+        rc, so, se, _t = self.run_rt(["inspect", "--xvfb", "--after", bad], timeout=120)
+        self.assertEqual(rc, 2, se)
+        self.assertEqual(so, "")
+        self.assertIn("did you mean 'Return'", se)
+
+
+def path_of(tc):
+    return tc.scenario(InspectAfter.SCENARIO, "after.yaml")

@@ -1,5 +1,5 @@
 """CI conveniences (issue #11): `run a.yaml b.yaml ...` runs each scenario into
-OUT/<name>/ (names made safe and unique) on one shared private display, with
+OUT/<file name>/ (names made safe and unique, issue #17) on one shared private display, with
 the worst exit code, one --json document and one JUnit file; `validate
 --format github` prints one GitHub annotation per error."""
 
@@ -51,17 +51,16 @@ class RunManyTest(ksr.KsrTestCase):
                                     timeout=300)
         self.assertNoSanitizerReport(se)
         self.assertEqual(rc, 2, "worst of pass (0), app-failed (1), test-error (2)\n" + se)
-        # Names: "Same Name" -> Same_Name, the second made unique; the invalid
-        # scenario takes its file's name.
+        # Folders after the files: a and b share a name: and still get their own.
         dirs = {n for n in os.listdir(out) if os.path.isdir(os.path.join(out, n))}
-        self.assertEqual(dirs, {"Same_Name", "Same_Name-2", "c"}, dirs)
-        ra = self.assertEvidence(os.path.join(out, "Same_Name"), "pass", "completed")
-        self.assertEvidence(os.path.join(out, "Same_Name-2"), "app-failed", "step-failed")
+        self.assertEqual(dirs, {"a", "b", "c"}, dirs)
+        ra = self.assertEvidence(os.path.join(out, "a"), "pass", "completed")
+        self.assertEvidence(os.path.join(out, "b"), "app-failed", "step-failed")
         self.assertEvidence(os.path.join(out, "c"), "test-error", "invalid-scenario")
         # One display for all: both runs name the same display in boot-wait,
         # and neither started a private one of its own.
         displays = []
-        for d in ("Same_Name", "Same_Name-2"):
+        for d in ("a", "b"):
             events = ksr.read_trace(os.path.join(out, d))
             boot = [e for e in events if e.get("event") == "stage.end"
                     and e.get("name") == "boot-wait"]
@@ -93,18 +92,28 @@ class RunManyTest(ksr.KsrTestCase):
         self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
 
     def test_names_are_sanitised(self):
-        hidden = self.write(PASS, "../..", "KSR Many C", "h.yaml")
-        odd = self.write(PASS, "a/b c*", "KSR Many D", "o.yaml")
+        """File names made safe (a hidden or odd one) and unique (two files of
+        the same name in two folders, both with the same name:)."""
+        hidden = self.write(PASS, "Same", "KSR Many C", "..h.yaml")
+        odd = self.write(PASS, "Same", "KSR Many D", "a b*.yml")
+        os.makedirs(os.path.join(self.tmp, "x"))
+        os.makedirs(os.path.join(self.tmp, "y"))
+        twin1 = self.write(PASS, "Same", "KSR Many E", "x/t.yaml")
+        twin2 = self.write(PASS, "Same", "KSR Many F", "y/t.yaml")
         out = self.out()
-        rc, _, se, _ = self.run_rt(["run", "--xvfb", hidden, odd], out=out,
-                                   env=self.env(KSR_TESTAPP=ksr.TESTAPP), timeout=300)
+        rc, _, se, _ = self.run_rt(["run", "--xvfb", hidden, odd, twin1, twin2], out=out,
+                                   env=self.env(KSR_TESTAPP=ksr.TESTAPP), timeout=400)
         self.assertEqual(rc, 0, se)
         names = sorted(n for n in os.listdir(out) if os.path.isdir(os.path.join(out, n)))
-        self.assertEqual(names, ["_._..", "a_b_c_"])
+        self.assertEqual(names, ["_.h", "a_b_", "t", "t-2"])
         for n in names:
             self.assertEvidence(os.path.join(out, n), "pass", "completed")
+        # each folder holds its own file's run (the window title differs)
+        for n, title in (("t", "KSR Many E"), ("t-2", "KSR Many F")):
+            with open(os.path.join(out, n, "report.json")) as f:
+                self.assertEqual(json.load(f)["app"]["window"]["title"], title)
         self.assertEqual(sorted(os.listdir(self.tmp)),
-                         sorted(["h.yaml", "o.yaml", "out"] +
+                         sorted(["..h.yaml", "a b*.yml", "x", "y", "out"] +
                                 [f for f in os.listdir(self.tmp) if f.startswith("rt")]),
                          "nothing was written outside OUT")
 

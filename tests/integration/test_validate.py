@@ -175,6 +175,76 @@ class ValidateTest(ksr.KsrTestCase):
             window: xterm
             """, "lauch:", msg_re=r"(?i)did you mean.*launch")
 
+    def test_fixed_vocabularies_are_checked_at_load_time(self):
+        """Key names and chords, state names and role names (issue #17): each
+        typo is reported at its own line:col with the suggestion, exit 2."""
+        path = self.scenario(textwrap.dedent("""\
+            name: vocab
+            launch: galculator
+            window: Calc
+            steps:
+              - key: Retrun
+              - key: ctrl+shft+s
+              - click_element: "Paper Mode"
+                role: pushbutton
+                expect_state: "Paper Mode showng"
+              - click_element: "1"
+                checks:
+                  - state: {name: "1", role: Check_Box, state: armd}
+                  - text: {name: Display, role: txet, equals: "1"}
+                  - text: {name: Display}
+            """), "vocab.yaml")
+        rc, so, se, _ = self.validate(path)
+        self.assertEqual(rc, 2, se)
+        errs = self.errors(se)
+        want = [
+            ("Retrun", 10, r"unknown key 'Retrun' in 'Retrun' \(did you mean 'Return'\?\)"),
+            ("ctrl+shft+s", 10, r"unknown key 'shft' in 'ctrl\+shft\+s' \(did you mean 'shift'\?\)"),
+            ("role: pushbutton", 11, r"unknown accessibility role 'pushbutton' \(did you mean 'push button'\?\)"),
+            ("showng", 19, r"unknown accessibility state 'showng' \(did you mean 'showing'\?\)"),
+            ("armd", None, r"unknown accessibility state 'armd' \(did you mean 'armed'\?\)"),
+            ("txet", None, r"unknown accessibility role 'txet' \(did you mean 'text'\?\)"),
+            ("text: {name: Display}", None, r"text: needs equals:, contains: or matches:"),
+        ]
+        for needle, col, msg_re in want:
+            line = ksr.line_of(path, needle)
+            hits = [e for e in errs if e[1] == line and re.search(msg_re, e[3])]
+            self.assertTrue(hits, "no error %r at line %d; got:\n%s" % (msg_re, line, se))
+            if col is not None:
+                self.assertEqual(hits[0][2], col, hits)
+        self.assertEqual(len(errs), len(want), se)
+        # run refuses it the same way, before anything is launched
+        out = self.out()
+        rc, _so, se, _ = self.run_rt(["run", path], out=out, env=self.env(DISPLAY=":99"))
+        report = self.assertEvidence(out, "test-error", "invalid-scenario", rc=rc, stderr=se)
+        self.assertIn("did you mean 'Return'", report["reason"])
+        launch = ksr.stage(report, "launch")  # never reached: no stage ran
+        self.assertTrue(launch is None or launch.get("status") != "ok", launch)
+
+    def test_role_aliases_and_canonical_names_load(self):
+        """The standard AT-SPI names and a toolkit's own (GTK 4's button) load."""
+        path = self.scenario(textwrap.dedent("""\
+            name: roles
+            launch: x
+            window: x
+            steps:
+              - click_element: "1"
+                role: push button
+              - click_element: "1"
+                role: button
+              - click_element: "1"
+                role: Toggle_Button
+              - click_element: "1"
+                role: text box
+                checks:
+                  - text: {role: spin button, equals: "3"}
+                  - text: {name: /Res/, matches: "^3"}
+                  - state: {name: Bold, state: is default}
+                  - state: "Bold is_default"
+            """), "roles.yaml")
+        rc, _so, se, _ = self.validate(path)
+        self.assertEqual(rc, 0, se)
+
     def test_unknown_step_modifier_key(self):
         self.reject("""\
             name: x

@@ -72,8 +72,89 @@ static void showing_rule(void)
 	ok(!ksr_atspi_tree_showing(&t, 1), "GTK 4: neither state is hidden");
 }
 
+static void str_is(char *got, const char *want, const char *what)
+{
+	ok(want ? got && strcmp(got, want) == 0 : got == NULL, "%s: '%s'", what,
+	   got ? got : "(null)");
+	free(got);
+}
+
+/* Role names a scenario may write: the standard names and GTK 4's own. */
+static void role_names(void)
+{
+	ok(ksr_atspi_role_known("push button") && ksr_atspi_role_known("Push_Button"),
+	   "the standard name, written any way the matcher reads");
+	ok(ksr_atspi_role_known("button") && ksr_atspi_role_known("text box"),
+	   "GTK 4's names are aliases");
+	ok(!ksr_atspi_role_known("pushbutton") && !ksr_atspi_role_known(NULL), "a typo is not");
+	str_is(ksr_atspi_role_canonical(43), "push button", "role 43");
+	str_is(ksr_atspi_role_canonical(0), NULL, "role 0 (invalid) has no name");
+	size_t n, canon;
+	ksr_atspi_role_names(&n, &canon);
+	ok(canon > 100 && n > canon, "%zu standard names, %zu with the aliases", canon, n);
+}
+
+/* Names as people read them, and exact before normalised. */
+static void names(void)
+{
+	str_is(ksr_atspi_name_display("  Save      "), "Save", "trimmed");
+	str_is(ksr_atspi_name_display("Paper\t \n Mode\xc2\xa0"), "Paper Mode", "runs collapsed");
+	ksr_atspi_node n[] = {
+	        {.role = "application", .name = "app", .parent = -1},
+	        {.role = "menu item", .name = "Save      "},
+	        {.role = "push button", .name = "Save", .toolkit_role = "button"},
+	};
+	ksr_atspi_tree t = {.nodes = n, .len = 3};
+	ksr_name_match m = {.text = "Save"};
+	is_int(ksr_atspi_node_match_kind(&n[1], &m, NULL), 1, "padded name: normalised match");
+	is_int(ksr_atspi_tree_find(&t, &m, NULL), 2, "the exact name wins");
+	is_int(ksr_atspi_tree_find(&t, &m, "menu item"), 1, "the padded one by its role");
+	is_int(ksr_atspi_tree_find(&t, &m, "button"), 2, "the toolkit's role is an alias");
+}
+
+static void near_misses(void)
+{
+	ksr_atspi_node n[] = {
+	        {.role = "application", .name = "app", .parent = -1},
+	        {.role = "check menu item", .name = "Paper Mode"},
+	        {.role = "menu item", .name = "Paper Size"},
+	        {.role = "push button", .name = "Quit"},
+	};
+	ksr_atspi_tree t = {.nodes = n, .len = 4};
+	ksr_name_match m = {.text = "Paper mode"};
+	char buf[256];
+	ksr_atspi_near_miss_text(&t, &m, NULL, buf, sizeof buf);
+	ok(!strcmp(buf, "; closest: \"Paper Mode\" (check menu item), \"Paper Size\" (menu item)"),
+	   "closest first, far ones left out: %s", buf);
+	ksr_name_match q = {.text = "Quit"};
+	ksr_atspi_near_miss_text(&t, &q, "menu item", buf, sizeof buf);
+	ok(!strcmp(buf, "; closest: \"Quit\" (push button)"), "same name, other role: %s", buf);
+	ksr_name_match z = {.text = "Zzzzzzzz"};
+	ksr_atspi_near_miss_text(&t, &z, NULL, buf, sizeof buf);
+	ok(buf[0] == 0, "nothing close: nothing listed");
+}
+
+static void shortcuts(void)
+{
+	str_is(ksr_atspi_shortcut_chord("s;<Alt>f:s;<Primary>s"), "ctrl+s", "ATK's third field");
+	str_is(ksr_atspi_shortcut_chord("a;<Alt>f:a;<Primary><Shift>s"), "ctrl+shift+s",
+	       "GTK mods");
+	str_is(ksr_atspi_shortcut_chord("<Alt>c"), "alt+c", "a button's mnemonic");
+	str_is(ksr_atspi_shortcut_chord("Ctrl+Shift+S"), "ctrl+shift+s", "Qt's form");
+	str_is(ksr_atspi_shortcut_chord("F3"), "F3", "a function key alone");
+	str_is(ksr_atspi_shortcut_chord("Ctrl++"), "ctrl++", "the plus key");
+	str_is(ksr_atspi_shortcut_chord("<Alt>p;;"), NULL, "no shortcut field");
+	str_is(ksr_atspi_shortcut_chord("s"), NULL, "a typed letter is no shortcut");
+	str_is(ksr_atspi_shortcut_chord("Ctrl+K, Ctrl+C"), NULL, "a two-chord sequence");
+	str_is(ksr_atspi_shortcut_chord("<Hyper>x"), NULL, "an unknown modifier");
+}
+
 int main(void)
 {
+	role_names();
+	names();
+	near_misses();
+	shortcuts();
 	states();
 	showing_rule();
 	roles();

@@ -133,7 +133,9 @@ static void describe(cJSON *extra, const ksr_atspi_tree *tree, int i, const ksr_
 	cJSON_DeleteItemFromObject(extra, "element"); /* an earlier attempt's hidden match */
 	cJSON *el = cJSON_AddObjectToObject(extra, "element");
 	cJSON_AddStringToObject(el, "role", n->role ? n->role : "");
-	cJSON_AddStringToObject(el, "name", n->name ? n->name : "");
+	char *dn = ksr_atspi_name_display(n->name);
+	cJSON_AddStringToObject(el, "name", dn ? dn : "");
+	free(dn);
 	char *path = ksr_atspi_node_path(tree, (size_t)i);
 	cJSON_AddStringToObject(el, "path", path);
 	free(path);
@@ -257,11 +259,19 @@ static void click_at_extents(ksr_run *run, const ksr_step *step, const ksr_atspi
 		              "click_element: the XTest click failed: %s", e.msg);
 }
 
+/* A name as written, quoted: "Save" or /Sa.e/. */
+static const char *quoted(const ksr_name_match *m, char *buf, size_t len)
+{
+	snprintf(buf, len, m->re ? "/%.280s/" : "\"%.280s\"", m->text ? m->text : "");
+	return buf;
+}
+
 /* Walk until the control shows up or the deadline passes; its index or -1. */
 static int find(ksr_run *run, const ksr_step *step, ksr_run_atspi *t, ksr_deadline d,
                 ksr_atspi_tree *tree, ksr_step_result *res)
 {
 	bool seen_hidden = false;
+	char near_q[300];
 	for (;;) {
 		ksr_err e = {0};
 		ksr_deadline wd = ksr_deadline_min(d, ksr_deadline_in_ms(WALK_MS));
@@ -281,13 +291,15 @@ static int find(ksr_run *run, const ksr_step *step, ksr_run_atspi *t, ksr_deadli
 		} else if (seen_hidden && cut_short) {
 			/* keep the reason */
 		} else if (i == -1) {
-			snprintf(
-			        res->reason, sizeof res->reason,
-			        "no control named %s%s%s in %s's accessibility tree (%zu nodes, %d "
-			        "calls unanswered)",
-			        step->name.text, step->role ? " with role " : "",
-			        step->role ? step->role : "", t->app.name ? t->app.name : "the app",
-			        tree->len, tree->unanswered);
+			char near[400];
+			ksr_atspi_near_miss_text(tree, &step->name, step->role, near, sizeof near);
+			snprintf(res->reason, sizeof res->reason,
+			         "no control named %s%s%s%s in %s's accessibility tree (%zu nodes, "
+			         "%d calls unanswered)%s",
+			         quoted(&step->name, near_q, sizeof near_q),
+			         step->role ? " with role \"" : "", step->role ? step->role : "",
+			         step->role ? "\"" : "", t->app.name ? t->app.name : "the app",
+			         tree->len, tree->unanswered, near);
 		} else {
 			snprintf(res->reason, sizeof res->reason, "click_element: %.480s", e.msg);
 		}
@@ -417,9 +429,12 @@ static int check_find(ksr_run *run, const ksr_check *c, ksr_run_atspi *t, ksr_at
 		return 0;
 	}
 	if (*idx < 0) {
-		snprintf(why, len, "no control named %s%s%s in %s's accessibility tree",
-		         c->name.text, c->role ? " with role " : "", c->role ? c->role : "",
-		         t->app.name ? t->app.name : "the app");
+		char near[400], q[300];
+		ksr_atspi_near_miss_text(tree, &c->name, c->role, near, sizeof near);
+		snprintf(why, len, "no control named %s%s%s%s in %s's accessibility tree%s",
+		         quoted(&c->name, q, sizeof q), c->role ? " with role \"" : "",
+		         c->role ? c->role : "", c->role ? "\"" : "",
+		         t->app.name ? t->app.name : "the app", near);
 		return 0;
 	}
 	if (!hidden_counts(c) && !ksr_atspi_tree_showing(tree, (size_t)*idx)) {

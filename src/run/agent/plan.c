@@ -199,12 +199,40 @@ static char *name_line(const char *kind, const ksr_name_match *m)
 	return line;
 }
 
+/* text: {name, role, equals|contains|matches} as one flow mapping. */
+static char *text_line(const ksr_check *c)
+{
+	char *out = ksr_xstrdup("text: {");
+	if (c->name.text) {
+		char *n = c->name.re ? ksr_xasprintf("/%s/", c->name.text)
+		                     : ksr_xstrdup(c->name.text);
+		char *q = ksr_plan_quote(n), *next = ksr_xasprintf("%sname: %s, ", out, q);
+		free(n), free(q), free(out);
+		out = next;
+	}
+	if (c->role) {
+		char *q = ksr_plan_quote(c->role), *next = ksr_xasprintf("%srole: %s, ", out, q);
+		free(q), free(out);
+		out = next;
+	}
+	const char *op = c->text_op == KSR_TEXT_EQUALS     ? "equals"
+	                 : c->text_op == KSR_TEXT_CONTAINS ? "contains"
+	                                                   : "matches";
+	char *q = ksr_plan_quote(c->text_op == KSR_TEXT_MATCHES ? ksr_pattern_source(c->re)
+	                                                        : c->text);
+	char *line = ksr_xasprintf("%s%s: %s}", out, op, q);
+	free(q), free(out);
+	return line;
+}
+
 char *ksr_plan_check_line(const ksr_check *c)
 {
 	const char *kind = c->info->name;
 	const char *v = NULL;
 	if (c->info->needs_model)
 		return NULL;
+	if (!strcmp(kind, "text"))
+		return text_line(c);
 	if (c->re)
 		v = ksr_pattern_source(c->re);
 	else if (!strcmp(kind, "file") || !strcmp(kind, "shell"))

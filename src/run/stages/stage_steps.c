@@ -20,16 +20,34 @@ static const char *steps_skip(const ksr_run *run)
 	return run->sc->steps.len ? NULL : "the scenario has no steps:";
 }
 
+/* The steps to run: all, or (inspect --after --line N) those that start at
+ * or before line N, a prefix since steps are in file order. */
+static ksr_step_list steps_to_run(const ksr_run *run)
+{
+	ksr_step_list l = run->sc->steps;
+	int until = run->opts->steps_until_line;
+	if (until > 0)
+		while (l.len && l.items[l.len - 1].pos.line > until)
+			l.len--;
+	return l;
+}
+
 static ksr_stage_status stage_steps(ksr_run *run, char *note, size_t len)
 {
-	if (!ksr_steps_run(run, &run->sc->steps))
+	ksr_step_list l = steps_to_run(run);
+	if (!ksr_steps_run(run, &l))
 		return KSR_STAGE_FAILED;
-	snprintf(note, len, "%zu step(s) passed", run->sc->steps.len);
+	snprintf(note, len, "%zu step(s) passed", l.len);
+	if (l.len < run->sc->steps.len)
+		snprintf(note + strlen(note), len - strlen(note), " (%zu after line %d not run)",
+		         run->sc->steps.len - l.len, run->opts->steps_until_line);
 	return KSR_STAGE_OK;
 }
 
 static const char *plan_skip(const ksr_run *run)
 {
+	if (run->opts->steps_only)
+		return "inspect --after runs the steps: only";
 	return run->sc->plan.len ? NULL : "the scenario has no plan:";
 }
 
@@ -41,6 +59,8 @@ static ksr_stage_status stage_plan(ksr_run *run, char *note, size_t len)
 
 static const char *goal_skip(const ksr_run *run)
 {
+	if (run->opts->steps_only)
+		return "inspect --after runs the steps: only";
 	return run->sc->goal ? NULL : "the scenario has no goal:";
 }
 

@@ -1,0 +1,138 @@
+/* a11y.text: a control's text or value over MCP, read through the same
+ * backend calls as the scenario's text: check (ksr_atspi_node_text). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ksr/pattern.h"
+#include "mcp/tools_text.h"
+
+#define CALL_MS 8000
+
+/* The PID the arguments name (pid, else a matching window's process, else
+ * the newest window's); 0 with app given: by name. -1 with r's error set. */
+static int text_pid(ksr_mcp *m, const cJSON *a, mcp_result *r)
+{
+	int pid = mcp_arg_int(a, "pid", 0);
+	const char *title = mcp_arg_str(a, "window");
+	if (pid || (mcp_arg_str(a, "app") && !title))
+		return pid;
+	ksr_err e = {0};
+	ksr_pattern *re = title ? ksr_pattern_compile(title, &e) : NULL;
+	if (title && !re)
+		return mcp_fail(r, "bad window pattern: %s", e.msg), -1;
+	ksr_window_list l = {0};
+	if (ksr_x11_list_windows(m->x, &l, &e) < 0)
+		mcp_fail(r, "listing windows: %s", e.msg);
+	for (size_t i = l.len; i-- > 0 && !pid;)
+		if (l.items[i].pid > 0 && (!re || ksr_pattern_match(re, l.items[i].title)))
+			pid = l.items[i].pid;
+	ksr_window_list_clear(&l);
+	ksr_pattern_free(re);
+	if (!pid && !r->is_error)
+		mcp_fail(r, "no window %s%s with a process (_NET_WM_PID)", title ? "titled " : "",
+		         title ? title : "");
+	return pid ? pid : -1;
+}
+
+static int text_walk(ksr_mcp *m, const cJSON *a, ksr_atspi_app *app, ksr_atspi_tree *tree,
+                     mcp_result *r)
+{
+	if (mcp_need_x11(m, r) < 0)
+		return -1;
+	int pid = text_pid(m, a, r);
+	if (pid < 0)
+		return -1;
+	ksr_deadline d = ksr_deadline_in_ms(CALL_MS);
+	ksr_err e = {0};
+	ksr_atspi_opts ao = {.x = m->x, .app_pid = pid};
+	if (!m->atspi && ksr_atspi_open(&ao, d, &m->atspi, &e) < 0)
+		return mcp_fail(r, "accessibility bus: %s", e.msg), -1;
+	const char *by = NULL;
+	if (ksr_atspi_find_app(m->atspi, pid, mcp_arg_str(a, "app"), d, app, &by, &e) < 0)
+		return mcp_fail(r, "%s", e.msg), -1;
+	if (ksr_atspi_walk(m->atspi, app, NULL, d, tree, &e) < 0) {
+		ksr_atspi_app_clear(app);
+		return mcp_fail(r, "walking %s: %s", app->name ? app->name : "the app", e.msg), -1;
+	}
+	return 0;
+}
+
+static bool readable(const ksr_atspi_tree *t, size_t i, const char *role)
+{
+	const ksr_atspi_node *n = &t->nodes[i];
+	return (n->ifaces & (KSR_ATSPI_IF_TEXT | KSR_ATSPI_IF_VALUE)) &&
+	       ksr_atspi_tree_showing(t, i) &&
+	       (!role || ksr_atspi_role_equal(role, n->role) ||
+	        ksr_atspi_role_equal(role, n->toolkit_role));
+}
+
+/* As the text: check picks: by name (and role), else the focused readable
+ * control, else the first showing one. -1 with r's error set. */
+static int text_pick(const cJSON *a, const ksr_atspi_tree *t, mcp_result *r)
+{
+	const char *role = mcp_arg_str(a, "role");
+	if (!mcp_arg_str(a, "name")) {
+		int first = -1, focused = ksr_atspi_state_index("focused");
+		for (size_t i = 1; i < t->len; i++) {
+			if (!readable(t, i, role))
+				continue;
+			if ((t->nodes[i].states >> focused) & 1)
+				return (int)i;
+			if (first < 0)
+				first = (int)i;
+		}
+		if (first < 0)
+			mcp_fail(r, "no showing control with text or a value%s%s",
+			         role ? " of role " : "", role ? role : "");
+		return first;
+	}
+	ksr_name_match nm = {0};
+	ksr_err e = {0};
+	if (ksr_name_match_parse(&nm, mcp_arg_str(a, "name"), &e) < 0)
+		return mcp_fail(r, "bad name: %s", e.msg), -1;
+	int i = ksr_atspi_tree_find(t, &nm, role);
+	if (i < 0) {
+		char near[400];
+		ksr_atspi_near_miss_text(t, &nm, role, near, sizeof near);
+		mcp_fail(r, "no control named \"%s\"%s%s in the accessibility tree (%zu nodes)%s",
+		         nm.text, role ? " with role " : "", role ? role : "", t->len, near);
+	}
+	ksr_name_match_clear(&nm);
+	return i;
+}
+
+int mcp_tool_a11y_text(ksr_mcp *m, const cJSON *a, mcp_result *r)
+{
+	ksr_atspi_app app = {0};
+	ksr_atspi_tree tree = {0};
+	if (text_walk(m, a, &app, &tree, r) < 0)
+		return 0;
+	int i = text_pick(a, &tree, r);
+	if (i >= 0) {
+		const ksr_atspi_node *n = &tree.nodes[i];
+		char *text = NULL, *path = ksr_atspi_node_path(&tree, (size_t)i);
+		char *name = ksr_atspi_name_display(n->name);
+		const char *from = NULL;
+		ksr_err e = {0};
+		if (ksr_atspi_node_text(m->atspi, &app, n, ksr_deadline_in_ms(CALL_MS), &text,
+		                        &from, &e) < 0) {
+			mcp_fail(r, "%s \"%s\": %s", n->role ? n->role : "control",
+			         name ? name : "", e.msg);
+		} else {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "path", path);
+			cJSON_AddStringToObject(o, "role", n->role ? n->role : "");
+			cJSON_AddStringToObject(o, "name", name ? name : "");
+			cJSON_AddStringToObject(o, "from", from);
+			cJSON_AddStringToObject(o, "text", text);
+			mcp_structured(r, o);
+		}
+		free(text);
+		free(path);
+		free(name);
+	}
+	ksr_atspi_tree_clear(&tree);
+	ksr_atspi_app_clear(&app);
+	return 0;
+}
