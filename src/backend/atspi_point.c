@@ -40,19 +40,14 @@ static char *string_property(ksr_atspi *a, const ksr_atspi_app *app, const char 
 	return s;
 }
 
-/* Titles compare as a person reads them: surrounding blanks aside. */
+/* Titles compare as a person reads them (ksr_atspi_name_display). */
 static bool same_title(const char *a, const char *b)
 {
-	while (*a == ' ')
-		a++;
-	while (*b == ' ')
-		b++;
-	size_t la = strlen(a), lb = strlen(b);
-	while (la && a[la - 1] == ' ')
-		la--;
-	while (lb && b[lb - 1] == ' ')
-		lb--;
-	return la == lb && memcmp(a, b, la) == 0;
+	char *da = ksr_atspi_name_display(a), *db = ksr_atspi_name_display(b);
+	bool same = strcmp(da, db) == 0;
+	free(da);
+	free(db);
+	return same;
 }
 
 /* The application's top-level accessible whose name is the X window's
@@ -215,6 +210,31 @@ static bool clickable(ksr_atspi *a, const ksr_atspi_app *app, const char *path, 
 	return yes;
 }
 
+/* The standard role name (GetRole), else the toolkit's (GetRoleName). */
+static char *role_of(ksr_atspi *a, const ksr_atspi_app *app, const char *path, ksr_deadline d)
+{
+	ksr_err ignored = {0};
+	char *role = NULL;
+	GVariant *r =
+	        app_call(a, app, path, ATSPI_IFACE_ACCESSIBLE, "GetRole", NULL, "(u)", d, &ignored);
+	if (r) {
+		guint32 n = 0;
+		g_variant_get(r, "(u)", &n);
+		g_variant_unref(r);
+		role = ksr_atspi_role_canonical(n);
+	}
+	if (role)
+		return role;
+	r = app_call(a, app, path, ATSPI_IFACE_ACCESSIBLE, "GetRoleName", NULL, "(s)", d, &ignored);
+	const char *s = NULL;
+	if (r)
+		g_variant_get(r, "(&s)", &s);
+	role = ksr_xstrdup(s ? s : "");
+	if (r)
+		g_variant_unref(r);
+	return role;
+}
+
 static int describe(ksr_atspi *a, const ksr_atspi_app *app, char *path, int depth, ksr_deadline d,
                     ksr_atspi_control *out, ksr_err *err)
 {
@@ -224,19 +244,12 @@ static int describe(ksr_atspi *a, const ksr_atspi_app *app, char *path, int dept
 		free(path);
 		return -1;
 	}
-	ksr_err ignored = {0};
-	GVariant *r = app_call(a, app, path, ATSPI_IFACE_ACCESSIBLE, "GetRoleName", NULL, "(s)", d,
-	                       &ignored);
-	const char *role = NULL;
-	if (r)
-		g_variant_get(r, "(&s)", &role);
 	*out = (ksr_atspi_control){.path = path,
-	                           .name = name,
-	                           .role = ksr_xstrdup(role ? role : ""),
+	                           .name = ksr_atspi_name_display(name ? name : ""),
+	                           .role = role_of(a, app, path, d),
 	                           .states = states,
 	                           .depth = depth};
-	if (r)
-		g_variant_unref(r);
+	free(name);
 	return 1;
 }
 
