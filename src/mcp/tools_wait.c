@@ -267,8 +267,8 @@ static void found_answer(ksr_mcp *m, const ksr_atspi_app *app, const ksr_atspi_t
 		cJSON *ex = cJSON_AddObjectToObject(o, "extents");
 		cJSON_AddNumberToObject(ex, "x", n->x);
 		cJSON_AddNumberToObject(ex, "y", n->y);
-		cJSON_AddNumberToObject(ex, "width", n->w);
-		cJSON_AddNumberToObject(ex, "height", n->h);
+		cJSON_AddNumberToObject(ex, "w", n->w); /* as a11y_tree's nodes */
+		cJSON_AddNumberToObject(ex, "h", n->h);
 	} else {
 		cJSON_AddNullToObject(o, "extents");
 	}
