@@ -1,8 +1,10 @@
 // MCP round trips through the official SDK client (the one the tests pin in
-// tests/integration/mcp_client): screen.capture (downscaled PNG, base64) and
-// input.click, over stdio and over Streamable HTTP, beside the established
-// tools doing the same job on the same display (xdotool click, ImageMagick
-// import), and the server's RSS over 10,000 tool calls.
+// tests/integration/mcp_client): screen_capture inline (downscaled PNG,
+// base64) and by reference (a resource_link, then resources/read), input_click
+// and window_list, over stdio and over Streamable HTTP, beside the established
+// tools doing the same job on the same display (xdotool click and search,
+// ImageMagick import), and the server's RSS over 10,000 tool calls. Prints
+// "ROW name median p95" lines (bench/run-all.sh reads them) and a table.
 //   node bench/bench_mcp.mjs BIN N   (DISPLAY set: bench/mcp.sh does it)
 import { createRequire } from "node:module";
 import { spawn, execFileSync } from "node:child_process";
@@ -63,22 +65,31 @@ async function connect(kind) {
 const figures = {};
 for (const kind of ["stdio", "http"]) {
   const s = await connect(kind);
-  const cap = await s.client.callTool({ name: "screen.capture", arguments: {} });
+  const cap = await s.client.callTool({ name: "screen_capture", arguments: {} });
   const img = cap.content.find((c) => c.type === "image");
   console.log(`# ${kind}: capture ${cap.structuredContent.width}x${cap.structuredContent.height}, ` +
     `scale ${cap.structuredContent.scale}, base64 ${img.data.length} bytes`);
   figures[`${kind}.capture`] = row(`${kind}.capture`,
-    await timed(() => s.client.callTool({ name: "screen.capture", arguments: {} }), n));
+    await timed(() => s.client.callTool({ name: "screen_capture", arguments: {} }), n));
+  // By reference at full size: the call (PNG written to the evidence folder),
+  // then resources/read of the link, as a client that wants the pixels does.
+  figures[`${kind}.capture_link`] = row(`${kind}.capture_link`, await timed(async () => {
+    const r = await s.client.callTool({ name: "screen_capture", arguments: { delivery: "link", zoom: true } });
+    const link = r.content.find((c) => c.type === "resource_link");
+    await s.client.readResource({ uri: link.uri });
+  }, n));
   figures[`${kind}.click`] = row(`${kind}.click`, await timed((i) => s.client.callTool(
-    { name: "input.click", arguments: { x: 100 + (i % 50), y: 100 } }), n));
+    { name: "input_click", arguments: { x: 100 + (i % 50), y: 100 } }), n));
+  figures[`${kind}.windows`] = row(`${kind}.windows`,
+    await timed(() => s.client.callTool({ name: "window_list", arguments: {} }), n));
   figures[`${kind}.ping`] = row(`${kind}.ping`, await timed(() => s.client.ping(), n));
   if (kind === "stdio" || process.env.KSR_BENCH_RSS_HTTP) {
     const points = [];
     for (let i = 0; i <= RSS_CALLS; i++) {
       if (i % 2000 === 0) points.push(`${i}:${rss(s.pid)}`);
-      if (i < RSS_CALLS) await s.client.callTool({ name: "window.list", arguments: {} });
+      if (i < RSS_CALLS) await s.client.callTool({ name: "window_list", arguments: {} });
     }
-    console.log(`RSS ${kind} window.list calls:KiB ${points.join(" ")}`);
+    console.log(`RSS ${kind} window_list calls:KiB ${points.join(" ")}`);
   }
   await s.close();
 }
@@ -87,14 +98,18 @@ figures["xdotool.click"] = row("xdotool.click", await timed((i) =>
   execFileSync("xdotool", ["mousemove", String(100 + (i % 50)), "100", "click", "1"]), n));
 figures["import.capture"] = row("import.capture", await timed(() =>
   execFileSync("import", ["-window", "root", "png:-"], { maxBuffer: 64 << 20 }), Math.min(n, 20)));
+figures["xdotool.windows"] = row("xdotool.windows", await timed(() =>
+  execFileSync("xdotool", ["search", "--onlyvisible", "--name", "."]), n));
 console.log("");
-console.log(`| figure (ms, median of ${n}) | ksr over MCP | established tool | ratio |`);
+console.log(`| figure (ms, median of ${n}) | ksr over MCP | established tool | ratio (theirs / ours) |`);
 console.log("|---|---|---|---|");
+const line = (what, ours, theirs) =>
+  console.log(`| ${what} | ${ours.toFixed(2)} | ${theirs === undefined ? "—" : theirs.toFixed(2)} | ${theirs === undefined ? "—" : (theirs / ours).toFixed(2)} |`);
 for (const kind of ["stdio", "http"]) {
-  const c = figures[`${kind}.click`], x = figures["xdotool.click"];
-  console.log(`| input.click over ${kind} vs xdotool mousemove+click (a process each) | ${c.toFixed(2)} | ${x.toFixed(2)} | ${(c / x).toFixed(2)} |`);
-  const p = figures[`${kind}.capture`], im = figures["import.capture"];
-  console.log(`| screen.capture over ${kind} (downscaled PNG, base64) vs import -window root png (full size) | ${p.toFixed(2)} | ${im.toFixed(2)} | ${(p / im).toFixed(2)} |`);
+  line(`input_click over ${kind} vs xdotool mousemove+click (a process each)`, figures[`${kind}.click`], figures["xdotool.click"]);
+  line(`window_list over ${kind} vs xdotool search --onlyvisible --name .`, figures[`${kind}.windows`], figures["xdotool.windows"]);
+  line(`screen_capture over ${kind} (1280-edge PNG inline) vs import -window root png:- (full size)`, figures[`${kind}.capture`], figures["import.capture"]);
+  line(`screen_capture link + resources/read over ${kind} (full size) vs import -window root png:-`, figures[`${kind}.capture_link`], figures["import.capture"]);
 }
-console.log(`| ping over stdio / http | ${figures["stdio.ping"].toFixed(3)} | ${figures["http.ping"].toFixed(3)} | ${(figures["http.ping"] / figures["stdio.ping"]).toFixed(2)} |`);
+line("ping over stdio (vs http in the next column)", figures["stdio.ping"], figures["http.ping"]);
 process.exit(0);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# MCP round trips (screen.capture, input.click, ping) through the official SDK
-# client over stdio and Streamable HTTP, beside xdotool and ImageMagick import on
-# the same private Xvfb + openbox, and the server's RSS over 10,000 tool calls.
+# MCP round trips (screen_capture inline and by reference, input_click,
+# window_list, ping) through the official SDK client over stdio and Streamable
+# HTTP, beside xdotool and ImageMagick import on the same private Xvfb + openbox
+# (with an xterm on it, so that there is a window to list and pixels to encode),
+# and the server's RSS over 10,000 tool calls.
 #   bench/mcp.sh [BUILD_DIR] [ITERATIONS]   (needs node, xdotool, imagemagick; the
 #   SDK client comes from tests/integration/mcp_client: npm ci there when missing)
 set -euo pipefail
@@ -22,5 +24,7 @@ exec 3>&-
 for _ in $(seq 100); do [ -s "$tmp/display" ] && break; sleep 0.05; done
 export DISPLAY=":$(cat "$tmp/display")"
 setsid openbox >/dev/null 2>&1 & pids+=($!)
+sleep 1
+setsid xterm -geometry 100x30+100+100 -e sh -c 'ls -l /usr/bin | head -40; exec sleep 1000' >/dev/null 2>&1 & pids+=($!)
 sleep 1
 node bench/bench_mcp.mjs "$bin" "$n"

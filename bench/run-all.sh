@@ -70,7 +70,7 @@ area atspi    bench/atspi.sh "$build" "$(( n < 3 ? n : 3 ))"
 area model    bench/model.sh "$build" "$(( n * 2 ))"
 area watch    bench/bench_watch.sh "$build" "$(( n * 2 ))" 20 10
 area ready    bench/ready.sh "$build" "$(( n * 2 ))"
-# No MCP benchmark exists yet (bench/ has none); the table says so.
+area mcp      bench/mcp.sh "$build" "$(( n * 2 ))"
 
 echo "# kasm-session-runtime benchmarks"
 echo
@@ -227,8 +227,20 @@ if t is not None:
         "the settle before it (window changes only)", num(r"^ROW settle\.old ([\d.]+)", t), "ms",
         "the old one did not wait for the repaint")
 
-rows.append(("mcp", "MCP tool call round trip", None, "(no benchmark in bench/ yet)", None,
-             "", "not measured"))
+t = read("mcp")
+if t is not None:
+    r = lambda key: num(r"^ROW %s ([\d.]+)" % re.escape(key), t)
+    for kind in ("stdio", "http"):
+        row("mcp", "input_click over %s (SDK client round trip)" % kind, r(kind + ".click"),
+            "xdotool mousemove + click (a process each)", r("xdotool.click"))
+        row("mcp", "window_list over %s" % kind, r(kind + ".windows"),
+            "xdotool search --onlyvisible --name .", r("xdotool.windows"))
+        row("mcp", "screen_capture over %s, 1280-edge PNG inline" % kind, r(kind + ".capture"),
+            "import -window root png:- (full size)", r("import.capture"), "ms",
+            "not the same size: ours is downscaled")
+        row("mcp", "screen_capture link + resources/read over %s, full size" % kind,
+            r(kind + ".capture_link"), "import -window root png:- (full size)",
+            r("import.capture"))
 
 
 def fmt(v, unit):

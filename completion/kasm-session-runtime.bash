@@ -25,8 +25,8 @@ _kasm_session_runtime()
 	fi
 
 	case $prev in
-	--out | --http | --token)
-		[[ $prev == --out ]] && _filedir -d
+	--out | --evidence | --http | --token)
+		[[ $prev == --out || $prev == --evidence ]] && _filedir -d
 		return
 		;;
 	--junit)
@@ -38,7 +38,7 @@ _kasm_session_runtime()
 		return
 		;;
 	--tool-names)
-		COMPREPLY=($(compgen -W "underscore" -- "$cur"))
+		COMPREPLY=($(compgen -W "underscore dots" -- "$cur"))
 		return
 		;;
 	--deadline | --timeout | --waiting-heartbeat | --cdp | --max-nodes | --launch | \
@@ -53,7 +53,7 @@ _kasm_session_runtime()
 	validate) opts="--json --format --help" ;;
 	watch) opts="-r --recursive --timeout --waiting-heartbeat --json --junit --help" ;;
 	inspect) opts="--xvfb --launch --wait-window --window --cdp --max-nodes --timeout --after --line --json --help" ;;
-	mcp) opts="--http --token --tool-names --xvfb --help" ;;
+	mcp) opts="--http --token --tool-names --xvfb --evidence --help" ;;
 	version) opts="--help" ;;
 	esac
 

@@ -91,7 +91,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	ksr_err err = {0};
-	ksr_mcp_opts o = {.underscore_names = size && (data[0] & 1)};
+	ksr_mcp_opts o = {.dotted_names = size && (data[0] & 1)};
 	ksr_mcp *m = ksr_mcp_create(&o, &err);
 	if (!m)
 		abort(); /* no display is not a reason to refuse to start */

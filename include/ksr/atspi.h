@@ -249,4 +249,19 @@ void ksr_atspi_control_clear(ksr_atspi_control *c); /* NULL-safe */
 /* The toolkit answers coordinates relative to the window (GTK 4). */
 bool ksr_atspi_app_window_coords(const ksr_atspi_app *app);
 
+/* ---- key bindings (atspi_keys.c) ---- */
+
+/* Each action's key binding as the app reports it (Action.GetActions: GTK
+ * gives "mnemonic;sequence;shortcut", e.g. "<Alt>s;;<Control>s"; "" when none). */
+typedef struct ksr_atspi_keys {
+	char **action;  /* action names */
+	char **binding; /* their key bindings, same index */
+	size_t n;
+} ksr_atspi_keys;
+
+/* Read them for one node now. 0, or -1 with err (no Action interface, no answer). */
+int ksr_atspi_action_keys(ksr_atspi *a, const ksr_atspi_app *app, const char *path, ksr_deadline d,
+                          ksr_atspi_keys *out, ksr_err *err);
+void ksr_atspi_keys_clear(ksr_atspi_keys *k); /* NULL-safe */
+
 #endif

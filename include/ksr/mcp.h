@@ -14,9 +14,11 @@
 typedef struct ksr_mcp ksr_mcp;
 
 typedef struct ksr_mcp_opts {
-	bool underscore_names; /* --tool-names underscore: list input_click, not input.click */
-	const char *display;   /* NULL: $DISPLAY */
-	bool xvfb;             /* start a private session (Xvfb + WM + D-Bus + AT-SPI) at create */
+	bool dotted_names;   /* --tool-names dots: list input.click, not input_click */
+	const char *display; /* NULL: $DISPLAY */
+	bool xvfb;           /* start a private session (Xvfb + WM + D-Bus + AT-SPI) at create */
+	const char *evidence_dir; /* --evidence: where linked screenshots go (kept); NULL: a
+	                           * temporary folder made at the first link, removed at destroy */
 } ksr_mcp_opts;
 
 /* The longest message a transport should pass on; longer ones get an error

@@ -145,4 +145,10 @@ int ksr_x11_type(ksr_x11 *x, const char *utf8, ksr_err *err);
 /* XSync: the server has processed our input. -1 when the connection is lost. */
 int ksr_x11_sync(ksr_x11 *x);
 
+/* ---- the root window (x11_root.c) ---- */
+
+/* The root window's id (0 when the connection is lost): ksr_x11_quiet_wait on
+ * it waits for the whole screen to stop repainting. */
+unsigned long ksr_x11_root_window(const ksr_x11 *x);
+
 #endif

@@ -20,12 +20,14 @@ typedef struct mcp_args {
 
 static int parse(int argc, char **argv, mcp_args *a)
 {
-	enum { OPT_HTTP = 1, OPT_NAMES, OPT_XVFB, OPT_TOKEN };
-	static const struct option longopts[] = {{"http", required_argument, NULL, OPT_HTTP},
-	                                         {"tool-names", required_argument, NULL, OPT_NAMES},
-	                                         {"xvfb", no_argument, NULL, OPT_XVFB},
-	                                         {"token", required_argument, NULL, OPT_TOKEN},
-	                                         {NULL, 0, NULL, 0}};
+	enum { OPT_HTTP = 1, OPT_NAMES, OPT_XVFB, OPT_TOKEN, OPT_EVIDENCE };
+	static const struct option longopts[] = {
+	        {"http", required_argument, NULL, OPT_HTTP},
+	        {"tool-names", required_argument, NULL, OPT_NAMES},
+	        {"xvfb", no_argument, NULL, OPT_XVFB},
+	        {"token", required_argument, NULL, OPT_TOKEN},
+	        {"evidence", required_argument, NULL, OPT_EVIDENCE},
+	        {NULL, 0, NULL, 0}};
 	int c;
 	opterr = 0;
 	optind = 1;
@@ -36,9 +38,11 @@ static int parse(int argc, char **argv, mcp_args *a)
 			a->token = optarg;
 		else if (c == OPT_XVFB)
 			a->o.xvfb = true;
-		else if (c == OPT_NAMES && !strcmp(optarg, "underscore"))
-			a->o.underscore_names = true;
-		else if (c == OPT_NAMES && strcmp(optarg, "dots"))
+		else if (c == OPT_EVIDENCE)
+			a->o.evidence_dir = optarg;
+		else if (c == OPT_NAMES && !strcmp(optarg, "dots"))
+			a->o.dotted_names = true;
+		else if (c == OPT_NAMES && strcmp(optarg, "underscore"))
 			return cli_usage_error(&cli_cmd_mcp, "--tool-names is underscore or dots");
 		else if (c != OPT_NAMES)
 			return cli_usage_error(&cli_cmd_mcp, "unknown or incomplete option '%s'",
@@ -133,7 +137,7 @@ const cli_command cli_cmd_mcp = {
         .summary = "serve the runtime's actions to outside agents (MCP)",
         .usage =
                 "usage: kasm-session-runtime mcp [--http HOST:PORT] [--tool-names underscore|dots] "
-                "[--xvfb] [--token TOKEN]\n\n"
+                "[--xvfb] [--token TOKEN] [--evidence DIR]\n\n"
                 "Model Context Protocol server (revision 2025-11-25; 2025-06-18 and 2025-03-26\n"
                 "on request). Without --http: newline-delimited JSON-RPC on stdin/stdout, logs\n"
                 "on stderr, exit 0 at end of input.\n\n"
@@ -141,11 +145,14 @@ const cli_command cli_cmd_mcp = {
                 "                       unless HOST says otherwise; port 0 picks a free one\n"
                 "  --token TOKEN        bearer token for --http (default\n"
                 "                       $KASM_RUNTIME_MCP_TOKEN); required off loopback\n"
-                "  --tool-names MODE    dots (input.click, default) or underscore (input_click)\n"
-                "                       for clients that reject dots; calls accept both\n"
-                "  --xvfb               a private Xvfb + window manager + AT-SPI for the tools\n\n"
-                "Tools: screen.capture, screen.ground, input.click/move/drag/scroll/type/key,\n"
-                "window.list/focus, a11y.tree/click/state, cdp.list_interactive/click/fill/\n"
-                "navigate, scenario.run. Coordinates are in the last screenshot's space.\n",
+                "  --tool-names MODE    underscore (input_click, default: every client accepts\n"
+                "                       it) or dots (input.click); calls accept both\n"
+                "  --xvfb               a private Xvfb + window manager + AT-SPI for the tools\n"
+                "  --evidence DIR       where linked screenshots are written (kept); default a\n"
+                "                       temporary folder removed at exit\n\n"
+                "Tools: screen_capture, screen_wait, screen_ground, input_click/move/drag/\n"
+                "scroll/type/key, window_list/focus, a11y_tree/find/click/state,\n"
+                "cdp_list_interactive/click/fill/navigate, scenario_run. Coordinates are in\n"
+                "the last screenshot's space. Resources: the linked screenshots.\n",
         .exec = exec_mcp,
 };

@@ -15,6 +15,13 @@
 #include "ksr/x11.h"
 
 /* How the last screenshot maps to the screen: screen = origin + shot / scale. */
+/* A file the server wrote into its evidence folder, served by resources/read. */
+typedef struct mcp_file {
+	char *name; /* plain file name in the folder */
+	char *mime;
+	size_t size;
+} mcp_file;
+
 typedef struct mcp_view {
 	int origin_x, origin_y; /* screen pixels of the screenshot's top-left */
 	int w, h;               /* the screenshot's size (its coordinate space) */
@@ -33,6 +40,14 @@ struct ksr_mcp {
 	char protocol[16];
 	int log_level;   /* index into the syslog-style levels; messages below are dropped */
 	cJSON **schemas; /* parsed input/output schemas, two per tool row */
+	int text_cap;    /* the current call's max_text (characters of text content) */
+	/* The evidence folder (linked screenshots): opts.evidence_dir, or a
+	 * temporary one made at the first link (ev_temp: removed at destroy). */
+	char *ev_dir;
+	bool ev_temp;
+	mcp_file *files;
+	size_t n_files, files_cap;
+	unsigned next_file;
 	/* The request running now, for ksr_mcp_cancel from another thread. */
 	pthread_mutex_t lock;
 	char *inflight_id;
@@ -54,7 +69,8 @@ typedef struct mcp_result {
 typedef int (*mcp_tool_fn)(ksr_mcp *m, const cJSON *args, mcp_result *r);
 
 typedef struct mcp_tool {
-	const char *name; /* with dots: "input.click" */
+	const char *name; /* with dots: "input.click" (listed as input_click unless --tool-names
+	                     dots) */
 	const char *title;
 	const char *description;
 	const char *input_schema;  /* JSON text */
@@ -70,8 +86,10 @@ extern const size_t mcp_n_tools;
 
 /* The row for a name in either form ("input.click" or "input_click"); -1. */
 int mcp_tool_find(const char *name);
-/* The name as listed: dots, or underscores when asked. Writes into buf. */
-const char *mcp_tool_listed_name(const mcp_tool *t, bool underscore, char *buf, size_t len);
+/* The name as listed: underscores (portable, the default), or dots when asked. Writes into buf. */
+const char *mcp_tool_listed_name(const mcp_tool *t, bool dotted, char *buf, size_t len);
+/* Add the max_text argument every tool takes to a parsed inputSchema. */
+void mcp_schema_add_common(cJSON *input_schema);
 /* Check args against a tool's inputSchema (type, required, enum, bounds, no
  * unknown properties). 0, or -1 with why. */
 int mcp_check_args(const cJSON *schema, const cJSON *args, char *why, size_t len);
@@ -84,6 +102,28 @@ int mcp_fail(mcp_result *r, const char *fmt, ...) __attribute__((format(printf, 
 /* Structured content plus its compact JSON as a text block (for clients
  * without structuredContent support). Takes obj. */
 int mcp_structured(mcp_result *r, cJSON *obj);
+/* mcp_structured for an object with an array member (key): when its JSON is
+ * over the call's max_text, items are dropped from the end until it fits, and
+ * "truncated": true, "truncated_by": "max_text", "total": N are set. */
+int mcp_structured_list(ksr_mcp *m, mcp_result *r, cJSON *obj, const char *key);
+/* After a tool ran: a text block over max_text is cut (and says so); a
+ * structured result over it becomes an isError telling how to narrow it. */
+void mcp_cap_text(ksr_mcp *m, mcp_result *r);
+#define MCP_DEFAULT_TEXT_CAP 40000
+
+/* Base64 (RFC 4648), NUL-terminated; free it. */
+char *mcp_base64(const unsigned char *d, size_t n);
+
+/* ---- the evidence folder and resources (resources.c) ---- */
+
+/* Write data as a new file (prefix-NNNN.ext) in the evidence folder; its
+ * file:// URI (free it), or NULL with r's error set. */
+char *mcp_evidence_write(ksr_mcp *m, const char *prefix, const char *ext, const char *mime,
+                         const void *data, size_t len, mcp_result *r);
+void mcp_evidence_cleanup(ksr_mcp *m);
+/* resources/list and resources/read results; NULL with *code and why set. */
+cJSON *mcp_resources_list(ksr_mcp *m);
+cJSON *mcp_resource_read(ksr_mcp *m, const char *uri, int *code, char *why, size_t len);
 
 /* Lazily connected backends. -1 with r's error set. */
 int mcp_need_x11(ksr_mcp *m, mcp_result *r);
@@ -103,6 +143,12 @@ double mcp_arg_num(const cJSON *args, const char *name, double def);
 const char *mcp_arg_str(const cJSON *args, const char *name);
 bool mcp_arg_bool(const cJSON *args, const char *name, bool def);
 
+/* The accessibility tools' shared steps (tools_a11y.c): connect, find the app
+ * the arguments name and walk it (find mode when find is set). -1 with r's
+ * error set. */
+int mcp_a11y_walk(ksr_mcp *m, const cJSON *a, const ksr_atspi_walk_opts *wo, ksr_atspi_app *app,
+                  ksr_atspi_tree *tree, mcp_result *r);
+
 /* Handlers, by family. */
 int mcp_tool_capture(ksr_mcp *m, const cJSON *a, mcp_result *r);
 int mcp_tool_ground(ksr_mcp *m, const cJSON *a, mcp_result *r);
@@ -117,6 +163,9 @@ int mcp_tool_window_focus(ksr_mcp *m, const cJSON *a, mcp_result *r);
 int mcp_tool_a11y_tree(ksr_mcp *m, const cJSON *a, mcp_result *r);
 int mcp_tool_a11y_click(ksr_mcp *m, const cJSON *a, mcp_result *r);
 int mcp_tool_a11y_state(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_a11y_find(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_screen_wait(ksr_mcp *m, const cJSON *a, mcp_result *r);
+int mcp_tool_a11y_text(ksr_mcp *m, const cJSON *a, mcp_result *r); /* tools_text.c */
 int mcp_tool_cdp_list(ksr_mcp *m, const cJSON *a, mcp_result *r);
 int mcp_tool_cdp_click(ksr_mcp *m, const cJSON *a, mcp_result *r);
 int mcp_tool_cdp_fill(ksr_mcp *m, const cJSON *a, mcp_result *r);

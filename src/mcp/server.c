@@ -1,5 +1,6 @@
 /* The MCP server core: one JSON-RPC message in, one reply out. Lifecycle
  * (initialize, ping), tools/list and tools/call over the table in tools.c,
+ * resources/list and resources/read (the evidence folder, resources.c),
  * logging/setLevel, progress and cancellation. Transports (stdio.c, the HTTP
  * one) own the framing; nothing here reads or writes a descriptor. */
 #include <stdarg.h>
@@ -34,6 +35,8 @@ ksr_mcp *ksr_mcp_create(const ksr_mcp_opts *o, ksr_err *err)
 			            i % 2 ? "output" : "input");
 			goto fail;
 		}
+		if (i % 2 == 0)
+			mcp_schema_add_common(m->schemas[i]);
 	}
 	if (m->opts.xvfb &&
 	    ksr_session_start(NULL, ksr_deadline_in_ms(30000), &m->session, err) < 0)
@@ -54,6 +57,7 @@ void ksr_mcp_destroy(ksr_mcp *m)
 	ksr_atspi_close(m->atspi);
 	ksr_x11_close(m->x);
 	ksr_session_stop(m->session);
+	mcp_evidence_cleanup(m);
 	for (size_t i = 0; m->schemas && i < 2 * mcp_n_tools; i++)
 		cJSON_Delete(m->schemas[i]);
 	free(m->schemas);
@@ -246,13 +250,22 @@ static cJSON *do_initialize(ksr_mcp *m, const cJSON *params)
 	cJSON *caps = cJSON_AddObjectToObject(r, "capabilities");
 	cJSON_AddBoolToObject(cJSON_AddObjectToObject(caps, "tools"), "listChanged", false);
 	cJSON_AddObjectToObject(caps, "logging");
+	/* Linked screenshots (screen_capture delivery link) are resources. */
+	cJSON *res = cJSON_AddObjectToObject(caps, "resources");
+	cJSON_AddBoolToObject(res, "subscribe", false);
+	cJSON_AddBoolToObject(res, "listChanged", false);
 	cJSON *info = cJSON_AddObjectToObject(r, "serverInfo");
 	cJSON_AddStringToObject(info, "name", "kasm-session-runtime");
 	cJSON_AddStringToObject(info, "title", "Kasm session runtime");
 	cJSON_AddStringToObject(info, "version", KSR_VERSION);
-	cJSON_AddStringToObject(r, "instructions",
-	                        "Desktop testing tools for an X11 session. Call screen.capture "
-	                        "first: input coordinates are in the last screenshot's space.");
+	char text[256];
+	snprintf(text, sizeof text,
+	         "Desktop testing tools for an X11 session. Call %s first: input coordinates "
+	         "are in the last screenshot's space. Wait with %s and %s instead of polling.",
+	         m->opts.dotted_names ? "screen.capture" : "screen_capture",
+	         m->opts.dotted_names ? "screen.wait" : "screen_wait",
+	         m->opts.dotted_names ? "a11y.find" : "a11y_find");
+	cJSON_AddStringToObject(r, "instructions", text);
 	return r;
 }
 
@@ -293,8 +306,10 @@ static char *do_call(ksr_mcp *m, const cJSON *id, const cJSON *params)
 	cJSON *empty = args ? NULL : cJSON_CreateObject();
 	mcp_result res = {0};
 	char why[300];
+	int cap = mcp_arg_int(args, "max_text", MCP_DEFAULT_TEXT_CAP);
+	m->text_cap = cap < 256 ? 256 : cap; /* as checked: a bad value is refused below */
 	if (mcp_check_args(m->schemas[2 * i], args ? args : empty, why, sizeof why) < 0) {
-		mcp_fail(&res, "invalid arguments for %s: %s", mcp_tools[i].name, why);
+		mcp_fail(&res, "invalid arguments for %s: %s", name->valuestring, why);
 	} else {
 		const cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
 		m->progress_token = cJSON_GetObjectItemCaseSensitive(meta, "progressToken");
@@ -309,7 +324,27 @@ static char *do_call(ksr_mcp *m, const cJSON *id, const cJSON *params)
 		}
 	}
 	cJSON_Delete(empty);
+	mcp_cap_text(m, &res);
 	return result_reply(id, result_json(&res));
+}
+
+/* resources/read: -32002 for a URI that is not one of the server's files. */
+static char *do_read(ksr_mcp *m, const cJSON *id, const cJSON *params)
+{
+	const cJSON *uri = cJSON_GetObjectItemCaseSensitive(params, "uri");
+	if (!cJSON_IsString(uri))
+		return error_reply(id, RPC_PARAMS, "resources/read needs a uri");
+	int code = 0;
+	char why[300];
+	cJSON *r = mcp_resource_read(m, uri->valuestring, &code, why, sizeof why);
+	return r ? result_reply(id, r) : error_reply(id, code, why);
+}
+
+static cJSON *no_templates(void)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddArrayToObject(r, "resourceTemplates");
+	return r;
 }
 
 static char *do_set_level(ksr_mcp *m, const cJSON *id, const cJSON *params)
@@ -334,6 +369,12 @@ static char *do_request(ksr_mcp *m, const char *method, const cJSON *id, const c
 		return result_reply(id, do_list(m));
 	if (!strcmp(method, "tools/call"))
 		return do_call(m, id, params);
+	if (!strcmp(method, "resources/list"))
+		return result_reply(id, mcp_resources_list(m));
+	if (!strcmp(method, "resources/read"))
+		return do_read(m, id, params);
+	if (!strcmp(method, "resources/templates/list"))
+		return result_reply(id, no_templates());
 	if (!strcmp(method, "logging/setLevel"))
 		return do_set_level(m, id, params);
 	char msg[200];

@@ -5,14 +5,14 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mcp/mcp_priv.h"
-#include "mcp/tools_text.h"
 
 #define XY_IN                                                                                      \
 	"\"x\":{\"type\":\"number\",\"description\":\"screenshot x (from the last "                \
-	"screen.capture)\"},"                                                                      \
+	"screen_capture)\"},"                                                                      \
 	"\"y\":{\"type\":\"number\",\"description\":\"screenshot y\"}"
 #define POINT_OUT                                                                                  \
 	"{\"type\":\"object\",\"properties\":{\"screen_x\":{\"type\":\"integer\"},"                \
@@ -30,13 +30,16 @@
 	"\"the browser's debugging port; default: found from the windows' processes\"}"
 #define REF_IN                                                                                     \
 	"\"ref\":{\"type\":\"string\",\"description\":\"a CSS selector or an id from "             \
-	"cdp.list_interactive (@e123)\"}"
+	"cdp_list_interactive (@e123)\"}"
 
 const mcp_tool mcp_tools[] = {
         {"screen.capture", "Capture the screen",
          "Screenshot of the whole screen, a window (id or title pattern) or a region, as PNG. "
-         "Downscaled by default (long edge <= 1280); later coordinates are in this screenshot's "
-         "space. zoom returns a region at full resolution.",
+         "Downscaled by default (long edge <= 1280); max_width, max_edge or scale bound it "
+         "otherwise, zoom keeps full resolution. Later coordinates are in this screenshot's "
+         "space. delivery: inline (image content), link (a resource_link to a file in the "
+         "server's evidence folder, fetched with resources/read) or auto (the default: inline "
+         "when the base64 PNG is at most inline_max_bytes, else a link).",
          "{\"type\":\"object\",\"properties\":{\"window_id\":{\"type\":\"integer\",\"minimum\":1},"
          "\"window\":{\"type\":\"string\",\"description\":\"title pattern (PCRE)\"},"
          "\"region\":{\"type\":\"object\",\"description\":\"in the last screenshot's space\","
@@ -45,14 +48,44 @@ const mcp_tool mcp_tools[] = {
          "\"height\":{\"type\":\"number\",\"exclusiveMinimum\":0}},"
          "\"required\":[\"x\",\"y\",\"width\",\"height\"]},"
          "\"zoom\":{\"type\":\"boolean\",\"description\":\"full resolution (no downscale)\"},"
-         "\"max_edge\":{\"type\":\"integer\",\"minimum\":64,\"maximum\":4096}}}",
+         "\"max_edge\":{\"type\":\"integer\",\"minimum\":16,\"maximum\":8192,\"description\":"
+         "\"the long edge at most this (default 1280)\"},"
+         "\"max_width\":{\"type\":\"integer\",\"minimum\":16,\"maximum\":8192,\"description\":"
+         "\"the image width at most this\"},"
+         "\"scale\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"maximum\":1,\"description\":"
+         "\"screenshot pixels per screen pixel, at most this\"},"
+         "\"delivery\":{\"type\":\"string\",\"enum\":[\"auto\",\"inline\",\"link\"]},"
+         "\"inline_max_bytes\":{\"type\":\"integer\",\"minimum\":1024,\"maximum\":10000000,"
+         "\"description\":\"auto: inline up to this many base64 bytes (default 1000000)\"}}}",
          "{\"type\":\"object\",\"properties\":{\"width\":{\"type\":\"integer\"},"
          "\"height\":{\"type\":\"integer\"},\"scale\":{\"type\":\"number\"},"
          "\"origin_x\":{\"type\":\"integer\"},\"origin_y\":{\"type\":\"integer\"},"
          "\"screen_width\":{\"type\":\"integer\"},\"screen_height\":{\"type\":\"integer\"},"
-         "\"png_bytes\":{\"type\":\"integer\"}},\"required\":[\"width\",\"height\",\"scale\","
-         "\"origin_x\",\"origin_y\",\"screen_width\",\"screen_height\",\"png_bytes\"]}",
+         "\"png_bytes\":{\"type\":\"integer\"},\"delivery\":{\"type\":\"string\",\"enum\":["
+         "\"inline\",\"link\"]},\"uri\":{\"type\":\"string\"}},\"required\":[\"width\",\"height\","
+         "\"scale\",\"origin_x\",\"origin_y\",\"screen_width\",\"screen_height\",\"png_bytes\","
+         "\"delivery\"]}",
          true, false, false, mcp_tool_capture},
+        {"screen.wait", "Wait for the screen",
+         "Wait, instead of polling, until a window whose title matches a pattern appears "
+         "(until: appears) or is gone (until: gone), or until the screen or one window stops "
+         "repainting for quiet_ms (until: quiet; X DAMAGE). Bounded by timeout_s: a wait that "
+         "times out is an isError result. Cancellable.",
+         "{\"type\":\"object\",\"properties\":{\"until\":{\"type\":\"string\",\"enum\":["
+         "\"appears\",\"gone\",\"quiet\"]},"
+         "\"window\":{\"type\":\"string\",\"minLength\":1,\"description\":\"title pattern (PCRE)"
+         "; for quiet: that window, else the whole screen\"},"
+         "\"window_id\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"for quiet\"},"
+         "\"quiet_ms\":{\"type\":\"integer\",\"minimum\":10,\"maximum\":60000,\"description\":"
+         "\"default 300\"},"
+         "\"timeout_s\":{\"type\":\"number\",\"minimum\":0,\"maximum\":600,\"description\":"
+         "\"default 10\"}},\"required\":[\"until\"]}",
+         "{\"type\":\"object\",\"properties\":{\"until\":{\"type\":\"string\"},\"waited_ms\":{"
+         "\"type\":\"integer\"},\"window\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":"
+         "\"integer\"},\"title\":{\"type\":\"string\"},\"pid\":{\"type\":\"integer\"},\"x\":{"
+         "\"type\":\"integer\"},\"y\":{\"type\":\"integer\"},\"width\":{\"type\":\"integer\"},"
+         "\"height\":{\"type\":\"integer\"}}}},\"required\":[\"until\",\"waited_ms\"]}",
+         true, false, false, mcp_tool_screen_wait},
         {"screen.ground", "Locate a described element",
          "Ask the configured grounding model (KASM_RUNTIME_MODEL...) where the described element "
          "is; returns a point in the new screenshot's space.",
@@ -99,7 +132,8 @@ const mcp_tool mcp_tools[] = {
          "\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\"},\"title\":{\"type\":"
          "\"string\"},\"class\":{\"type\":\"string\"},\"pid\":{\"type\":\"integer\"},\"x\":{"
          "\"type\":\"integer\"},\"y\":{\"type\":\"integer\"},\"width\":{\"type\":\"integer\"},"
-         "\"height\":{\"type\":\"integer\"},\"dialog\":{\"type\":\"boolean\"}}}}},"
+         "\"height\":{\"type\":\"integer\"},\"dialog\":{\"type\":\"boolean\"}}}},"
+         "\"truncated\":{\"type\":\"boolean\"},\"total\":{\"type\":\"integer\"}},"
          "\"required\":[\"windows\"]}",
          true, false, false, mcp_tool_window_list},
         {"window.focus", "Focus a window", "Activate a window by id or title pattern.",
@@ -109,13 +143,20 @@ const mcp_tool mcp_tools[] = {
          "\"string\"}},\"required\":[\"id\",\"title\"]}",
          false, true, false, mcp_tool_window_focus},
         {"a11y.tree", "Accessibility tree",
-         "An app's AT-SPI controls (bounded): role, name, states, actions, screen extents, path.",
+         "An app's AT-SPI controls, bounded: role, name, states, actions, screen extents, path. "
+         "max_nodes (default 300) and depth bound it; name/role pick a subtree (its root the "
+         "control found as a11y_click finds it). truncated says whether anything was left "
+         "out, truncated_by by which bound.",
          "{\"type\":\"object\",\"properties\":{" APP_IN ",\"max_nodes\":{\"type\":\"integer\","
-         "\"minimum\":1,\"maximum\":5000}}}",
+         "\"minimum\":1,\"maximum\":5000},\"depth\":{\"type\":\"integer\",\"minimum\":0,"
+         "\"maximum\":32,\"description\":\"levels below the root (the app, or the subtree's)\"},"
+         "\"name\":{\"type\":\"string\",\"description\":\"subtree root: exact name or "
+         "/pattern/\"},\"role\":{\"type\":\"string\",\"description\":\"subtree root's role\"}}}",
          "{\"type\":\"object\",\"properties\":{\"app\":{\"type\":\"string\"},\"pid\":{\"type\":"
-         "\"integer\"},\"truncated\":{\"type\":\"boolean\"},\"nodes\":{\"type\":\"array\","
-         "\"items\":{\"type\":\"object\"}}},\"required\":[\"app\",\"pid\",\"truncated\",\"nodes\"]"
-         "}",
+         "\"integer\"},\"root\":{\"type\":\"string\"},\"truncated\":{\"type\":\"boolean\"},"
+         "\"truncated_by\":{\"type\":\"string\"},\"total\":{\"type\":\"integer\"},"
+         "\"nodes\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}},"
+         "\"required\":[\"app\",\"pid\",\"truncated\",\"nodes\"]}",
          true, false, false, mcp_tool_a11y_tree},
         {"a11y.click", "Click a control",
          "Find a control by name (exact, or /pattern/) and role, and perform its click action "
@@ -133,14 +174,45 @@ const mcp_tool mcp_tools[] = {
          "\"string\"},\"states\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
          "\"required\":[\"path\",\"name\",\"states\"]}",
          true, false, false, mcp_tool_a11y_state},
-        MCP_TOOL_A11Y_TEXT,
+        {"a11y.find", "Find a control",
+         "Wait until a control matching name (exact, or /pattern/), role and states is in the "
+         "app's accessibility tree, and return it: role, name, states, extents (screen "
+         "pixels), actions and their key bindings, its shortcut. Bounded by timeout_s "
+         "(default 5; 0: look once); not found by then is an isError result. Cancellable.",
+         "{\"type\":\"object\",\"properties\":{" APP_IN ",\"name\":{\"type\":\"string\"},"
+         "\"role\":{\"type\":\"string\"},\"states\":{\"type\":\"array\",\"items\":{\"type\":"
+         "\"string\"},\"description\":\"all of these AT-SPI states (e.g. enabled, checked)\"},"
+         "\"timeout_s\":{\"type\":\"number\",\"minimum\":0,\"maximum\":600}},"
+         "\"required\":[\"name\"]}",
+         "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"role\":{\"type\":"
+         "\"string\"},\"name\":{\"type\":\"string\"},\"description\":{\"type\":\"string\"},"
+         "\"states\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"showing\":{\"type\":"
+         "\"boolean\"},\"extents\":{\"type\":[\"object\",\"null\"]},\"actions\":{\"type\":"
+         "\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+         "\"key_binding\":{\"type\":\"string\"}}}},\"shortcut\":{\"type\":[\"string\",\"null\"]},"
+         "\"mnemonic\":{\"type\":[\"string\",\"null\"]},\"waited_ms\":{\"type\":\"integer\"}},"
+         "\"required\":[\"path\",\"role\",\"name\",\"states\",\"extents\",\"actions\","
+         "\"shortcut\",\"waited_ms\"]}",
+         true, false, false, mcp_tool_a11y_find},
+        {"a11y.text", "Control text",
+         "A control's text (AT-SPI Text) or value (Value: spin buttons, sliders, progress "
+         "bars), read now, as the scenario check text: reads it. Without name: the focused "
+         "control, else the first showing one with text or a value (of role, when given).",
+         "{\"type\":\"object\",\"properties\":{" APP_IN ",\"name\":{\"type\":\"string\","
+         "\"description\":\"exact, or /pattern/\"},\"role\":{\"type\":\"string\"}}}",
+         "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"role\":{"
+         "\"type\":\"string\"},\"name\":{\"type\":\"string\"},\"from\":{\"type\":\"string\","
+         "\"enum\":[\"text\",\"value\"]},\"text\":{\"type\":\"string\"}},\"required\":["
+         "\"path\",\"role\",\"name\",\"from\",\"text\"]}",
+         true, false, false, mcp_tool_a11y_text},
         {"cdp.list_interactive", "Page elements",
          "The browser page's interactive elements (CDP accessibility tree) with ids for "
-         "cdp.click and cdp.fill.",
+         "cdp_click and cdp_fill.",
          "{\"type\":\"object\",\"properties\":{" PORT_IN "}}",
          "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"},\"elements\":{"
          "\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":"
-         "\"string\"},\"role\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"}}}}},"
+         "\"string\"},\"role\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"}}}},"
+         "\"truncated\":{\"type\":\"boolean\"},\"total\":{\"type\":\"integer\"}},"
          "\"required\":[\"url\",\"elements\"]}",
          true, false, false, mcp_tool_cdp_list},
         {"cdp.click", "Click a page element",
@@ -173,8 +245,9 @@ const mcp_tool mcp_tools[] = {
 };
 const size_t mcp_n_tools = sizeof mcp_tools / sizeof mcp_tools[0];
 
-/* Names compare with '_' and '.' as one: clients that reject dots call
- * input_click, and no two tool names differ only there. */
+/* Names compare with '_' and '.' as one: input_click (listed by default, the
+ * spelling every client accepts) and input_click both call the same row, and
+ * no two tool names differ only there (tests/unit/test_mcp.c checks). */
 static bool same_name(const char *a, const char *b)
 {
 	for (; *a && *b; a++, b++) {
@@ -195,10 +268,10 @@ int mcp_tool_find(const char *name)
 	return -1;
 }
 
-const char *mcp_tool_listed_name(const mcp_tool *t, bool underscore, char *buf, size_t len)
+const char *mcp_tool_listed_name(const mcp_tool *t, bool dotted, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s", t->name);
-	for (char *p = buf; underscore && *p; p++)
+	for (char *p = buf; !dotted && *p; p++)
 		if (*p == '.')
 			*p = '_';
 	return buf;
@@ -209,8 +282,8 @@ cJSON *mcp_tool_json(const ksr_mcp *m, size_t i)
 	const mcp_tool *t = &mcp_tools[i];
 	char name[64];
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(
-	        o, "name", mcp_tool_listed_name(t, m->opts.underscore_names, name, sizeof name));
+	cJSON_AddStringToObject(o, "name",
+	                        mcp_tool_listed_name(t, m->opts.dotted_names, name, sizeof name));
 	cJSON_AddStringToObject(o, "title", t->title);
 	cJSON_AddStringToObject(o, "description", t->description);
 	cJSON_AddItemToObject(o, "inputSchema", cJSON_Duplicate(m->schemas[2 * i], 1));
@@ -377,4 +450,125 @@ bool mcp_arg_bool(const cJSON *args, const char *name, bool def)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
 	return cJSON_IsBool(v) ? cJSON_IsTrue(v) : def;
+}
+
+/* ---- size caps ------------------------------------------------------------------ */
+
+void mcp_schema_add_common(cJSON *in)
+{
+	cJSON *props = cJSON_GetObjectItemCaseSensitive(in, "properties");
+	if (!cJSON_IsObject(props) || cJSON_GetObjectItemCaseSensitive(props, "max_text"))
+		return;
+	cJSON *p = cJSON_AddObjectToObject(props, "max_text");
+	cJSON_AddStringToObject(p, "type", "integer");
+	cJSON_AddNumberToObject(p, "minimum", 256);
+	cJSON_AddNumberToObject(p, "maximum", 16000000);
+	cJSON_AddStringToObject(
+	        p, "description",
+	        "the most characters of text this result may carry (default 40000); "
+	        "lists are cut to fit and say so");
+}
+
+static size_t json_len(const cJSON *o)
+{
+	char *t = cJSON_PrintUnformatted(o);
+	size_t n = t ? strlen(t) : 0;
+	cJSON_free(t);
+	return n;
+}
+
+int mcp_structured_list(ksr_mcp *m, mcp_result *r, cJSON *obj, const char *key)
+{
+	cJSON *arr = cJSON_GetObjectItemCaseSensitive(obj, key);
+	size_t cap = (size_t)(m->text_cap > 0 ? m->text_cap : MCP_DEFAULT_TEXT_CAP);
+	int total = cJSON_GetArraySize(arr);
+	if (!cJSON_IsArray(arr) || json_len(obj) <= cap)
+		return mcp_structured(r, obj);
+	/* Room for the markers added below, then drop items from the end: halve
+	 * the count while far over, then one at a time. */
+	cJSON_DeleteItemFromObject(obj, "truncated");
+	cJSON_AddBoolToObject(obj, "truncated", true);
+	cJSON_DeleteItemFromObject(obj, "truncated_by");
+	cJSON_AddStringToObject(obj, "truncated_by", "max_text");
+	cJSON_DeleteItemFromObject(obj, "total");
+	cJSON_AddNumberToObject(obj, "total", total);
+	for (size_t len = json_len(obj); len > cap && cJSON_GetArraySize(arr) > 0;
+	     len = json_len(obj)) {
+		int n = cJSON_GetArraySize(arr);
+		int drop = len > 2 * cap && n > 1 ? n / 2 : 1;
+		for (int i = 0; i < drop; i++)
+			cJSON_DeleteItemFromArray(arr, cJSON_GetArraySize(arr) - 1);
+	}
+	return mcp_structured(r, obj);
+}
+
+static size_t text_chars(const cJSON *content)
+{
+	size_t n = 0;
+	const cJSON *b;
+	cJSON_ArrayForEach(b, content)
+	{
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(b, "text");
+		if (cJSON_IsString(t))
+			n += strlen(t->valuestring);
+	}
+	return n;
+}
+
+void mcp_cap_text(ksr_mcp *m, mcp_result *r)
+{
+	size_t cap = (size_t)(m->text_cap > 0 ? m->text_cap : MCP_DEFAULT_TEXT_CAP);
+	size_t n = text_chars(r->content);
+	if (n <= cap)
+		return;
+	if (r->structured && !r->is_error) {
+		/* Structured content must match the outputSchema whole: no cutting it. */
+		cJSON_Delete(r->structured);
+		cJSON_Delete(r->content);
+		*r = (mcp_result){0};
+		mcp_fail(r,
+		         "the result is %zu characters, over max_text (%zu): narrow the request "
+		         "(a window, a region, a subtree, fewer nodes) or raise max_text",
+		         n, cap);
+		return;
+	}
+	cJSON *b;
+	size_t left = cap;
+	cJSON_ArrayForEach(b, r->content)
+	{
+		cJSON *t = cJSON_GetObjectItemCaseSensitive(b, "text");
+		if (!cJSON_IsString(t))
+			continue;
+		size_t len = strlen(t->valuestring);
+		if (len <= left) {
+			left -= len;
+			continue;
+		}
+		size_t keep = left;
+		while (keep > 0 && ((unsigned char)t->valuestring[keep] & 0xC0) == 0x80)
+			keep--; /* not inside a UTF-8 character */
+		char *cut = ksr_xasprintf("%.*s\n[truncated: %zu of %zu characters shown; raise "
+		                          "max_text for more]",
+		                          (int)keep, t->valuestring, keep, len);
+		cJSON_SetValuestring(t, cut);
+		free(cut);
+		left = 0;
+	}
+}
+
+char *mcp_base64(const unsigned char *d, size_t n)
+{
+	static const char tab[] =
+	        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = ksr_xmalloc(4 * ((n + 2) / 3) + 1), *o = out;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)d[i] << 16 | (i + 1 < n ? (unsigned)d[i + 1] << 8 : 0) |
+		             (i + 2 < n ? d[i + 2] : 0);
+		*o++ = tab[v >> 18 & 63];
+		*o++ = tab[v >> 12 & 63];
+		*o++ = i + 1 < n ? tab[v >> 6 & 63] : '=';
+		*o++ = i + 2 < n ? tab[v & 63] : '=';
+	}
+	*o = '\0';
+	return out;
 }

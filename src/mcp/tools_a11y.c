@@ -1,4 +1,4 @@
-/* a11y.*: the accessibility rung (AT-SPI) through the same backend the run's
+/* a11y.tree/click/state: the accessibility rung (AT-SPI) through the same backend the run's
  * click_element step and state checks use. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,9 +35,8 @@ static int target_pid(ksr_mcp *m, const cJSON *a, mcp_result *r)
 	return pid ? pid : -1;
 }
 
-/* Connect (lazily), find the app and walk it. -1 with r's error set. */
-static int walk(ksr_mcp *m, const cJSON *a, int max_nodes, ksr_atspi_app *app, ksr_atspi_tree *tree,
-                mcp_result *r)
+int mcp_a11y_walk(ksr_mcp *m, const cJSON *a, const ksr_atspi_walk_opts *wo, ksr_atspi_app *app,
+                  ksr_atspi_tree *tree, mcp_result *r)
 {
 	if (mcp_need_x11(m, r) < 0)
 		return -1;
@@ -52,30 +51,98 @@ static int walk(ksr_mcp *m, const cJSON *a, int max_nodes, ksr_atspi_app *app, k
 	const char *by = NULL;
 	if (ksr_atspi_find_app(m->atspi, pid, mcp_arg_str(a, "app"), d, app, &by, &e) < 0)
 		return mcp_fail(r, "%s", e.msg), -1;
-	ksr_atspi_walk_opts wo = {.max_nodes = max_nodes};
-	if (ksr_atspi_walk(m->atspi, app, &wo, d, tree, &e) < 0) {
+	if (ksr_atspi_walk(m->atspi, app, wo, d, tree, &e) < 0) {
 		ksr_atspi_app_clear(app);
 		return mcp_fail(r, "walking %s: %s", app->name ? app->name : "the app", e.msg), -1;
 	}
 	return 0;
 }
 
+/* Connect (lazily), find the app and walk it. -1 with r's error set. */
+static int walk(ksr_mcp *m, const cJSON *a, int max_nodes, ksr_atspi_app *app, ksr_atspi_tree *tree,
+                mcp_result *r)
+{
+	ksr_atspi_walk_opts wo = {.max_nodes = max_nodes};
+	return mcp_a11y_walk(m, a, &wo, app, tree, r);
+}
+
+typedef struct subtree {
+	int root;      /* node index */
+	int depth;     /* levels below root kept */
+	int max_nodes; /* nodes kept at most */
+	const char *cut_by;
+	int total; /* nodes under root (root included) the walk saw */
+} subtree;
+
+/* The nodes of the subtree at s->root, breadth-first as walked (a parent
+ * comes before its children), bounded by depth and count. */
+static cJSON *subtree_nodes(const ksr_atspi_tree *t, subtree *s)
+{
+	cJSON *arr = cJSON_CreateArray();
+	bool *in = ksr_xcalloc(t->len ? t->len : 1, sizeof *in);
+	int kept = 0;
+	for (size_t i = (size_t)s->root; i < t->len; i++) {
+		const ksr_atspi_node *n = &t->nodes[i];
+		in[i] = (int)i == s->root || (n->parent >= 0 && in[n->parent]);
+		if (!in[i])
+			continue;
+		s->total++;
+		if (n->depth - t->nodes[s->root].depth > s->depth) {
+			s->cut_by = "depth";
+			continue;
+		}
+		if (kept >= s->max_nodes) {
+			s->cut_by = s->cut_by ? s->cut_by : "nodes";
+			continue;
+		}
+		cJSON_AddItemToArray(arr, ksr_atspi_node_json(t, i));
+		kept++;
+	}
+	free(in);
+	return arr;
+}
+
+static int tree_root(const cJSON *a, const ksr_atspi_tree *tree, mcp_result *r);
+
+static cJSON *tree_answer(const ksr_atspi_app *app, const ksr_atspi_tree *tree, subtree *s)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "app", app->name ? app->name : "");
+	cJSON_AddNumberToObject(o, "pid", app->pid);
+	char *path = ksr_atspi_node_path(tree, (size_t)s->root);
+	cJSON_AddStringToObject(o, "root", s->root ? path : "/");
+	free(path);
+	cJSON *nodes = subtree_nodes(tree, s);
+	if (!s->cut_by && tree->truncated)
+		s->cut_by = tree->cut_by ? tree->cut_by : "walk";
+	cJSON_AddBoolToObject(o, "truncated", s->cut_by != NULL);
+	if (s->cut_by)
+		cJSON_AddStringToObject(o, "truncated_by", s->cut_by);
+	cJSON_AddNumberToObject(o, "total", s->total);
+	cJSON_AddItemToObject(o, "nodes", nodes);
+	return o;
+}
+
 int mcp_tool_a11y_tree(ksr_mcp *m, const cJSON *a, mcp_result *r)
 {
 	ksr_atspi_app app = {0};
 	ksr_atspi_tree tree = {0};
-	if (walk(m, a, mcp_arg_int(a, "max_nodes", 300), &app, &tree, r) < 0)
+	bool sub = mcp_arg_str(a, "name") || mcp_arg_str(a, "role");
+	subtree s = {.depth = mcp_arg_int(a, "depth", 32),
+	             .max_nodes = mcp_arg_int(a, "max_nodes", 300)};
+	/* The whole tree is walked only for a subtree (its root may be anywhere);
+	 * otherwise the walk itself stops at the bounds (one node past them, so
+	 * that a cut is seen). */
+	ksr_atspi_walk_opts wo = {.max_nodes = sub ? 5000 : s.max_nodes + 1,
+	                          .max_depth = sub || s.depth >= 31 ? 32 : s.depth + 1};
+	if (mcp_a11y_walk(m, a, &wo, &app, &tree, r) < 0)
 		return 0;
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "app", app.name ? app.name : "");
-	cJSON_AddNumberToObject(o, "pid", app.pid);
-	cJSON_AddBoolToObject(o, "truncated", tree.truncated);
-	cJSON *nodes = cJSON_AddArrayToObject(o, "nodes");
-	for (size_t i = 0; i < tree.len; i++)
-		cJSON_AddItemToArray(nodes, ksr_atspi_node_json(&tree, i));
+	s.root = sub ? tree_root(a, &tree, r) : 0;
+	if (s.root >= 0)
+		mcp_structured_list(m, r, tree_answer(&app, &tree, &s), "nodes");
 	ksr_atspi_tree_clear(&tree);
 	ksr_atspi_app_clear(&app);
-	return mcp_structured(r, o);
+	return 0;
 }
 
 /* The node the name/role arguments pick; -1 with r's error set. */
@@ -114,6 +181,19 @@ static int click_node(ksr_mcp *m, const ksr_atspi_app *app, const ksr_atspi_node
 	    ksr_x11_sync(m->x) < 0)
 		return mcp_fail(r, "the XTest click failed: %s", e.msg), -1;
 	return 0;
+}
+
+static int tree_root(const cJSON *a, const ksr_atspi_tree *tree, mcp_result *r)
+{
+	if (!mcp_arg_str(a, "name")) { /* a role alone: the first control with it */
+		for (size_t i = 1; i < tree->len; i++)
+			if (ksr_atspi_role_equal(mcp_arg_str(a, "role"), tree->nodes[i].role))
+				return (int)i;
+		return mcp_fail(r, "no control with role %s in the accessibility tree (%zu nodes)",
+		                mcp_arg_str(a, "role"), tree->len),
+		       -1;
+	}
+	return pick(a, tree, r);
 }
 
 int mcp_tool_a11y_click(ksr_mcp *m, const cJSON *a, mcp_result *r)

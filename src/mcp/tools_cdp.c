@@ -92,7 +92,7 @@ int mcp_tool_cdp_list(ksr_mcp *m, const cJSON *a, mcp_result *r)
 		cJSON_AddItemToArray(arr, j);
 	}
 	ksr_cdp_element_list_clear(&l);
-	return mcp_structured(r, o);
+	return mcp_structured_list(m, r, o, "elements");
 }
 
 int mcp_tool_cdp_click(ksr_mcp *m, const cJSON *a, mcp_result *r)

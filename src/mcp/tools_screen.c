@@ -1,5 +1,5 @@
-/* screen.capture, screen.ground, window.list, window.focus, and the display
- * connection and screenshot-space mapping the input tools share. */
+/* screen.capture (inline or by reference), screen.ground, window.list, window.focus, and the
+ * display connection and screenshot-space mapping the input tools share. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +9,9 @@
 #include "ksr/pattern.h"
 #include "mcp/mcp_priv.h"
 
-#define DEFAULT_EDGE  1280
-#define MAX_IMAGE_B64 (10u * 1024u * 1024u - 64u * 1024u) /* clients drop messages over 10 MiB */
+#define DEFAULT_EDGE       1280
+#define MAX_IMAGE_B64      (10u * 1024u * 1024u - 64u * 1024u) /* clients drop messages over 10 MiB */
+#define DEFAULT_INLINE_MAX 1000000 /* delivery auto: base64 bytes inline at most */
 
 int mcp_need_x11(ksr_mcp *m, mcp_result *r)
 {
@@ -42,23 +43,6 @@ int mcp_to_screen(ksr_mcp *m, double sx, double sy, int *px, int *py, mcp_result
 	if (*py >= sh)
 		*py = sh - 1;
 	return 0;
-}
-
-static char *base64(const unsigned char *d, size_t n)
-{
-	static const char tab[] =
-	        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char *out = ksr_xmalloc(4 * ((n + 2) / 3) + 1), *o = out;
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)d[i] << 16 | (i + 1 < n ? (unsigned)d[i + 1] << 8 : 0) |
-		             (i + 2 < n ? d[i + 2] : 0);
-		*o++ = tab[v >> 18 & 63];
-		*o++ = tab[v >> 12 & 63];
-		*o++ = i + 1 < n ? tab[v >> 6 & 63] : '=';
-		*o++ = i + 2 < n ? tab[v & 63] : '=';
-	}
-	*o = '\0';
-	return out;
 }
 
 static ksr_image *crop(const ksr_image *src, int x, int y, int w, int h)
@@ -157,41 +141,130 @@ static int take(ksr_mcp *m, const cJSON *a, shot *s, mcp_result *r)
 	return 0;
 }
 
-/* Downscale to max_edge, encode; shrink further in the rare case a noisy
- * screen's PNG would not fit a client's message limit. */
-static int encode(const ksr_image *img, int max_edge, ksr_image **sent, char **b64, size_t *png_len,
-                  mcp_result *r)
+/* The long edge to send: the tightest of zoom (none), max_edge, max_width and
+ * scale; the default edge when none is given. Never larger than the source. */
+static int target_edge(const cJSON *a, int src_w, int src_h)
 {
-	ksr_err e = {0};
-	for (int edge = max_edge; edge >= 64; edge = edge * 3 / 4) {
-		ksr_image *small = ksr_image_downscale(img, edge, &e);
-		unsigned char *png = NULL;
-		if (!small || ksr_image_encode_png(small, &png, png_len, &e) < 0) {
-			ksr_image_free(small);
-			return mcp_fail(r, "encoding the screenshot: %s", e.msg), -1;
-		}
-		if (4 * ((*png_len + 2) / 3) < MAX_IMAGE_B64) {
-			*b64 = base64(png, *png_len);
-			free(png);
-			*sent = small;
-			return 0;
-		}
-		free(png);
-		ksr_image_free(small);
-	}
-	return mcp_fail(r, "the screenshot does not fit in 10 MiB"), -1;
+	int src_edge = src_w > src_h ? src_w : src_h;
+	if (mcp_arg_bool(a, "zoom", false))
+		return src_edge;
+	double edge = src_edge;
+	bool bounded = false;
+	if (cJSON_GetObjectItemCaseSensitive(a, "max_edge"))
+		edge = fmin(edge, mcp_arg_int(a, "max_edge", DEFAULT_EDGE)), bounded = true;
+	if (cJSON_GetObjectItemCaseSensitive(a, "max_width"))
+		edge = fmin(edge, (double)mcp_arg_int(a, "max_width", src_w) * src_edge / src_w),
+		bounded = true;
+	if (cJSON_GetObjectItemCaseSensitive(a, "scale"))
+		edge = fmin(edge, mcp_arg_num(a, "scale", 1.0) * src_edge), bounded = true;
+	if (!bounded)
+		edge = fmin(edge, DEFAULT_EDGE);
+	return edge < 1 ? 1 : (int)floor(edge);
 }
 
-static void add_image(mcp_result *r, char *b64)
+typedef struct encoded {
+	ksr_image *img; /* as sent */
+	unsigned char *png;
+	size_t png_len;
+} encoded;
+
+static void encoded_clear(encoded *e)
+{
+	ksr_image_free(e->img);
+	free(e->png);
+	*e = (encoded){0};
+}
+
+static int encode_at(const ksr_image *img, int edge, encoded *out, mcp_result *r)
+{
+	ksr_err e = {0};
+	out->img = ksr_image_downscale(img, edge, &e);
+	if (!out->img || ksr_image_encode_png(out->img, &out->png, &out->png_len, &e) < 0) {
+		encoded_clear(out);
+		return mcp_fail(r, "encoding the screenshot: %s", e.msg), -1;
+	}
+	return 0;
+}
+
+static size_t b64_len(size_t n)
+{
+	return 4 * ((n + 2) / 3);
+}
+
+/* Inline: shrink further in the rare case a noisy screen's PNG would not fit a
+ * client's message limit (10 MiB). */
+static int encode_inline(const ksr_image *img, int edge, encoded *out, mcp_result *r)
+{
+	for (; edge >= 16; edge = edge * 3 / 4) {
+		if (encode_at(img, edge, out, r) < 0)
+			return -1;
+		if (b64_len(out->png_len) < MAX_IMAGE_B64)
+			return 0;
+		encoded_clear(out);
+	}
+	return mcp_fail(r, "the screenshot does not fit in 10 MiB: ask for delivery link"), -1;
+}
+
+static void add_block(mcp_result *r, cJSON *b)
 {
 	if (!r->content)
 		r->content = cJSON_CreateArray();
+	cJSON_AddItemToArray(r->content, b);
+}
+
+static void add_image(mcp_result *r, const encoded *en)
+{
 	cJSON *b = cJSON_CreateObject();
 	cJSON_AddStringToObject(b, "type", "image");
-	cJSON_AddItemToObject(b, "data", cJSON_CreateString(b64));
-	cJSON_AddStringToObject(b, "mimeType", "image/png");
-	cJSON_AddItemToArray(r->content, b);
+	char *b64 = mcp_base64(en->png, en->png_len);
+	cJSON_AddStringToObject(b, "data", b64);
 	free(b64);
+	cJSON_AddStringToObject(b, "mimeType", "image/png");
+	add_block(r, b);
+}
+
+/* A resource_link (MCP 2025-06-18 on); a 2025-03-26 client does not know the
+ * block type, so it gets the URI as text. */
+static void add_link(ksr_mcp *m, mcp_result *r, const char *uri, const encoded *en)
+{
+	cJSON *b = cJSON_CreateObject();
+	const char *name = strrchr(uri, '/') + 1;
+	if (!strcmp(m->protocol, "2025-03-26")) {
+		char *t = ksr_xasprintf("screenshot (PNG, %zu bytes): %s (resources/read)",
+		                        en->png_len, uri);
+		cJSON_AddStringToObject(b, "type", "text");
+		cJSON_AddStringToObject(b, "text", t);
+		free(t);
+	} else {
+		cJSON_AddStringToObject(b, "type", "resource_link");
+		cJSON_AddStringToObject(b, "uri", uri);
+		cJSON_AddStringToObject(b, "name", name);
+		cJSON_AddStringToObject(b, "title", "Screenshot");
+		cJSON_AddStringToObject(b, "description", "the screenshot, PNG; resources/read");
+		cJSON_AddStringToObject(b, "mimeType", "image/png");
+		cJSON_AddNumberToObject(b, "size", (double)en->png_len);
+	}
+	add_block(r, b);
+}
+
+static void capture_answer(ksr_mcp *m, const shot *s, const encoded *en, const char *uri,
+                           mcp_result *r)
+{
+	int sw, sh;
+	ksr_x11_screen_size(m->x, &sw, &sh);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "width", en->img->w);
+	cJSON_AddNumberToObject(o, "height", en->img->h);
+	cJSON_AddNumberToObject(o, "scale", m->view.scale);
+	cJSON_AddNumberToObject(o, "origin_x", s->origin_x);
+	cJSON_AddNumberToObject(o, "origin_y", s->origin_y);
+	cJSON_AddNumberToObject(o, "screen_width", sw);
+	cJSON_AddNumberToObject(o, "screen_height", sh);
+	cJSON_AddNumberToObject(o, "png_bytes", (double)en->png_len);
+	cJSON_AddStringToObject(o, "delivery", uri ? "link" : "inline");
+	if (uri)
+		cJSON_AddStringToObject(o, "uri", uri);
+	mcp_structured(r, o);
 }
 
 int mcp_tool_capture(ksr_mcp *m, const cJSON *a, mcp_result *r)
@@ -201,30 +274,32 @@ int mcp_tool_capture(ksr_mcp *m, const cJSON *a, mcp_result *r)
 	shot s = {0};
 	if (take(m, a, &s, r) < 0)
 		return 0;
-	int src_w = s.img->w, src_h = s.img->h;
-	int edge = mcp_arg_bool(a, "zoom", false) ? (src_w > src_h ? src_w : src_h)
-	                                          : mcp_arg_int(a, "max_edge", DEFAULT_EDGE);
-	ksr_image *sent = NULL;
-	char *b64 = NULL;
-	size_t png_len = 0;
-	if (encode(s.img, edge, &sent, &b64, &png_len, r) == 0) {
+	int src_w = s.img->w;
+	int edge = target_edge(a, s.img->w, s.img->h);
+	const char *how = mcp_arg_str(a, "delivery");
+	how = how ? how : "auto";
+	size_t inline_max = (size_t)mcp_arg_int(a, "inline_max_bytes", DEFAULT_INLINE_MAX);
+	encoded en = {0};
+	int rc = !strcmp(how, "inline") ? encode_inline(s.img, edge, &en, r)
+	                                : encode_at(s.img, edge, &en, r);
+	bool link =
+	        !strcmp(how, "link") || (!strcmp(how, "auto") && b64_len(en.png_len) > inline_max);
+	char *uri = NULL;
+	if (rc == 0 && link &&
+	    !(uri = mcp_evidence_write(m, "capture", "png", "image/png", en.png, en.png_len, r)))
+		rc = -1;
+	if (rc == 0) {
 		m->view = (mcp_view){
-		        s.origin_x, s.origin_y, sent->w, sent->h, (double)sent->w / src_w, true};
-		int sw, sh;
-		ksr_x11_screen_size(m->x, &sw, &sh);
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddNumberToObject(o, "width", sent->w);
-		cJSON_AddNumberToObject(o, "height", sent->h);
-		cJSON_AddNumberToObject(o, "scale", m->view.scale);
-		cJSON_AddNumberToObject(o, "origin_x", s.origin_x);
-		cJSON_AddNumberToObject(o, "origin_y", s.origin_y);
-		cJSON_AddNumberToObject(o, "screen_width", sw);
-		cJSON_AddNumberToObject(o, "screen_height", sh);
-		cJSON_AddNumberToObject(o, "png_bytes", (double)png_len);
-		add_image(r, b64);
-		mcp_structured(r, o);
+		        s.origin_x, s.origin_y, en.img->w, en.img->h, (double)en.img->w / src_w,
+		        true};
+		if (uri)
+			add_link(m, r, uri, &en);
+		else
+			add_image(r, &en);
+		capture_answer(m, &s, &en, uri, r);
 	}
-	ksr_image_free(sent);
+	free(uri);
+	encoded_clear(&en);
 	ksr_image_free(s.img);
 	return 0;
 }
@@ -301,7 +376,7 @@ int mcp_tool_window_list(ksr_mcp *m, const cJSON *a, mcp_result *r)
 		cJSON_AddItemToArray(arr, j);
 	}
 	ksr_window_list_clear(&l);
-	return mcp_structured(r, o);
+	return mcp_structured_list(m, r, o, "windows");
 }
 
 int mcp_tool_window_focus(ksr_mcp *m, const cJSON *a, mcp_result *r)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "ksr/pattern.h"
-#include "mcp/tools_text.h"
+#include "mcp/mcp_priv.h"
 
 #define CALL_MS 8000
 

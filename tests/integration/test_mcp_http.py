@@ -16,6 +16,7 @@ import time
 import unittest
 
 import ksr
+import mcplib
 
 CONF_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp_conformance")
 CLIENT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp_client")
@@ -295,7 +296,7 @@ class TestHttpFraming(McpHttpTestCase):
         body = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode()
         st, _, got, _ = self.exchange([raw_headers(self.sid, len(body)), body[:7], body[7:]])
         self.assertEqual(st, 200, got[:300])
-        self.assertIn("screen.capture", [t["name"] for t in json.loads(got)["result"]["tools"]])
+        self.assertIn("screen_capture", [t["name"] for t in json.loads(got)["result"]["tools"]])
 
     def test_chunked_and_unframed_posts_are_411(self):
         body = self.ping_body(3)
@@ -380,6 +381,26 @@ class TestHttpToken(McpHttpTestCase):
         self.assertEqual(st, 401)
         conn.close()
         self.stop_server(rt)
+
+
+class McpHttpTools(mcplib.ToolsSuite, McpHttpTestCase):
+    """Issue 19's tool tests through the SDK's StreamableHTTPClientTransport."""
+
+    needs_testapp = True
+
+    def setUp(self):
+        super().setUp()
+        mcplib.require_client(self)
+
+    def connect(self, extra):
+        rt, port = self.start_server(*extra, env=self.denv)
+        client = mcplib.SdkClient(self, env=self.denv, url="http://127.0.0.1:%d/mcp" % port)
+
+        def stop():
+            rt.signal(signal.SIGTERM)
+            self.assertEqual(rt.wait(60), 0, rt.stderr[-3000:])
+            return rt.stderr
+        return client, stop
 
 
 class TestHttpClients(McpHttpTestCase):
@@ -481,7 +502,7 @@ class TestHttpClients(McpHttpTestCase):
         res = self.node([cli, "--cli", ksr.BIN, "mcp", "--xvfb", "--method", "tools/list"])
         self.assertEqual(res.returncode, 0, res.stdout[-3000:] + res.stderr[-3000:])
         names = [t["name"] for t in json.loads(res.stdout)["tools"]]
-        for name in ("screen.capture", "input.click", "window.list"):
+        for name in ("screen_capture", "input_click", "window_list"):
             self.assertIn(name, names)
         self.assertNoSanitizerReport(res.stderr)
         res = self.node([cli, "--cli", ksr.BIN, "mcp", "--xvfb", "--method", "tools/call",

@@ -1,7 +1,9 @@
 """MCP over stdio (issue #9): the official TypeScript SDK client
 (tests/integration/mcp_client, pinned) drives `kasm-session-runtime mcp`
 against a real Xvfb + openbox and the GTK3 test app; effects are read back
-from the app's --record file. A raw pipe test sends what no SDK client would
+from the app's --record file. McpStdioTools runs
+the tool tests of mcplib.ToolsSuite (names, linked screenshots, bounded trees,
+waits, cancellation) over stdio. A raw pipe test sends what no SDK client would
 (malformed JSON, a 20 MiB line, wrong argument types) and checks the server
 keeps serving and exits 0 at EOF."""
 
@@ -9,81 +11,26 @@ import base64
 import json
 import os
 import select
-import struct
 import subprocess
 import time
 import unittest
 
 import ksr
+import mcplib
 
-CLIENT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp_client")
 # "Press me" and the text field as fractions of the test app's client area
 # (the same figures test_input.py uses).
 PRESS = (0.5, 0.13)
 FIELD = (0.5, 0.47)
-
-
-def png_size(data):
-    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
-        raise AssertionError("not a PNG")
-    return struct.unpack(">II", data[16:24])
-
-
-class SdkClient:
-    def __init__(self, tc, server_args, env):
-        self.proc = subprocess.Popen(
-            ["node", os.path.join(CLIENT_DIR, "client.mjs"), "--", ksr.BIN] + server_args,
-            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True)
-        tc.procs.append(self.proc)
-        self.err = open(os.path.join(tc.tmp, "client.stderr"), "wb")
-        self.buf = b""
-        first = self.read(60)
-        tc.assertTrue(first.get("connected"), first)
-
-    def read(self, timeout):
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError("no answer from the SDK client in %ss" % timeout)
-            r, _, _ = select.select([self.proc.stdout, self.proc.stderr], [], [], left)
-            for f in r:
-                chunk = os.read(f.fileno(), 1 << 20)
-                if f is self.proc.stderr:
-                    self.err.write(chunk)
-                    self.err.flush()
-                elif not chunk:
-                    raise AssertionError("the SDK client exited")
-                else:
-                    self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return json.loads(line)
-
-    def op(self, timeout=120, **req):
-        self.proc.stdin.write((json.dumps(req) + "\n").encode())
-        self.proc.stdin.flush()
-        return self.read(timeout)
-
-    def call(self, name, args=None, **kw):
-        return self.op(op="call", name=name, args=args or {}, **kw)
-
-    def close(self):
-        self.op(op="close", timeout=30)
-        self.proc.wait(timeout=30)
-        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr, self.err):
-            f.close()
-        with open(self.err.name, "rb") as f:
-            return f.read().decode("utf-8", "replace")
+png_size = mcplib.png_size
+SdkClient = mcplib.SdkClient
 
 
 class McpStdioTest(ksr.KsrTestCase):
 
     def setUp(self):
         super().setUp()
-        if not os.path.isdir(os.path.join(CLIENT_DIR, "node_modules", "@modelcontextprotocol")):
-            self.fail("the SDK client is not installed: run scripts/setup.sh test "
-                      "(npm ci in tests/integration/mcp_client)")
+        mcplib.require_client(self)
 
     def ok_result(self, ans):
         self.assertTrue(ans.get("ok"), ans)
@@ -132,8 +79,8 @@ class McpStdioTest(ksr.KsrTestCase):
     def check_tools(self, client):
         tools = client.op(op="list")["result"]["tools"]
         names = {t["name"] for t in tools}
-        for n in ("screen.capture", "screen.ground", "input.click", "input.type", "input.key",
-                  "window.list", "a11y.tree", "cdp.click", "scenario.run"):
+        for n in ("screen_capture", "screen_ground", "input_click", "input_type", "input_key",
+                  "window_list", "a11y_tree", "cdp_click", "scenario_run"):
             self.assertIn(n, names)
         for t in tools:
             self.assertEqual(t["inputSchema"]["type"], "object", t["name"])
@@ -218,6 +165,18 @@ class McpStdioTest(ksr.KsrTestCase):
         self.assertIn("windows", res["structuredContent"])
         se = client.close()
         self.assertNoSanitizerReport(se)
+
+
+class McpStdioTools(mcplib.ToolsSuite, ksr.KsrTestCase):
+    """Issue 19's tool tests through the SDK's StdioClientTransport."""
+
+    def setUp(self):
+        super().setUp()
+        mcplib.require_client(self)
+
+    def connect(self, extra):
+        client = SdkClient(self, ["mcp"] + extra, self.denv)
+        return client, lambda: ""  # the server's stderr is the client's (inherited)
 
 
 class McpRawStdioTest(ksr.KsrTestCase):

@@ -62,6 +62,9 @@ static void test_initialize(ksr_mcp *m)
 		ok(cJSON_GetObjectItem(cJSON_GetObjectItem(result(o), "capabilities"), "tools") !=
 		           NULL,
 		   "tools capability announced");
+		ok(cJSON_GetObjectItem(cJSON_GetObjectItem(result(o), "capabilities"),
+		                       "resources") != NULL,
+		   "resources capability announced");
 		cJSON_Delete(o);
 	}
 	ok(call(m, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}") == NULL,
@@ -87,8 +90,14 @@ static void test_errors(ksr_mcp *m)
 	             "an object id");
 	expect_error(m, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"server/discover\"}", -32601,
 	             false, "server/discover is an unknown method");
-	expect_error(m, "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"resources/list\"}", -32601,
-	             false, "resources/list is unknown");
+	expect_error(m, "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"prompts/list\"}", -32601,
+	             false, "prompts/list is unknown");
+	expect_error(m,
+	             "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/read\",\"params\":{"
+	             "\"uri\":\"file:///etc/passwd\"}}",
+	             -32002, false, "resources/read of a file the server did not write");
+	expect_error(m, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/read\"}", -32602,
+	             false, "resources/read without a uri");
 	expect_error(m,
 	             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
 	             "\"no.such\"}}",
@@ -97,7 +106,15 @@ static void test_errors(ksr_mcp *m)
 	             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"logging/setLevel\",\"params\":{"
 	             "\"level\":\"loud\"}}",
 	             -32602, false, "unknown log level");
-	cJSON *o = call(m, "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}");
+	cJSON *o = call(m, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/list\"}");
+	is_int(cJSON_GetArraySize(cJSON_GetObjectItem(result(o), "resources")), 0,
+	       "resources/list: no evidence files yet");
+	cJSON_Delete(o);
+	o = call(m, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"resources/templates/list\"}");
+	ok(cJSON_IsArray(cJSON_GetObjectItem(result(o), "resourceTemplates")),
+	   "resources/templates/list answers an empty list");
+	cJSON_Delete(o);
+	o = call(m, "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}");
 	ok(cJSON_IsObject(result(o)), "ping answers {}");
 	is_str(cJSON_GetObjectItem(o, "id")->valuestring, "p", "ping keeps a string id");
 	cJSON_Delete(o);
@@ -107,7 +124,30 @@ static void test_errors(ksr_mcp *m)
 	cJSON_Delete(o);
 }
 
-static bool valid_tool(const cJSON *t, bool underscore)
+/* The tool-name rules of the clients (docs/mcp.md): Claude Desktop / claude.ai
+ * ^[a-zA-Z0-9_-]{1,64}$, Claude Code and Copilot CLI the same up to 128,
+ * Codex ^[a-zA-Z0-9_-]+$, Cursor letters, digits and underscores. */
+static bool name_ok(const char *n, size_t max_len, bool hyphen)
+{
+	size_t len = strlen(n);
+	if (len < 1 || len > max_len)
+		return false;
+	for (const char *p = n; *p; p++) {
+		bool alnum = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		             (*p >= '0' && *p <= '9');
+		if (!alnum && *p != '_' && !(hyphen && *p == '-'))
+			return false;
+	}
+	return true;
+}
+
+static bool every_client_takes(const char *n)
+{
+	return name_ok(n, 64, true) && name_ok(n, 128, true) && name_ok(n, (size_t)-1, true) &&
+	       name_ok(n, (size_t)-1, false);
+}
+
+static bool valid_tool(const cJSON *t, bool dotted)
 {
 	const cJSON *name = cJSON_GetObjectItem(t, "name");
 	const cJSON *in = cJSON_GetObjectItem(t, "inputSchema");
@@ -115,8 +155,14 @@ static bool valid_tool(const cJSON *t, bool underscore)
 	const cJSON *an = cJSON_GetObjectItem(t, "annotations");
 	if (!cJSON_IsString(name) || !cJSON_IsString(cJSON_GetObjectItem(t, "description")))
 		return false;
-	if (strchr(name->valuestring, underscore ? '.' : '_') &&
-	    strcmp(name->valuestring, "cdp.list_interactive"))
+	if (!dotted && !every_client_takes(name->valuestring))
+		return false;
+	if (dotted &&
+	    (!strchr(name->valuestring, '.') ||
+	     (strchr(name->valuestring, '_') && strcmp(name->valuestring, "cdp.list_interactive"))))
+		return false;
+	/* Every tool takes max_text, the cap on its text result. */
+	if (!cJSON_GetObjectItem(cJSON_GetObjectItem(in, "properties"), "max_text"))
 		return false;
 	return !strcmp(cJSON_GetObjectItem(in, "type")->valuestring, "object") &&
 	       !strcmp(cJSON_GetObjectItem(out, "type")->valuestring, "object") &&
@@ -133,17 +179,43 @@ static const cJSON *find_tool(const cJSON *tools, const char *name)
 	return NULL;
 }
 
-static void test_list(bool underscore)
+static void test_list(bool dotted)
 {
+	bool underscore = !dotted;
 	ksr_err err = {0};
-	ksr_mcp_opts o = {.underscore_names = underscore};
+	ksr_mcp_opts o = {.dotted_names = dotted};
 	ksr_mcp *m = ksr_mcp_create(&o, &err);
 	cJSON *r = call(m, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
 	const cJSON *tools = cJSON_GetObjectItem(result(r), "tools"), *t;
 	ok(cJSON_GetArraySize(tools) >= 18, "%d tools listed", cJSON_GetArraySize(tools));
 	int bad = 0;
-	cJSON_ArrayForEach(t, tools) bad += !valid_tool(t, underscore);
-	is_int(bad, 0, underscore ? "every tool valid, underscore names" : "every tool valid");
+	cJSON_ArrayForEach(t, tools) bad += !valid_tool(t, dotted);
+	is_int(bad, 0,
+	       dotted ? "every tool valid, dotted names"
+	              : "every tool valid, names every client's rule accepts");
+	/* No two names the same once '.' and '_' are one (calls accept both). */
+	int same = 0;
+	const cJSON *u;
+	cJSON_ArrayForEach(t, tools) cJSON_ArrayForEach(u, tools)
+	{
+		char a[128], b[128];
+		snprintf(a, sizeof a, "%s", cJSON_GetObjectItem(t, "name")->valuestring);
+		snprintf(b, sizeof b, "%s", cJSON_GetObjectItem(u, "name")->valuestring);
+		for (char *p = a; *p; p++)
+			*p = *p == '.' ? '_' : *p;
+		for (char *p = b; *p; p++)
+			*p = *p == '.' ? '_' : *p;
+		same += t != u && !strcmp(a, b);
+	}
+	is_int(same, 0, "no two tools differ only by '.' and '_'");
+	for (const char *const *n = (const char *const[]){"screen_wait", "a11y_find", NULL}; *n;
+	     n++) {
+		char want[64];
+		snprintf(want, sizeof want, "%s", *n);
+		if (dotted)
+			*strchr(want, '_') = '.';
+		ok(find_tool(tools, want) != NULL, "%s is listed", want);
+	}
 	const char *click = underscore ? "input_click" : "input.click";
 	const char *cap = underscore ? "screen_capture" : "screen.capture";
 	const cJSON *ic = find_tool(tools, click), *sc = find_tool(tools, cap);
@@ -162,7 +234,7 @@ static void test_list(bool underscore)
 static void call_tool(ksr_mcp *m, const char *name, const char *args, const char *needle,
                       const char *what)
 {
-	char msg[512];
+	char msg[1024];
 	snprintf(msg, sizeof msg,
 	         "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/"
 	         "call\",\"params\":{\"name\":\"%s\","
@@ -197,6 +269,26 @@ static void test_arguments(ksr_mcp *m)
 	          "screen.ground without a model");
 	call_tool(m, "scenario.run", "{}", "exactly one of path and yaml",
 	          "scenario.run without a scenario");
+	call_tool(m, "screen_wait", "{}", "missing required argument until", "screen_wait: until");
+	call_tool(m, "screen.wait", "{\"until\":\"soon\"}", "enum", "screen.wait: until's enum");
+	call_tool(m, "screen_wait", "{\"until\":\"appears\",\"window\":\"x\",\"timeout_s\":-1}",
+	          "timeout_s must be >= 0", "screen_wait: a negative timeout");
+	call_tool(m, "screen_wait", "{\"until\":\"appears\",\"window\":\"x\"}", "no X display",
+	          "screen_wait without a display");
+	call_tool(m, "a11y_find", "{\"role\":\"push button\"}", "missing required argument name",
+	          "a11y_find needs a name");
+	call_tool(m, "a11y.find", "{\"name\":\"OK\",\"states\":[\"shiny\"]}",
+	          "shiny is not an AT-SPI state", "a11y.find: an unknown state");
+	call_tool(m, "screen_capture", "{\"delivery\":\"email\"}", "enum",
+	          "screen_capture: delivery's enum");
+	call_tool(m, "screen_capture", "{\"scale\":0}", "scale must be > 0",
+	          "screen_capture: scale 0");
+	call_tool(m, "a11y_tree", "{\"max_text\":10}", "max_text must be >= 256",
+	          "max_text below its minimum");
+	/* A text result over max_text is cut and says so. */
+	char args[400];
+	snprintf(args, sizeof args, "{\"x\":1,\"y\":1,\"max_text\":256,\"%0300d\":1}", 7);
+	call_tool(m, "input_click", args, "[truncated: ", "a text result over max_text is cut");
 	cJSON *o = call(m, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\"}");
 	ok(cJSON_IsObject(result(o)), "still serving after failed calls");
 	cJSON_Delete(o);
@@ -261,8 +353,8 @@ int main(void)
 	test_errors(m);
 	test_arguments(m);
 	ksr_mcp_destroy(m);
-	test_list(false);
-	test_list(true);
+	test_list(false); /* the default: portable names */
+	test_list(true);  /* --tool-names dots */
 	test_helpers();
 	test_stdio();
 	ksr_mcp_destroy(NULL);

@@ -1,15 +1,20 @@
-// A bridge between tests/integration/test_mcp_stdio.py and the official MCP
-// TypeScript SDK client: the server command comes after "--"; requests arrive
-// as JSON lines on stdin ({"op": ...}), each answer is one JSON line on stdout.
+// A bridge between tests/integration/test_mcp_*.py and the official MCP
+// TypeScript SDK client: the server command comes after "--" (stdio), or
+// "--url URL" names a Streamable HTTP server; requests arrive as JSON lines on
+// stdin ({"op": ...}), each answer is one JSON line on stdout.
 // Everything MCP goes through the SDK (its framing, its structuredContent
 // validation against outputSchema, its progress and cancellation).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import readline from "node:readline";
 
+const urlAt = process.argv.indexOf("--url");
 const sep = process.argv.indexOf("--");
 const [command, ...args] = process.argv.slice(sep + 1);
-const transport = new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" });
+const transport = urlAt > 0
+  ? new StreamableHTTPClientTransport(new URL(process.argv[urlAt + 1]))
+  : new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" });
 const client = new Client({ name: "ksr-it-client", version: "1.0.0" });
 
 function say(obj) {
@@ -47,6 +52,14 @@ async function handle(req) {
   case "ping":
     await client.ping();
     return { ok: true };
+  case "resources":
+    return { ok: true, result: await client.listResources() };
+  case "read":
+    try {
+      return { ok: true, result: await client.readResource({ uri: req.uri }) };
+    } catch (e) {
+      return { ok: false, error: String(e?.message ?? e), code: e?.code ?? null };
+    }
   case "call":
     return await call(req);
   case "close":
