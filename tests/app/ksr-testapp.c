@@ -45,6 +45,7 @@ static struct {
 	gboolean no_cursor_blink;
 	gboolean spin;
 	gint name_dialog_ms;
+	gint cover_for_ms;
 } opt = {
         .slow_start_ms = -1,
         .crash_after_ms = -1,
@@ -53,6 +54,7 @@ static struct {
         .hang_after_ms = -1,
         .close_window_after_ms = -1,
         .name_dialog_ms = -1,
+        .cover_for_ms = -2,
 };
 
 static GOptionEntry entries[] = {
@@ -90,6 +92,8 @@ static GOptionEntry entries[] = {
          NULL},
         {"name-dialog", 0, 0, G_OPTION_ARG_INT, &opt.name_dialog_ms,
          "Open the \"Name It\" dialog; its OK turns sensitive this long after text", "MS"},
+        {"cover-for", 0, 0, G_OPTION_ARG_INT, &opt.cover_for_ms,
+         "Cover the window with a keep-above window for this long (-1: for good)", "MS"},
         {"no-cursor-blink", 0, 0, G_OPTION_ARG_NONE, &opt.no_cursor_blink,
          "A steady text cursor: the entry repaints only when its text changes", NULL},
         {NULL},
@@ -274,6 +278,33 @@ static gboolean show_name_dialog(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
+/* --cover-for: another top-level of ours over the whole main window, kept
+ * above it (the window manager's layer), as an always-on-top panel would. */
+static gboolean close_cover(gpointer cover)
+{
+	gtk_widget_destroy(GTK_WIDGET(cover));
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean show_cover(gpointer data)
+{
+	(void)data;
+	gint x, y, w, h;
+	gtk_window_get_position(GTK_WINDOW(main_window), &x, &y);
+	gtk_window_get_size(GTK_WINDOW(main_window), &w, &h);
+	GtkWidget *c = gtk_window_new(GTK_WINDOW_TOPLEVEL);
+	gtk_window_set_title(GTK_WINDOW(c), "KSR Cover");
+	gtk_window_set_keep_above(GTK_WINDOW(c), TRUE);
+	gtk_window_set_default_size(GTK_WINDOW(c), w + 40, h + 80);
+	gtk_window_move(GTK_WINDOW(c), x - 20, y - 40);
+	gtk_window_set_accept_focus(GTK_WINDOW(c), FALSE);
+	gtk_container_add(GTK_CONTAINER(c), gtk_label_new("cover"));
+	gtk_widget_show_all(c);
+	if (opt.cover_for_ms >= 0)
+		g_timeout_add((guint)opt.cover_for_ms, close_cover, c);
+	return G_SOURCE_REMOVE;
+}
+
 static gboolean keep_running_without_window;
 
 static gboolean close_window_now(gpointer data)
@@ -308,6 +339,8 @@ static void start_timers(void)
 	after(opt.close_window_after_ms, close_window_now);
 	if (opt.name_dialog_ms >= 0 && have_gtk)
 		g_idle_add(show_name_dialog, NULL);
+	if (opt.cover_for_ms >= -1 && have_gtk && main_window)
+		g_idle_add(show_cover, NULL);
 }
 
 static gboolean on_map(GtkWidget *w, GdkEvent *event, gpointer data)
