@@ -16,7 +16,14 @@
  * window): an entry "Name" on top, a button "OK" filling the lower half that
  * turns sensitive MS after the entry first holds text (a validation that
  * takes a while, as a file chooser's); OK records "confirmed:<text>".
- * --spin adds a spin button "Quantity" (0 to 100, starting at 3; Up adds 1). */
+ * --spin adds a spin button "Quantity" (0 to 100, starting at 3; Up adds 1).
+ * --record-pointer records what the pointer did, as the X server delivered it
+ * to the app (every window of it): "button:N" for a press of button N,
+ * "double:N" for a double click, "scroll:up|down|left|right" per wheel click,
+ * "release:N:X,Y" (root pixels) and, for a press-move-release, "drag:X0,Y0->
+ * X1,Y1:M" with M motion events between.
+ * --cover-for MS puts a keep-above window "KSR Cover" exactly over the main
+ * window once it is mapped and closes it MS later (-1: never). */
 #include <gtk/gtk.h>
 
 #include <errno.h>
@@ -46,6 +53,7 @@ static struct {
 	gboolean spin;
 	gint name_dialog_ms;
 	gint cover_for_ms;
+	gboolean record_pointer;
 } opt = {
         .slow_start_ms = -1,
         .crash_after_ms = -1,
@@ -92,6 +100,8 @@ static GOptionEntry entries[] = {
          NULL},
         {"name-dialog", 0, 0, G_OPTION_ARG_INT, &opt.name_dialog_ms,
          "Open the \"Name It\" dialog; its OK turns sensitive this long after text", "MS"},
+        {"record-pointer", 0, 0, G_OPTION_ARG_NONE, &opt.record_pointer,
+         "Record button presses, double clicks, wheel clicks and drags", NULL},
         {"cover-for", 0, 0, G_OPTION_ARG_INT, &opt.cover_for_ms,
          "Cover the window with a keep-above window for this long (-1: for good)", "MS"},
         {"no-cursor-blink", 0, 0, G_OPTION_ARG_NONE, &opt.no_cursor_blink,
@@ -305,6 +315,69 @@ static gboolean show_cover(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
+/* --record-pointer: every event reaches this before GTK dispatches it. */
+static struct {
+	gboolean down;
+	gint x0, y0, moves;
+} drag;
+
+static const char *scroll_word(GdkScrollDirection d)
+{
+	switch (d) {
+	case GDK_SCROLL_UP:
+		return "up";
+	case GDK_SCROLL_DOWN:
+		return "down";
+	case GDK_SCROLL_LEFT:
+		return "left";
+	case GDK_SCROLL_RIGHT:
+		return "right";
+	default:
+		return NULL; /* smooth: its emulated discrete event is recorded */
+	}
+}
+
+static void record_pointer_event(const GdkEvent *e)
+{
+	switch (e->type) {
+	case GDK_BUTTON_PRESS:
+		record("button:%u\n", e->button.button);
+		drag.down = e->button.button == 1;
+		drag.x0 = (gint)e->button.x_root, drag.y0 = (gint)e->button.y_root;
+		drag.moves = 0;
+		break;
+	case GDK_2BUTTON_PRESS:
+		record("double:%u\n", e->button.button);
+		break;
+	case GDK_MOTION_NOTIFY:
+		drag.moves += drag.down && (e->motion.state & GDK_BUTTON1_MASK);
+		break;
+	case GDK_BUTTON_RELEASE:
+		record("release:%u:%d,%d\n", e->button.button, (gint)e->button.x_root,
+		       (gint)e->button.y_root);
+		if (drag.down && e->button.button == 1 && drag.moves > 0)
+			record("drag:%d,%d->%d,%d:%d\n", drag.x0, drag.y0, (gint)e->button.x_root,
+			       (gint)e->button.y_root, drag.moves);
+		drag.down = FALSE;
+		break;
+	case GDK_SCROLL: {
+		const char *w = scroll_word(e->scroll.direction);
+		if (w)
+			record("scroll:%s\n", w);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void on_any_event(GdkEvent *e, gpointer data)
+{
+	(void)data;
+	record_pointer_event(e);
+	gtk_main_do_event(e);
+}
+
 static gboolean keep_running_without_window;
 
 static gboolean close_window_now(gpointer data)
@@ -457,6 +530,8 @@ int main(int argc, char **argv)
 		g_printerr("ksr-testapp: cannot open display\n");
 		return 1;
 	}
+	if (have_gtk && opt.record_pointer)
+		gdk_event_handler_set(on_any_event, NULL, NULL);
 	loop = g_main_loop_new(NULL, FALSE);
 	if (opt.slow_start_ms > 0)
 		g_usleep((gulong)opt.slow_start_ms * 1000);
