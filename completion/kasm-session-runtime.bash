@@ -41,6 +41,14 @@ _kasm_session_runtime()
 		COMPREPLY=($(compgen -W "underscore dots" -- "$cur"))
 		return
 		;;
+	--display-server)
+		COMPREPLY=($(compgen -W "xvfb xvnc auto" -- "$cur"))
+		return
+		;;
+	--wm)
+		COMPREPLY=($(compgen -W "openbox xfwm4 auto" -- "$cur"))
+		return
+		;;
 	--deadline | --timeout | --waiting-heartbeat | --cdp | --max-nodes | --launch | \
 		--wait-window | --window)
 		return
@@ -49,11 +57,11 @@ _kasm_session_runtime()
 
 	local opts=""
 	case $cmd in
-	run) opts="--xvfb --out --deadline --json --update-baseline --junit --help" ;;
+	run) opts="--xvfb --display-server --wm --out --deadline --json --update-baseline --junit --help" ;;
 	validate) opts="--json --format --help" ;;
 	watch) opts="-r --recursive --timeout --waiting-heartbeat --json --junit --help" ;;
-	inspect) opts="--xvfb --launch --wait-window --window --cdp --max-nodes --timeout --after --line --json --help" ;;
-	mcp) opts="--http --token --tool-names --xvfb --evidence --help" ;;
+	inspect) opts="--xvfb --display-server --wm --launch --wait-window --window --cdp --max-nodes --timeout --after --line --json --help" ;;
+	mcp) opts="--http --token --tool-names --xvfb --display-server --wm --evidence --help" ;;
 	version) opts="--help" ;;
 	esac
 

@@ -6,6 +6,7 @@
 
 #include <X11/Xatom.h>
 #include <X11/Xutil.h>
+#include <X11/extensions/Xrandr.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +81,12 @@ static ksr_x11 *x11_new(Display *dpy, const char *name)
 	 * with that mask (GTK with SubstructureNotify), never to us directly. */
 	XSelectInput(dpy, x->root,
 	             SubstructureNotifyMask | StructureNotifyMask | PropertyChangeMask);
+	/* A Kasm session's screen follows the viewer's browser window (xrandr -s). */
+	int rr_event, rr_error;
+	if (XRRQueryExtension(dpy, &rr_event, &rr_error)) {
+		x->rr_event = rr_event;
+		XRRSelectInput(dpy, x->root, RRScreenChangeNotifyMask);
+	}
 	XFlush(dpy);
 	return x;
 }
@@ -133,8 +140,9 @@ const char *ksr_x11_display_name(const ksr_x11 *x)
 	return x ? x->name : NULL;
 }
 
-void ksr_x11_screen_size(const ksr_x11 *x, int *w, int *h)
+void ksr_x11_screen_size(ksr_x11 *x, int *w, int *h)
 {
+	ksr_x11_screen_refresh(x);
 	*w = x ? x->sw : 0;
 	*h = x ? x->sh : 0;
 }

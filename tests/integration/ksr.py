@@ -49,6 +49,20 @@ ERROR_LINE_RE = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): (?P<msg>
 
 TAG_VAR = "KSR_IT_TAG"
 
+# The kind of session the tests use (docs/kasm-image.md): "xvfb" (Xvfb + openbox,
+# the default) or "xvnc" (Xtigervnc + xfwm4, the parts of a Kasm session):
+# KSR_IT_SESSION=xvnc switches both the sessions a test starts itself
+# (start_xvfb) and the runtime's own (--xvfb, through KASM_RUNTIME_DISPLAY_SERVER
+# and KASM_RUNTIME_WM in clean_env). test_session_xvnc.py runs a slice so.
+SESSION_VAR = "KSR_IT_SESSION"
+
+
+def session_kind():
+    kind = os.environ.get(SESSION_VAR, "xvfb") or "xvfb"
+    if kind not in ("xvfb", "xvnc"):
+        raise AssertionError("%s=%r: xvfb or xvnc" % (SESSION_VAR, kind))
+    return kind
+
 
 # --------------------------------------------------------------------------
 # skips: visible, and never where the project's own CI has what is missing
@@ -116,6 +130,9 @@ def clean_env(tag=None, **extra):
            if not k.startswith("KASM_RUNTIME_") and k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     if tag:
         env[TAG_VAR] = tag
+    if session_kind() == "xvnc":
+        env["KASM_RUNTIME_DISPLAY_SERVER"] = "xvnc"
+        env["KASM_RUNTIME_WM"] = "xfwm4"
     for k, v in extra.items():
         if v is None:
             env.pop(k, None)
@@ -626,25 +643,41 @@ def unused_display():
     raise AssertionError("no unused display number found")
 
 
-def start_xvfb(env, size="1280x720", wm=True, timeout=60):
+def start_xvfb(env, size="1280x720", wm=True, timeout=60, kind=None):
     """start_xvfb_once, again on a fresh Xvfb when its display could not be opened:
     seen once in a loaded parallel run, right after other tests SIGKILLed X servers
-    (openbox: "Failed to open the display")."""
+    (openbox: "Failed to open the display"). kind: "xvfb" (Xvfb + openbox) or
+    "xvnc" (Xtigervnc + xfwm4); None: session_kind()."""
     for attempt in (1, 2, 3):
         try:
-            return start_xvfb_once(env, size, wm, timeout)
+            return start_xvfb_once(env, size, wm, timeout, kind or session_kind())
         except AssertionError as e:
             if attempt == 3 or "Failed to open the display" not in str(e):
                 raise
 
 
-def start_xvfb_once(env, size="1280x720", wm=True, timeout=60):
-    """A real Xvfb (-displayfd) and openbox started by the test.
+def x_server_argv(kind, fd, size):
+    """The X server a test starts: Xvfb, or Xtigervnc as a Kasm session runs it
+    (VNC viewers on loopback only, no password then)."""
+    if kind == "xvnc":
+        return ["Xtigervnc", "-displayfd", str(fd), "-geometry", size, "-depth", "24",
+                "-SecurityTypes", "None", "-localhost", "-nolisten", "tcp"]
+    return ["Xvfb", "-displayfd", str(fd), "-screen", "0", size + "x24", "-nolisten", "tcp"]
+
+
+def wm_argv(kind):
+    if kind == "xvnc":
+        return ["xfwm4", "--replace", "--compositor=off"]
+    return ["openbox", "--sm-disable"]
+
+
+def start_xvfb_once(env, size="1280x720", wm=True, timeout=60, kind="xvfb"):
+    """A real X server (-displayfd) and window manager started by the test:
+    Xvfb + openbox, or Xtigervnc + xfwm4 (kind "xvnc").
     Returns (display, [Popen...]); the caller kills them (kill_group)."""
     r, w = os.pipe()
     procs = []
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", size + "x24",
-                             "-nolisten", "tcp"], env=env, pass_fds=(w,),
+    xvfb = subprocess.Popen(x_server_argv(kind, w, size), env=env, pass_fds=(w,),
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     os.close(w)
@@ -675,7 +708,7 @@ def start_xvfb_once(env, size="1280x720", wm=True, timeout=60):
         # its stderr says why, and a second start is tried before giving up.
         for attempt in (1, 2):
             log = tempfile.NamedTemporaryFile(prefix="ksr-openbox-", suffix=".log", delete=False)
-            ob = subprocess.Popen(["openbox", "--sm-disable"], env=wenv, stdin=subprocess.DEVNULL,
+            ob = subprocess.Popen(wm_argv(kind), env=wenv, stdin=subprocess.DEVNULL,
                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             procs.append(ob)
             status = None
@@ -695,8 +728,8 @@ def start_xvfb_once(env, size="1280x720", wm=True, timeout=60):
             if attempt == 2 or status is None:
                 for p in procs:
                     kill_group(p)
-                raise AssertionError("openbox did not come up on %s (%s): %s" % (
-                    display, "exited with %s" % status if status is not None
+                raise AssertionError("%s did not come up on %s (%s): %s" % (
+                    wm_argv(kind)[0], display, "exited with %s" % status if status is not None
                     else "no WM check after %d s" % timeout, why))
     return display, procs
 
@@ -773,8 +806,8 @@ class KsrTestCase(unittest.TestCase):
         self.runtimes.append(rt)
         return rt
 
-    def start_xvfb(self, size="1280x720"):
-        display, procs = start_xvfb(self.env(), size=size)
+    def start_xvfb(self, size="1280x720", kind=None):
+        display, procs = start_xvfb(self.env(), size=size, kind=kind)
         self.procs.extend(procs)
         return display
 

@@ -73,7 +73,7 @@ static void save_shot(ksr_run *run, const ksr_step *step, const ksr_image *img, 
 void ksr_step_shots(ksr_run *run, const ksr_step *step, ksr_step_result *res)
 {
 	ksr_err err = {0};
-	ksr_image *img = run->x ? ksr_x11_capture(run->x, 0, &err) : NULL;
+	ksr_image *img = ksr_run_capture(run, &err);
 	if (!img) {
 		cJSON_AddStringToObject(ksr_step_extra(res), "screenshot_error", err.msg);
 		return;

@@ -478,9 +478,15 @@ static void append(char *buf, size_t len, const char *fmt, ...)
 
 static void diagnose(ksr_run *run, char *note, size_t len)
 {
-	if (run->x && ksr_x11_alive(run->x) &&
-	    ksr_run_screenshot(run, "99-failure.png", "the screen when the run failed") == 0)
+	ksr_err shot_err = {0};
+	if (!run->x || !ksr_x11_alive(run->x))
+		append(note, len, "no failure screenshot (99-failure.png): %s",
+		       run->x ? "the X display connection was lost" : "no X display");
+	else if (ksr_run_screenshot(run, "99-failure.png", "the screen when the run failed",
+	                            &shot_err) == 0)
 		append(note, len, "failure screenshot");
+	else
+		append(note, len, "no failure screenshot (99-failure.png): %s", shot_err.msg);
 	char described[96]; /* with a model: what the failure screen shows */
 	if (ksr_judge_describe_failure(run, described, sizeof described))
 		append(note, len, "%s", described);
