@@ -19,7 +19,8 @@
  * --spin adds a spin button "Quantity" (0 to 100, starting at 3; Up adds 1).
  * --record-pointer records what the pointer did, as the X server delivered it
  * to the app (every window of it): "button:N" for a press of button N,
- * "double:N" for a double click, "scroll:up|down|left|right" per wheel click,
+ * "double:N" for a double click, "scroll:up|down|left|right" per wheel click
+ * (or "scroll-smooth:DX,DY" where XInput 2 delivers the wheel as deltas),
  * "release:N:X,Y" (root pixels) and, for a press-move-release, "drag:X0,Y0->
  * X1,Y1:M" with M motion events between.
  * --cover-for MS puts a keep-above window "KSR Cover" exactly over the main
@@ -333,7 +334,7 @@ static const char *scroll_word(GdkScrollDirection d)
 	case GDK_SCROLL_RIGHT:
 		return "right";
 	default:
-		return NULL; /* smooth: its emulated discrete event is recorded */
+		return NULL; /* smooth: recorded with its deltas */
 	}
 }
 
@@ -364,6 +365,8 @@ static void record_pointer_event(const GdkEvent *e)
 		const char *w = scroll_word(e->scroll.direction);
 		if (w)
 			record("scroll:%s\n", w);
+		else if (e->scroll.delta_x != 0 || e->scroll.delta_y != 0)
+			record("scroll-smooth:%g,%g\n", e->scroll.delta_x, e->scroll.delta_y);
 		break;
 	}
 	default:
@@ -502,6 +505,8 @@ static GtkWidget *build_window(void)
 	if (opt.no_cursor_blink)
 		g_object_set(gtk_settings_get_default(), "gtk-cursor-blink", FALSE, NULL);
 	gtk_container_add(GTK_CONTAINER(win), box);
+	if (opt.record_pointer) /* wheel events reach the window only when it asks */
+		gtk_widget_add_events(win, GDK_SCROLL_MASK | GDK_SMOOTH_SCROLL_MASK);
 	g_signal_connect(win, "destroy", G_CALLBACK(on_destroy), NULL);
 	g_signal_connect(win, "map-event", G_CALLBACK(on_map), NULL);
 	return win;
