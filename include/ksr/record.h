@@ -11,14 +11,14 @@
 #include "ksr/error.h"
 
 typedef struct ksr_record_opts {
-	bool xvfb;          /* a private session (Xvfb, D-Bus, AT-SPI, openbox) */
-	int xvfb_w, xvfb_h; /* default 1280x720 */
-	const char *launch; /* sh -c; its window is waited for, it is stopped at the end */
-	const char *stop_key;            /* the chord that stops; NULL: ctrl+alt+F12 */
-	const char *const *watch_dirs;   /* folders whose written files become file: checks */
+	bool xvfb;            /* a private session (Xvfb, D-Bus, AT-SPI, openbox) */
+	int xvfb_w, xvfb_h;   /* default 1280x720 */
+	const char *launch;   /* sh -c; its window is waited for, it is stopped at the end */
+	const char *stop_key; /* the chord that stops; NULL: ctrl+alt+F12 */
+	const char *const *watch_dirs; /* folders whose written files become file: checks */
 	size_t n_watch_dirs;
-	int timeout_s;                   /* stop after this long; 0: only when told */
-	const char *name;                /* the scenario's name; NULL: "recorded" */
+	int timeout_s;    /* stop after this long; 0: only when told */
+	const char *name; /* the scenario's name; NULL: "recorded" */
 	/* Progress for a person (recording began, on which display; stopped). */
 	void (*on_message)(void *ud, const char *message);
 	void *ud;

@@ -54,8 +54,9 @@ int ksr_x11_record_fd(const ksr_x11_record *r); /* -1 once the connection broke 
 int ksr_x11_record_read(ksr_x11_record *r, ksr_rec_event *out, size_t max);
 void ksr_x11_record_close(ksr_x11_record *r); /* NULL-safe */
 
-/* A keysym's name as a chord writes it ("F12", "s", "Return"); NULL when none. */
-const char *ksr_x11_keysym_name(unsigned long keysym);
+/* A keysym's name as a chord writes it ("F12", "s", "Return", "U20AC") into
+ * buf; NULL when it has none. */
+const char *ksr_x11_keysym_name(unsigned long keysym, char *buf, size_t len);
 
 /* The KSR_REC_* bit a modifier key's keysym stands for (Control_L ->
  * KSR_REC_CTRL); 0 for any other key. */

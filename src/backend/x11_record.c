@@ -15,6 +15,7 @@
 #include <X11/Xutil.h>
 #include <X11/extensions/record.h>
 #include <X11/keysym.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xkbcommon/xkbcommon.h>
@@ -161,10 +162,10 @@ static void server_event(ksr_x11_record *r, const xEvent *ev)
 	int type = ev->u.u.type & 0x7f;
 	if (type < KeyPress || type > ButtonRelease)
 		return;
-	ksr_rec_event e = {.kind = type == KeyPress        ? KSR_REC_KEY_PRESS
-	                           : type == KeyRelease    ? KSR_REC_KEY_RELEASE
-	                           : type == ButtonPress   ? KSR_REC_BUTTON_PRESS
-	                                                   : KSR_REC_BUTTON_RELEASE,
+	ksr_rec_event e = {.kind = type == KeyPress      ? KSR_REC_KEY_PRESS
+	                           : type == KeyRelease  ? KSR_REC_KEY_RELEASE
+	                           : type == ButtonPress ? KSR_REC_BUTTON_PRESS
+	                                                 : KSR_REC_BUTTON_RELEASE,
 	                   .detail = ev->u.u.detail,
 	                   .x = ev->u.keyButtonPointer.rootX,
 	                   .y = ev->u.keyButtonPointer.rootY,
@@ -191,8 +192,7 @@ static Display *open_conn(const ksr_x11 *x, ksr_x11_record *r, ksr_err *err)
 {
 	Display *dpy = XOpenDisplay(x->name);
 	if (!dpy)
-		ksr_err_set(err, "cannot open a connection for recording to X display %s",
-		            x->name);
+		ksr_err_set(err, "cannot open a connection for recording to X display %s", x->name);
 	else
 		XSetIOErrorExitHandler(dpy, on_record_io_error, r);
 	return dpy;
@@ -280,9 +280,21 @@ void ksr_x11_record_close(ksr_x11_record *r)
 	free(r);
 }
 
-const char *ksr_x11_keysym_name(unsigned long keysym)
+const char *ksr_x11_keysym_name(unsigned long keysym, char *buf, size_t len)
 {
-	return keysym ? XKeysymToString((KeySym)keysym) : NULL;
+	if (!keysym || !len)
+		return NULL;
+	/* a Unicode keysym by its code point: XKeysymToString would allocate
+	 * some of those names and not others */
+	if (keysym >= 0x01000100 && keysym <= 0x0110ffff) {
+		snprintf(buf, len, "U%04lX", keysym & 0xffffff);
+		return buf;
+	}
+	const char *name = XKeysymToString((KeySym)keysym);
+	if (!name)
+		return NULL;
+	snprintf(buf, len, "%s", name);
+	return buf;
 }
 
 unsigned ksr_x11_keysym_modifier(unsigned long keysym)

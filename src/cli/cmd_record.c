@@ -94,7 +94,8 @@ static int parse_opts(int argc, char **argv, ksr_record_opts *o, const char **ou
 		case 't':
 			if (parse_int(optarg, 1, 86400, &o->timeout_s))
 				return cli_usage_error(&cli_cmd_record,
-				                       "--timeout '%s' is not a valid number", optarg);
+				                       "--timeout '%s' is not a valid number",
+				                       optarg);
 			break;
 		default:
 			return cli_usage_error(&cli_cmd_record, "unknown or incomplete option '%s'",

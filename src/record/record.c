@@ -71,12 +71,13 @@ static const ksr_window *find_window(rec *r, unsigned long id)
 			ksr_err err = {0};
 			if (ksr_x11_list_windows(r->x, &now, &err) < 0)
 				return NULL;
-			/* a refresh keeps the old list's view of what changed: merge new ones only */
+			/* a refresh keeps the old list's view of what changed: merge new ones only
+			 */
 			for (size_t i = 0; i < now.len; i++) {
 				if (now.items[i].id != id)
 					continue;
-				r->seen.items = ksr_xrealloc(r->seen.items,
-				                             (r->seen.len + 1) * sizeof *r->seen.items);
+				r->seen.items = ksr_xrealloc(
+				        r->seen.items, (r->seen.len + 1) * sizeof *r->seen.items);
 				r->seen.items[r->seen.len++] = now.items[i];
 				now.items[i] = now.items[--now.len];
 				break;
@@ -91,9 +92,8 @@ static const ksr_window *find_window(rec *r, unsigned long id)
 
 static bool is_text_role(const char *role)
 {
-	static const char *const roles[] = {"text",          "password text", "entry",
-	                                    "document text", "terminal",      "spin button",
-	                                    "editbar",       "paragraph"};
+	static const char *const roles[] = {"text",     "password text", "entry",   "document text",
+	                                    "terminal", "spin button",   "editbar", "paragraph"};
 	for (size_t i = 0; role && i < sizeof roles / sizeof *roles; i++)
 		if (ksr_atspi_role_equal(roles[i], role))
 			return true;
@@ -157,10 +157,10 @@ static int element_click(rec *r, const ksr_window *w, const ksr_rec_event *e, re
 	}
 	if (asprintf(&s->comment, "a %s at %d,%d on %s \"%s\" in \"%s\"%s", button_word(e->detail),
 	             e->x, e->y, c.role ? c.role : "control", name ? name : "", w->title,
-	             placed      ? ""
-	             : !ready    ? " (not sensitive or not showing: a declared point)"
-	             : !*name    ? " (it has no name: a declared point)"
-	                         : " (a declared point)") < 0)
+	             placed   ? ""
+	             : !ready ? " (not sensitive or not showing: a declared point)"
+	             : !*name ? " (it has no name: a declared point)"
+	                      : " (a declared point)") < 0)
 		abort();
 	free(name);
 	ksr_atspi_control_clear(&c);
@@ -176,8 +176,8 @@ static void declared_click(rec *r, const ksr_window *w, const ksr_rec_event *e, 
 	if (w->id != r->main_win)
 		s->target_window = rec_exact_pattern(w->title);
 	if (!s->comment && asprintf(&s->comment, "a %s at %d,%d in \"%s\"%s: a declared point",
-	                            button_word(e->detail), e->x, e->y,
-	                            w->title ? w->title : "", w->is_dialog ? " (dialog)" : "") < 0)
+	                            button_word(e->detail), e->x, e->y, w->title ? w->title : "",
+	                            w->is_dialog ? " (dialog)" : "") < 0)
 		abort();
 }
 
@@ -207,7 +207,8 @@ static void on_press(rec *r, const ksr_rec_event *e)
 		if (e->detail == 2 || !element_click(r, w, e, &r->pending)) {
 			if (e->detail == 2) {
 				if (asprintf(&r->pending.comment,
-				             "a middle click at %d,%d in \"%s\": no step presses the "
+				             "a middle click at %d,%d in \"%s\": no step presses "
+				             "the "
 				             "middle button",
 				             e->x, e->y, w->title ? w->title : "") < 0)
 					abort();
@@ -382,7 +383,9 @@ static void on_text(rec *r, const ksr_rec_event *e, const ksr_window *w)
 
 static char *chord_name(const ksr_rec_event *e)
 {
-	const char *key = ksr_x11_keysym_name(e->base_keysym ? e->base_keysym : e->keysym);
+	char buf[64];
+	const char *key =
+	        ksr_x11_keysym_name(e->base_keysym ? e->base_keysym : e->keysym, buf, sizeof buf);
 	if (!key)
 		return NULL;
 	char *out = NULL;
@@ -424,31 +427,61 @@ static void on_key(rec *r, const ksr_rec_event *e)
 	const ksr_window *w = id ? find_window(r, id) : NULL;
 	if (w)
 		adopt(r, w);
-	const char *name = ksr_x11_keysym_name(e->keysym);
+	char nbuf[64];
+	const char *name = ksr_x11_keysym_name(e->keysym, nbuf, sizeof nbuf);
 	if (!w || w->pid != r->app_pid) {
 		rec_unplaced(r, "the key %s (\"%s\") went to %s", name ? name : "?", e->utf8,
 		             w ? "another app's window" : "no window of the app");
 		return;
 	}
+	/* a copy: the step's boundary replaces the list w points into */
+	ksr_window cw = {
+	        .id = w->id, .pid = w->pid, .title = ksr_xstrdup(w->title ? w->title : "")};
 	bool chord_mods = e->mods & (KSR_REC_CTRL | KSR_REC_ALT | KSR_REC_SUPER);
 	if (e->utf8[0] && !chord_mods)
-		on_text(r, e, w);
+		on_text(r, e, &cw);
 	else
-		on_chord(r, e, w);
+		on_chord(r, e, &cw);
+	free(cw.title);
+}
+
+#define CHORD_MASK (KSR_REC_SHIFT | KSR_REC_CTRL | KSR_REC_ALT | KSR_REC_SUPER)
+
+/* The stop chord. Its press may never come: where the keymap binds
+ * ctrl+alt+Fn to a VT switch (Xvfb's and Xorg's default), the server takes
+ * the press for that action and only the release reaches clients. So a
+ * release of the stop key whose press was not seen, while (or just after)
+ * the chord's modifiers were held, stops too. */
+static bool is_stop(rec *r, const ksr_rec_event *e)
+{
+	int kc = e->detail & 0xff;
+	bool key = e->base_keysym == r->stop_sym || e->keysym == r->stop_sym;
+	if (e->kind == KSR_REC_KEY_PRESS && !e->is_modifier) {
+		bool stop = key && (e->mods & CHORD_MASK) == r->stop_mods;
+		r->key_down[kc] = true;
+		r->chord_mods = 0;
+		return stop;
+	}
+	if (e->kind == KSR_REC_KEY_PRESS) {
+		r->chord_mods |= e->mods | ksr_x11_keysym_modifier(e->base_keysym);
+		return false;
+	}
+	if (e->kind != KSR_REC_KEY_RELEASE || e->is_modifier)
+		return false;
+	bool unseen = !r->key_down[kc];
+	r->key_down[kc] = false;
+	return key && unseen && ((r->chord_mods | e->mods) & CHORD_MASK) == r->stop_mods;
 }
 
 /* 1: the stop chord. */
 static int on_event(rec *r, const ksr_rec_event *e)
 {
+	if (is_stop(r, e))
+		return 1;
 	switch (e->kind) {
 	case KSR_REC_KEY_PRESS:
-		if (e->is_modifier)
-			return 0;
-		if ((e->base_keysym == r->stop_sym || e->keysym == r->stop_sym) &&
-		    (e->mods & (KSR_REC_SHIFT | KSR_REC_CTRL | KSR_REC_ALT | KSR_REC_SUPER)) ==
-		            r->stop_mods)
-			return 1;
-		on_key(r, e);
+		if (!e->is_modifier)
+			on_key(r, e);
 		return 0;
 	case KSR_REC_BUTTON_PRESS:
 		if (e->detail == 4 || e->detail == 5)
@@ -456,7 +489,8 @@ static int on_event(rec *r, const ksr_rec_event *e)
 		else if (e->detail <= 3 && !r->pressed)
 			on_press(r, e);
 		else if (e->detail > 5)
-			rec_unplaced(r, "a press of button %d (horizontal scrolling or a side button)",
+			rec_unplaced(r,
+			             "a press of button %d (horizontal scrolling or a side button)",
 			             e->detail);
 		return 0;
 	case KSR_REC_BUTTON_RELEASE:
@@ -486,8 +520,9 @@ static int parse_stop(rec *r, ksr_err *err)
 		r->stop_mods |= ksr_x11_keysym_modifier(c[0].keysyms[i]);
 	ksr_keys_free(c);
 	if (!r->stop_mods)
-		return ksr_err_set(err, "--stop-key '%s': a chord with a modifier (ctrl, alt, "
-		                        "super), or typing it would stop the recording",
+		return ksr_err_set(err,
+		                   "--stop-key '%s': a chord with a modifier (ctrl, alt, "
+		                   "super), or typing it would stop the recording",
 		                   spec);
 	return 0;
 }
@@ -520,7 +555,8 @@ static int launch(rec *r, ksr_deadline d, ksr_err *err)
 		ksr_wait w = ksr_x11_wait_change(r->x, d);
 		if (w != KSR_WAIT_READY || ksr_deadline_passed(d))
 			rc = ksr_err_set(err, "no window appeared after launching '%s' (%s)",
-			                 r->o->launch, w == KSR_WAIT_READY ? "timed out" : ksr_wait_name(w));
+			                 r->o->launch,
+			                 w == KSR_WAIT_READY ? "timed out" : ksr_wait_name(w));
 	}
 	ksr_window_list_clear(&before);
 	return rc;
@@ -557,7 +593,8 @@ static int watch_dirs(rec *r, ksr_err *err)
 		if (wd < 0)
 			return ksr_err_set(err, "--watch-dir %s: %s", dir, strerror(errno));
 		if (wd >= r->n_ino) {
-			r->ino_dirs = ksr_xrealloc(r->ino_dirs, (size_t)(wd + 1) * sizeof *r->ino_dirs);
+			r->ino_dirs =
+			        ksr_xrealloc(r->ino_dirs, (size_t)(wd + 1) * sizeof *r->ino_dirs);
 			for (int k = r->n_ino; k <= wd; k++)
 				r->ino_dirs[k] = NULL;
 			r->n_ino = wd + 1;
@@ -583,8 +620,9 @@ static int setup(rec *r, ksr_err *err)
 	ksr_wait w = ksr_x11_open_wait(NULL, d, &r->x, err);
 	if (w != KSR_WAIT_READY)
 		return w == KSR_WAIT_ERROR ? -1
-		                           : ksr_err_set(err, "the X display did not accept a "
-		                                              "connection (%s)",
+		                           : ksr_err_set(err,
+		                                         "the X display did not accept a "
+		                                         "connection (%s)",
 		                                         ksr_wait_name(w));
 	r->display = ksr_xstrdup(ksr_x11_display_name(r->x));
 	if (watch_dirs(r, err) < 0)
@@ -767,8 +805,7 @@ int ksr_record(const ksr_record_opts *o, ksr_record_result *out, ksr_err *err)
 	rec_boundary(&r, true);
 	char *process = process_pattern(&r);
 	char *launch_cmd = o->launch ? NULL : cmdline_launch(&r);
-	out->yaml = rec_yaml_text(&r, o->launch ? o->launch : launch_cmd, process,
-	                          out->stopped_by);
+	out->yaml = rec_yaml_text(&r, o->launch ? o->launch : launch_cmd, process, out->stopped_by);
 	out->steps = count_steps(&r);
 	out->unplaced = r.unplaced;
 	check_loads(&r, out);

@@ -52,15 +52,17 @@ typedef struct rec {
 	bool have_app;
 	char *a11y_error;
 	int launched_pid;
-	int app_pid;             /* _NET_WM_PID of the app driven; 0 until known */
-	unsigned long main_win;  /* its first window */
-	char *main_title;        /* as it was when first seen */
+	int app_pid;            /* _NET_WM_PID of the app driven; 0 until known */
+	unsigned long main_win; /* its first window */
+	char *main_title;       /* as it was when first seen */
 	ksr_x11_record *xr;
 	int ino_fd;
 	char **ino_dirs; /* by watch descriptor */
 	int n_ino;
 	unsigned long stop_sym;
 	unsigned stop_mods;
+	bool key_down[256];  /* non-modifier keys whose press was seen */
+	unsigned chord_mods; /* modifiers held since the last other key's press */
 	rec_step *steps;
 	size_t n, cap;
 	/* The run of typed characters being gathered (the last step, a type). */
@@ -69,11 +71,11 @@ typedef struct rec {
 	ksr_window_list seen; /* the windows at the last step's start */
 	bool pressed;         /* a button is down: where */
 	ksr_rec_event press;
-	rec_step pending;      /* the click being resolved at the press */
+	rec_step pending; /* the click being resolved at the press */
 	bool pending_placed;
-	char *last_role;       /* the role of the control under the last click */
+	char *last_role; /* the role of the control under the last click */
 	int secrets;
-	char **files;          /* written files seen (for the launch's rm -f) */
+	char **files; /* written files seen (for the launch's rm -f) */
 	size_t n_files;
 	int unplaced;
 	char *display;

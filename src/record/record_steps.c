@@ -155,8 +155,8 @@ static void windows_changed(rec *r, const ksr_window_list *now)
 		if (!apps(r, was) || !was->title || !*was->title)
 			continue;
 		if (is && is->title && *is->title && strcmp(is->title, was->title) != 0) {
-			snprintf(buf, sizeof buf, "the title changed from \"%s\" to \"%s\"", was->title,
-			         is->title);
+			snprintf(buf, sizeof buf, "the title changed from \"%s\" to \"%s\"",
+			         was->title, is->title);
 			check_or_note(r, "window", is->title, buf);
 		} else if (!is && !title_shown(now, was->title)) {
 			snprintf(buf, sizeof buf, "the window \"%s\" went", was->title);
@@ -170,7 +170,9 @@ static void windows_changed(rec *r, const ksr_window_list *now)
 		if (!apps(r, w)) {
 			rec_step *s = last_action(r);
 			if (s)
-				rec_note(s, "another app's window came: \"%s\" (pid %d), not waited for",
+				rec_note(s,
+				         "another app's window came: \"%s\" (pid %d), not waited "
+				         "for",
 				         w->title, w->pid);
 			continue;
 		}
@@ -189,6 +191,34 @@ static void windows_changed(rec *r, const ksr_window_list *now)
 /* The states a click changes that a check can name. */
 static const char *const watched_states[] = {"checked", "selected", "pressed", "expanded"};
 
+/* A click on one of these flips its checked (or selected) state. The states
+ * read at the press may already be those after it (the app handles the
+ * release while we ask), so for these the state after the step is written
+ * whether or not the press saw it change. */
+static bool toggles(const char *role)
+{
+	static const char *const roles[] = {"check box",       "toggle button",   "radio button",
+	                                    "check menu item", "radio menu item", "page tab",
+	                                    "switch"};
+	for (size_t i = 0; role && i < sizeof roles / sizeof *roles; i++)
+		if (ksr_atspi_role_equal(roles[i], role))
+			return true;
+	return false;
+}
+
+static void state_seen(rec_step *s, const char *shown, const char *state, bool was, bool is)
+{
+	if (is && !s->expect_state && shown && *shown && !strstr(shown, "${")) {
+		char *disp = ksr_atspi_name_display(shown);
+		if (asprintf(&s->expect_state, "%s %s", disp, state) < 0)
+			abort();
+		free(disp);
+	} else if (!is) {
+		rec_note(s, "after the click \"%s\" is not %s%s (a check cannot say \"not %s\")",
+		         shown ? shown : "", state, was ? " any more" : "", state);
+	}
+}
+
 static void control_changed(rec *r, rec_step *s)
 {
 	if (!s || !s->ctl_path || !r->a || !r->have_app)
@@ -204,23 +234,20 @@ static void control_changed(rec *r, rec_step *s)
 		free(path);
 		return;
 	}
+	const char *shown = name && *name ? name : s->ctl_name;
+	bool flips = toggles(s->role);
 	for (size_t i = 0; i < sizeof watched_states / sizeof *watched_states; i++) {
 		int bit = ksr_atspi_state_index(watched_states[i]);
 		if (bit < 0)
 			continue;
 		bool was = s->ctl_states >> bit & 1, is = now >> bit & 1;
-		if (was == is)
-			continue;
-		const char *shown = name && *name ? name : s->ctl_name;
-		if (is && !s->expect_state && shown && !strstr(shown, "${")) {
-			char *disp = ksr_atspi_name_display(shown);
-			if (asprintf(&s->expect_state, "%s %s", disp, watched_states[i]) < 0)
-				abort();
-			free(disp);
-		} else {
-			rec_note(s, "\"%s\" %s %s (a check cannot say \"not %s\")", shown ? shown : "",
-			         is ? "became" : "is no longer", watched_states[i], watched_states[i]);
-		}
+		bool flip_state = flips && (!strcmp(watched_states[i], "checked") ||
+		                            (!strcmp(watched_states[i], "selected") &&
+		                             ksr_atspi_role_equal("page tab", s->role)));
+		if (was != is || (flip_state && (is || was)))
+			state_seen(s, shown, watched_states[i], was, is);
+		else if (flip_state && !is && !was)
+			state_seen(s, shown, watched_states[i], false, false);
 	}
 	free(name);
 	free(path);
@@ -248,12 +275,14 @@ void rec_files(rec *r)
 				abort();
 			rec_step *s = last_action(r);
 			if (s)
-				rec_add_check(s, "file", path, "a file was written under a watched folder");
+				rec_add_check(s, "file", path,
+				              "a file was written under a watched folder");
 			bool known = false;
 			for (size_t i = 0; i < r->n_files; i++)
 				known = known || !strcmp(r->files[i], path);
 			if (!known) {
-				r->files = ksr_xrealloc(r->files, (r->n_files + 1) * sizeof *r->files);
+				r->files =
+				        ksr_xrealloc(r->files, (r->n_files + 1) * sizeof *r->files);
 				r->files[r->n_files++] = path;
 			} else {
 				free(path);

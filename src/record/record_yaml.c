@@ -138,11 +138,25 @@ static void write_step(ksr_strbuf *b, const rec_step *s)
 
 /* The launch as written: files the recording wrote are removed first, so
  * that a replay's file: checks see the replay's own files. */
+/* The loader expands ${VAR} in every value and has no escape: a "${" the
+ * command holds is written as a variable whose default is "$". */
+static void add_literal(ksr_strbuf *b, const char *s)
+{
+	for (const char *p = s; *p; p++) {
+		if (p[0] == '$' && p[1] == '{')
+			ksr_strbuf_add(b, "${KSR_RECORD_DOLLAR:-$}");
+		else
+			ksr_strbuf_addn(b, p, 1);
+	}
+}
+
 static char *launch_line(const rec *r, const char *launch)
 {
-	if (!r->n_files)
-		return ksr_xstrdup(launch);
 	ksr_strbuf b = {0};
+	if (!r->n_files) {
+		add_literal(&b, launch);
+		return ksr_strbuf_take(&b);
+	}
 	ksr_strbuf_add(&b, "rm -f --");
 	for (size_t i = 0; i < r->n_files; i++) {
 		ksr_strbuf_add(&b, " '");
@@ -150,7 +164,8 @@ static char *launch_line(const rec *r, const char *launch)
 			ksr_strbuf_add(&b, *p == '\'' ? "'\\''" : (char[2]){*p, 0});
 		ksr_strbuf_add(&b, "'");
 	}
-	ksr_strbuf_addf(&b, "; %s", launch);
+	ksr_strbuf_add(&b, "; ");
+	add_literal(&b, launch);
 	return ksr_strbuf_take(&b);
 }
 
@@ -168,7 +183,12 @@ static void write_head(ksr_strbuf *b, const rec *r, const char *launch, const ch
 	if (launch) {
 		char *l = launch_line(r, launch);
 		if (r->n_files)
-			comment(b, "", "the files the recording wrote are removed before the app starts");
+			comment(b, "",
+			        "the files the recording wrote are removed before the app starts");
+		if (strstr(launch, "${"))
+			comment(b, "",
+			        "${KSR_RECORD_DOLLAR:-$} is a literal $ (the loader expands "
+			        "${...})");
 		key_value(b, "", "launch", l);
 		free(l);
 	}
