@@ -285,8 +285,6 @@ static void on_release(rec *r, const ksr_rec_event *e)
 		rec_step *s = rec_add(r);
 		*s = *p;
 		memset(p, 0, sizeof *p);
-		if (s->point && !s->ctl_path && r->n >= 2 && false)
-			(void)0;
 	}
 	rec_step_clear(p);
 }
@@ -320,9 +318,7 @@ static void on_scroll(rec *r, const ksr_rec_event *e)
 		if (w->id != r->main_win) /* another window: at its centre */
 			s->target_window = rec_exact_pattern(w->title);
 		if (asprintf(&s->comment, "a scroll %s at %d,%d in \"%s\"%s", dir, e->x, e->y,
-		             w->title ? w->title : "",
-		             w->id != r->main_win ? " (replayed at the window's centre)"
-		                                  : " (replayed at the window's centre)") < 0)
+		             w->title ? w->title : "", " (replayed at the window's centre)") < 0)
 			abort();
 	}
 	ksr_window_list_clear(&l);

@@ -22,6 +22,11 @@ TITLE = "KSR Test App"
 TEXT = "héllo wörld €"  # Latin-1 and beyond: keycodes bound on the fly by xdotool
 
 
+def _read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
 class RecordTestApp(ksr.KsrTestCase):
     def start_record(self, *extra, launch=None):
         out = os.path.join(self.tmp, "recorded.yaml")
@@ -65,10 +70,10 @@ class RecordTestApp(ksr.KsrTestCase):
         saw the input before the next action is given."""
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
-            if os.path.exists(path) and line in open(path, encoding="utf-8").read().split("\n"):
+            if os.path.exists(path) and line in _read(path).split("\n"):
                 return
             time.sleep(0.05)
-        self.fail("the app never recorded %r: %r" % (line, open(path).read()
+        self.fail("the app never recorded %r: %r" % (line, _read(path)
                                                       if os.path.exists(path) else None))
 
     def steps(self, path):
@@ -89,7 +94,7 @@ class RecordTestApp(ksr.KsrTestCase):
         self.assertEqual(rc, 0, "replay failed:\n%s\n%s" % (
             se[-3000:], open(os.path.join(self.out("replay"), "report.md")).read()[-4000:]
             if os.path.exists(os.path.join(self.out("replay"), "report.md")) else ""))
-        return open(app_record, encoding="utf-8").read().split("\n")
+        return _read(app_record).split("\n")
 
     def test_testapp_hotkey(self):
         app_rec = os.path.join(self.tmp, "app.rec")
@@ -107,7 +112,7 @@ class RecordTestApp(ksr.KsrTestCase):
         self.assertEqual(rt.wait(60), 0, rt.stderr[-3000:])
         self.assertNoSanitizerReport(rt.stderr)
         self.assertIn("stopped by hotkey", rt.stderr)
-        text = open(out, encoding="utf-8").read()
+        text = _read(out)
         doc, steps = self.steps(out)
         self.assertEqual(doc["process"], "^ksr-testapp$")
         self.assertEqual(doc["window"], "^KSR Test App$")
@@ -154,7 +159,7 @@ class RecordTestApp(ksr.KsrTestCase):
         self.assertEqual(rt.wait(60), 0, rt.stderr[-3000:])
         self.assertNoSanitizerReport(rt.stderr)
         self.assertIn("stopped by signal", rt.stderr)
-        text = open(out, encoding="utf-8").read()
+        text = _read(out)
         doc, steps = self.steps(out)
         self.assertEqual(doc["window"], "^" + re.escape(title).replace("\\ ", " ").replace(
             "\\:", ":").replace('\\"', '"').replace("\\#", "#") + "$", text)
