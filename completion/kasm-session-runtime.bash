@@ -7,7 +7,7 @@ _kasm_session_runtime()
 	local cur prev words cword
 	_init_completion || return
 
-	local commands="run validate watch inspect mcp version"
+	local commands="run validate watch inspect record mcp version"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
@@ -31,6 +31,17 @@ _kasm_session_runtime()
 		;;
 	--junit)
 		_filedir xml
+		return
+		;;
+	-o | --output)
+		_filedir '@(yaml|yml)'
+		return
+		;;
+	--watch-dir)
+		_filedir -d
+		return
+		;;
+	--stop-key | --name)
 		return
 		;;
 	--format)
@@ -61,6 +72,7 @@ _kasm_session_runtime()
 	validate) opts="--json --format --help" ;;
 	watch) opts="-r --recursive --timeout --waiting-heartbeat --json --junit --help" ;;
 	inspect) opts="--xvfb --display-server --wm --launch --wait-window --window --cdp --max-nodes --timeout --after --line --json --help" ;;
+	record) opts="--xvfb --launch -o --output --stop-key --watch-dir --name --timeout --help" ;;
 	mcp) opts="--http --token --tool-names --xvfb --display-server --wm --evidence --help" ;;
 	version) opts="--help" ;;
 	esac

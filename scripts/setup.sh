@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 # Build and runtime libraries, the session parts the tests start, and the apps tested.
 PACKAGES=(
   build-essential cmake pkg-config clang
-  libx11-dev libxtst-dev libxext-dev libxdamage-dev libxrandr-dev libyaml-dev libcjson-dev libcurl4-openssl-dev
+  libx11-dev libxtst-dev libxext-dev libxdamage-dev libxrandr-dev libxkbcommon-dev libyaml-dev libcjson-dev libcurl4-openssl-dev
   libwebsockets-dev libatspi2.0-dev libpng-dev libpcre2-dev libgtk-3-dev
   xvfb x11-utils openbox tigervnc-standalone-server xfwm4 x11-xserver-utils dbus dbus-x11 at-spi2-core xterm zenity
   python3 python3-jsonschema python3-lxml procps util-linux
