@@ -146,8 +146,9 @@ static ksr_stage_status stage_probe(ksr_run *run, char *note, size_t len)
 	ksr_err err = {0};
 	const char *why_none = run->session ? ksr_session_a11y_error(run->session) : NULL;
 	if (open_app(run, &t, &err) < 0) {
-		if (ksr_cancelled())
-			return KSR_STAGE_SKIPPED; /* the next stage records the interruption */
+		if (ksr_cancelled() &&
+		    ksr_run_wait_ended_run(run, KSR_WAIT_CANCELLED, 0, "accessibility-probe"))
+			return KSR_STAGE_FAILED; /* recorded: interrupted (or the app died) */
 		snprintf(note, len, "%s%s%s", t.no_bus ? "accessibility unavailable: " : "",
 		         why_none && t.no_bus ? why_none : err.msg, "");
 		emit_unavailable(run, t.no_bus ? "unavailable" : "app-not-found", note);
@@ -158,6 +159,9 @@ static ksr_stage_status stage_probe(ksr_run *run, char *note, size_t len)
 	ksr_stage_status st = KSR_STAGE_OK;
 	if (ksr_run_atspi_walk(run, &t, PROBE_MAX_NODES, d, &tree, &err) < 0) {
 		snprintf(note, len, "%s", err.msg);
+		if (ksr_cancelled() &&
+		    ksr_run_wait_ended_run(run, KSR_WAIT_CANCELLED, 0, "accessibility-probe"))
+			st = KSR_STAGE_FAILED;
 		emit_unavailable(run, "no-answer", err.msg);
 	} else {
 		write_tree(run, &t, &tree);
