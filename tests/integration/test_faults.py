@@ -224,16 +224,33 @@ class FaultsTest(ksr.KsrTestCase):
             """))
         rc, so, se, el = self.run_rt(["run", "--xvfb", path], out=out, timeout=120)
         self.assertNoSanitizerReport(se)
-        self.assertIn(rc, (0, 1, 2), "an exit code, not a crash (rc %d)\n%s" % (rc, se[-3000:]))
-        self.assertRegex(se, r"(?i)no space left|ENOSPC|could not (be )?writ",
-                         "stderr says evidence was lost")
-        # Make room and check what did fit is consistent: a DONE only with a report.
+        # Evidence that could not be written makes the run a test-error, whatever
+        # the app did: exit 2, and a message that names the full disk.
+        self.assertEqual(rc, 2, se[-3000:])
+        self.assertIn("No space left on device", se)
+        # Every file that was written is whole: no half PNG, no half JSON line.
         files = ksr.list_files(out)
+        for name in files:
+            full = os.path.join(out, name)
+            with self.subTest(file=name):
+                if name.endswith(".png"):
+                    ksr.read_png_rgb(full)
+                elif name.endswith(".json"):
+                    with open(full, encoding="utf-8") as f:
+                        json.load(f)
+                elif name.endswith(".jsonl"):
+                    with open(full, encoding="utf-8") as f:
+                        for line in f:
+                            json.loads(line)
+        # DONE, or the reason it could not be written.
         if "DONE" in files:
             report = ksr.load_report(out)
-            self.assertEqual(ksr.VERDICT_EXIT[report["verdict"]], rc)
+            self.assertEqual((report["verdict"], ksr.VERDICT_EXIT[report["verdict"]]),
+                             ("test-error", 2))
             self.assertTrue(report.get("output_errors"),
                             "report.json says evidence was lost: %r" % report.get("output_errors"))
+        else:
+            self.assertRegex(se, r"could not write DONE in .*: .*No space left on device")
 
     # ---- SIGKILL of the runtime, then a second run into the same OUT --------------------
 
