@@ -2,6 +2,7 @@
 # One entry point for a fresh Debian 12 machine, idempotent, root or sudo.
 #   scripts/setup.sh demo   install, build, run scenarios/demo-xterm.yaml on a private Xvfb
 #   scripts/setup.sh test   install, build (-Werror, ASan+UBSan), run every test (ctest)
+#   scripts/setup.sh soak   the long checks: soak, valgrind, 10,000 MCP calls (ctest -L soak)
 #   scripts/setup.sh deps   install packages only
 #   scripts/setup.sh fuzz   install, build the libFuzzer targets (clang), fuzz each for 10 min
 #   scripts/setup.sh bench  install, build optimised (build-bench), run bench/run-all.sh
@@ -77,6 +78,18 @@ case "${1:-}" in
     # Alone: it builds twice (optimised, no sanitizers) and installs the .deb.
     ctest --test-dir build-ci --output-on-failure -L package
     fuzz/run.sh build-fuzz "${KSR_FUZZ_SECONDS:-30}"
+    ;;
+  soak)
+    # The long checks (tests/integration/test_soak.py): 10 minutes of watch over
+    # 50 runs, valgrind on full runs (a build without sanitizers), 10,000 MCP
+    # calls; docs/reliability.md's figures come from here, with this header.
+    PACKAGES+=(valgrind)
+    install_deps
+    build build-ci -DKSR_WERROR=ON -DKSR_SANITIZE=ON
+    build build-valgrind -DKSR_SANITIZE=OFF
+    echo "soak: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $(. /etc/os-release; echo "$PRETTY_NAME"), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+    KSR_PLAIN_BIN=$PWD/build-valgrind/kasm-session-runtime \
+      ctest --test-dir build-ci --output-on-failure -V -L soak --timeout 2400
     ;;
   fuzz)
     install_deps
