@@ -180,13 +180,14 @@ class FaultsTest(ksr.KsrTestCase):
             atspi: false
             cdp: {port: %d}
             steps:
-              - cdp_eval: "new Promise(r => setTimeout(() => r(true), 60000))"
+              - cdp_eval: "(document.title = 'KSR in flight',
+                  new Promise(r => setTimeout(() => r(true), 60000)))"
                 timeout_s: 8
             """ % (re.escape(profile), port)))
         out = self.out()
         rt = self.start_rt(["run", path], out=out, env=self.env(DISPLAY=display))
-        ksr.wait_for_trace_event(out, lambda e: e.get("event") == "step.start", 60, proc=rt)
-        time.sleep(0.3)
+        # Stopped once the command is in flight: the page ran it (its title).
+        ksr.wait_window_title(self, display, "KSR in flight", proc=rt)
         self.addCleanup(cont, browser.pid)
         # The browser process relays every CDP message: stopped, nothing answers.
         rc = self.fault_then_wait(rt, lambda: os.kill(browser.pid, signal.SIGSTOP))
