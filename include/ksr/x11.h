@@ -64,6 +64,10 @@ char *ksr_x11_root_property_string(ksr_x11 *x, const char *name, ksr_err *err);
 
 /* Wait for a window manager (_NET_SUPPORTING_WM_CHECK on the root). */
 ksr_wait ksr_x11_wait_wm(ksr_x11 *x, ksr_deadline d);
+/* Wait until the window manager maps a window of ours (a probe, mapped then
+ * destroyed): its event loop handles requests, not only its check property
+ * is set. READY, TIMEOUT, CANCELLED, or ERROR. */
+ksr_wait ksr_x11_wait_wm_manages(ksr_x11 *x, ksr_deadline d);
 
 /* Capture the whole screen (window == 0) or a window's client area. */
 ksr_image *ksr_x11_capture(ksr_x11 *x, unsigned long window, ksr_err *err);

@@ -472,6 +472,9 @@ static int wait_wm(ksr_session *s, ksr_x11 *x, ksr_deadline d, ksr_err *err)
 	for (;;) {
 		ksr_wait w = ksr_x11_wait_wm(x, ksr_deadline_min(d, ksr_deadline_in_ms(250)));
 		if (w == KSR_WAIT_READY)
+			w = ksr_x11_wait_wm_manages(x,
+			                            ksr_deadline_min(d, ksr_deadline_in_ms(250)));
+		if (w == KSR_WAIT_READY)
 			return 0;
 		int status = 0;
 		if (waitpid(s->wm_pid, &status, WNOHANG) == s->wm_pid) {
