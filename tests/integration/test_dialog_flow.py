@@ -14,6 +14,7 @@ and acts once it is sensitive. With the name emptied the button stays
 insensitive and the step says so. A GTK 4 app (gnome-calculator): the control
 under a declared click is found through GTK 4's window-relative extents."""
 
+import json
 import os
 import textwrap
 import unittest
@@ -21,7 +22,7 @@ import unittest
 import ksr
 
 RUNS = 20
-QT_RUNS = 5
+QT_RUNS = 2
 # Qt's Save As dialog at 1280x720 (630x415): its Save button's centre, read
 # off the dialog's screenshot (test docs: the button at 903,500 of a dialog at 324,140).
 QT_SAVE = "[0.919, 0.867]"
@@ -110,7 +111,10 @@ class DialogFlowTest(ksr.KsrTestCase):
                 out = self.out("qt-%02d" % i)
                 rc, _so, se, _el = self.run_rt(["run", "--xvfb", path], out=out, timeout=180)
                 self.assertNoSanitizerReport(se)
-                self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+                rows = [e for e in ksr.read_trace(out) if e.get("event") == "step.end"]
+                self.assertEvidence(out, "pass", "completed", rc=rc,
+                                    stderr=se + "\n--- the step rows ---\n" +
+                                    "\n".join(json.dumps(r) for r in rows))
                 with open(saved, encoding="utf-8") as f:
                     self.assertEqual(f.read().rstrip("\n"), "hello from qt")
                 click = [e for e in ksr.read_trace(out) if e.get("event") == "step.end"][3]
