@@ -146,6 +146,9 @@ int ksr_run_finish_report(ksr_run *run)
 	char *md = ksr_report_markdown(report);
 	write_text(run, "report.md", md);
 	free(md);
+	char *html = ksr_report_html(report);
+	write_text(run, "report.html", html);
+	free(html);
 	free(json);
 	int code = d.exit_code;
 	const char *word = ksr_verdict_name(d.verdict);
