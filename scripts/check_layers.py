@@ -54,7 +54,7 @@ OWNERS = {
     # part of the context, so the header sits at the run's bottom.
     "run.h": "run/context",
     "inspect.h": "inspect",
-    "watch.h": "watch", "junit.h": "watch",
+    "watch.h": "watch", "junit.h": "watch", "fleet.h": "watch",
     "mcp.h": "mcp", "mcp_http.h": "mcp",
 }
 
