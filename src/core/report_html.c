@@ -178,7 +178,8 @@ static const char STYLE[] =
         "max-height:420px;white-space:pre-wrap;overflow-wrap:anywhere}"
         "blockquote.model{margin:6px 0;padding:6px 10px;border-left:4px solid #0969da;"
         "background:#f0f6ff}"
-        "video{width:100%;max-height:70vh;background:#000;border-radius:6px}"
+        "table.checks td:nth-child(-n+3){white-space:nowrap}"
+        "video{width:100%;max-height:540px;background:#000;border-radius:6px}"
         ".chapters{position:relative;height:16px;background:#eaeef2;border-radius:3px}"
         ".chapters button{position:absolute;top:0;width:4px;height:16px;padding:0;border:0;"
         "background:#0969da;cursor:pointer}.chapters button.stage{background:#8c959f}"
@@ -449,7 +450,7 @@ static void figure(ksr_strbuf *b, const char *file, const char *caption)
 {
 	ksr_strbuf_add(b, "<figure><a href=\"");
 	url(b, file);
-	ksr_strbuf_add(b, "\"><img class=\"zoom\" loading=\"lazy\" src=\"");
+	ksr_strbuf_add(b, "\"><img class=\"zoom\" decoding=\"async\" src=\"");
 	url(b, file);
 	ksr_strbuf_add(b, "\" alt=\"");
 	esc(b, caption);
@@ -594,6 +595,19 @@ static void step_summary(ksr_strbuf *b, const cJSON *s, const html_ctx *c)
 	ksr_strbuf_add(b, "</summary>");
 }
 
+/* The failure screenshot diagnosis took (99-failure.png), when it was written. */
+static const char *failure_shot(const cJSON *r)
+{
+	const cJSON *a;
+	cJSON_ArrayForEach(a, jget(r, "artifacts"))
+	{
+		const char *name = ksr_json_str(a, "name", "");
+		if (!strcmp(name, "99-failure.png"))
+			return name;
+	}
+	return NULL;
+}
+
 static void step_block(ksr_strbuf *b, const cJSON *r, const cJSON *s, const html_ctx *c)
 {
 	double index = ksr_json_num(s, "index", 0);
@@ -611,7 +625,10 @@ static void step_block(ksr_strbuf *b, const cJSON *r, const cJSON *s, const html
 		figure(b, ann, "where the click landed");
 	if (shot)
 		figure(b, shot, "the screen after the step");
-	if (!shot && !ann)
+	const char *failure = failing && !shot && !ann ? failure_shot(r) : NULL;
+	if (failure)
+		figure(b, failure, "the screen when the run failed");
+	else if (!shot && !ann)
 		ksr_strbuf_add(b, "<p class=\"muted\">no screenshot</p>");
 	const cJSON *px = jget(s, "pixel"), *w = jget(s, "window");
 	if (cJSON_IsObject(px))
