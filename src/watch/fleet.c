@@ -80,7 +80,8 @@ static const char STYLE[] =
         ".v{display:inline-block;padding:0 8px;border-radius:10px;color:#fff;font-size:12px}"
         ".v-pass{background:#1a7f37}.v-pass-with-concerns{background:#9a6700}"
         ".v-app-failed{background:#cf222e}.v-test-error{background:#6639ba}"
-        ".muted{color:#57606a}";
+        ".muted{color:#57606a}td:nth-child(1),td:nth-child(3),td:nth-child(4),"
+        "td:nth-child(6){white-space:nowrap}";
 
 static const char *verdict_of(const ksr_junit_run *r)
 {
