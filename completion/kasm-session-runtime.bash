@@ -33,6 +33,10 @@ _kasm_session_runtime()
 		_filedir xml
 		return
 		;;
+	--html)
+		_filedir html
+		return
+		;;
 	--format)
 		COMPREPLY=($(compgen -W "text json github" -- "$cur"))
 		return
@@ -41,7 +45,7 @@ _kasm_session_runtime()
 		COMPREPLY=($(compgen -W "underscore dots" -- "$cur"))
 		return
 		;;
-	--deadline | --timeout | --waiting-heartbeat | --cdp | --max-nodes | --launch | \
+	--deadline | --video-fps | --timeout | --waiting-heartbeat | --cdp | --max-nodes | --launch | \
 		--wait-window | --window)
 		return
 		;;
@@ -49,9 +53,9 @@ _kasm_session_runtime()
 
 	local opts=""
 	case $cmd in
-	run) opts="--xvfb --out --deadline --json --update-baseline --junit --help" ;;
+	run) opts="--xvfb --out --deadline --json --update-baseline --junit --video --video-fps --help" ;;
 	validate) opts="--json --format --help" ;;
-	watch) opts="-r --recursive --timeout --waiting-heartbeat --json --junit --help" ;;
+	watch) opts="-r --recursive --timeout --waiting-heartbeat --json --junit --html --help" ;;
 	inspect) opts="--xvfb --launch --wait-window --window --cdp --max-nodes --timeout --after --line --json --help" ;;
 	mcp) opts="--http --token --tool-names --xvfb --evidence --help" ;;
 	version) opts="--help" ;;
