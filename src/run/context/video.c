@@ -123,7 +123,10 @@ void ksr_run_video_stop(ksr_run *run)
 	ksr_video_chapter *ch = NULL;
 	size_t n = chapters_from_events(run, &ch, rows);
 	ksr_video_result res;
-	ksr_deadline d = ksr_deadline_min(ksr_deadline_in_ms(VIDEO_STOP_MS), run->hard);
+	/* A second before the run deadline at the latest: the report and DONE
+	 * still have to come after it (the watchdog's path comes here too). */
+	ksr_deadline d = ksr_deadline_min(ksr_deadline_in_ms(VIDEO_STOP_MS),
+	                                  (ksr_deadline){run->hard.at_ms - 1000});
 	int rc = ksr_video_finish(v, ch, n, d, &res);
 	free(ch);
 	cJSON *f = cJSON_CreateObject();
