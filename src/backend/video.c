@@ -302,13 +302,15 @@ static void encode_image(ksr_video *v, const XImage *img, int64_t pts)
 		v->frames++;
 }
 
-/* Capture and encode one frame now; false when the thread must end (the
- * finisher took the file over while it was in Xlib). */
-static bool capture_frame(ksr_video *v)
+/* Capture and encode one frame, timed at now (when it was decided on, so
+ * that frames are never closer than the interval whatever a capture takes);
+ * false when the thread must end (the finisher took the file over while it
+ * was in Xlib). */
+static bool capture_frame(ksr_video *v, int64_t now)
 {
 	XDamageSubtract(v->dpy, v->damage, None, None); /* later changes notify anew */
 	XImage *img = grab(v);
-	int64_t pts = ksr_now_ms() - v->t0;
+	int64_t pts = now - v->t0;
 	pthread_mutex_lock(&v->enc_lock);
 	bool over = v->taken_over;
 	if (img && !over)
@@ -349,7 +351,7 @@ static void *record(void *arg)
 		if (dirty && now >= next_at) {
 			dirty = false;
 			next_at = now + interval;
-			live = capture_frame(v);
+			live = capture_frame(v, now);
 			continue;
 		}
 		struct pollfd p[2] = {{.fd = ConnectionNumber(v->dpy), .events = POLLIN},
@@ -365,7 +367,7 @@ static void *record(void *arg)
 			break;
 	}
 	if (live && !atomic_load(&v->dead))
-		live = capture_frame(v); /* the screen at the end: the video lasts until now */
+		live = capture_frame(v, ksr_now_ms()); /* the screen at the end: until now */
 	source_close(v);
 	unref(v);
 	return NULL;

@@ -59,6 +59,15 @@ FAIL = "name: report-fail\natspi: false\n" + COMMON + textwrap.dedent("""\
       - sleep: 0.1
     """)
 
+# The app dies of SIGSEGV during the sleep step: the video is finished all the same.
+CRASH = ("name: report-crash\natspi: false\n"
+         + COMMON.replace('--title "$KSR_EVIL_TITLE"', '--title "$KSR_EVIL_TITLE" --crash-after 3000')
+         + textwrap.dedent("""\
+    steps:
+      - click: center
+      - sleep: 20
+    """))
+
 INTERRUPTED = "name: report-interrupted\natspi: false\n" + COMMON + textwrap.dedent("""\
     steps:
       - click: center
@@ -136,7 +145,7 @@ class ReportHtmlTest(unittest.TestCase):
         env = ksr.clean_env(cls.tag, KSR_TESTAPP=ksr.TESTAPP, KSR_EVIL_TITLE=EVIL_TITLE,
                             KSR_EVIL_OUTPUT=EVIL_OUTPUT)
         try:
-            for name, text in (("pass", PASS), ("fail", FAIL)):
+            for name, text in (("pass", PASS), ("fail", FAIL), ("crash", CRASH)):
                 path = ksr.write_scenario(cls.tmp, text, name + ".yaml")
                 out = os.path.join(cls.tmp, "runs", name)
                 rc, so, se, _ = ksr.run_runtime(["run", "--xvfb", path], env=env, out=out,
@@ -176,6 +185,7 @@ class ReportHtmlTest(unittest.TestCase):
     def report(self, kind):
         run = self.runs[kind]
         want = {"pass": ("pass", "completed"), "fail": ("app-failed", "check-failed"),
+                "crash": ("app-failed", "crashed"),
                 "interrupted": ("test-error", "interrupted")}[kind]
         for marker in ("AddressSanitizer", "LeakSanitizer", "runtime error:"):
             self.assertNotIn(marker, run["stderr"], run["stderr"][-3000:])
@@ -312,6 +322,16 @@ class ReportHtmlTest(unittest.TestCase):
         self.assertGreaterEqual(dom["video"]["ready"], 2)
         self.assertEqual((dom["video"]["w"], dom["video"]["h"]), (1280, 720))
         self.assertAlmostEqual(dom["video"]["duration"] * 1000, video["duration_ms"], delta=100)
+        # What each input step waited for (its ready and settled fields) is shown.
+        for step in report["steps"]:
+            ready = step["details"].get("ready")
+            if not ready:
+                continue
+            waited = cdp.eval("(function () { var w = document.querySelector("
+                              "'#step-%d dl.waited'); return w && w.textContent; })()"
+                              % step["index"])
+            self.assertIsNotNone(waited, "step %d shows what it waited for" % step["index"])
+            self.assertIn("waited_ms %s" % ready["waited_ms"], waited)
         return report, cdp, out
 
     def check_failing_step_in_view(self, cdp, report):
@@ -367,6 +387,17 @@ class ReportHtmlTest(unittest.TestCase):
                 self.assertIn("stage " + st["name"], chapters)
         starts = [float(c["start_time"]) for c in info["chapters"]]
         self.assertEqual(starts, sorted(starts))
+        # At most max_fps frames a second: consecutive frames at least 1/max_fps
+        # apart, but for the last one (the screen when the recording stopped).
+        res = subprocess.run([FFPROBE, "-v", "error", "-select_streams", "v:0",
+                              "-show_entries", "packet=pts_time", "-of", "csv=p=0",
+                              os.path.join(out, video["name"])],
+                             capture_output=True, text=True, timeout=60)
+        pts = [float(t) for t in res.stdout.split()]
+        self.assertEqual(len(pts), video["frames"], "every frame report.json counts")
+        gaps = [b - a for a, b in zip(pts[:-2], pts[1:-1])]
+        self.assertTrue(gaps, "more than two frames")
+        self.assertGreaterEqual(min(gaps), 1.0 / video["max_fps"] - 0.002, pts)
 
     # ---- the tests -------------------------------------------------------------
 
@@ -408,6 +439,11 @@ class ReportHtmlTest(unittest.TestCase):
             return lb.classList.contains('on') && lb.querySelector('img').src === i.src;
           })()""")
         self.assertTrue(on, "the screenshot is enlarged in place")
+
+    def test_crashed_app(self):
+        report, cdp, out = self.check_page("crash")
+        self.check_failing_step_in_view(cdp, report)
+        self.check_video_file(report, out)
 
     def test_interrupted_run(self):
         report, cdp, out = self.check_page("interrupted")
