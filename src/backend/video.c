@@ -10,6 +10,37 @@
  * is stuck in Xlib (a stopped X server) the finisher can still end the file. */
 #include "ksr/video.h"
 
+#ifndef KSR_HAVE_VIDEO
+#include <stdio.h>
+
+/* Built without FFmpeg (-DKSR_VIDEO=OFF, the portable build): no video, said so. */
+ksr_video *ksr_video_start(const ksr_video_opts *opts, ksr_err *err)
+{
+	(void)opts;
+	ksr_err_set(err, "this build has no video (built without FFmpeg's libraries: "
+	                 "-DKSR_VIDEO=OFF, as the portable build is)");
+	return NULL;
+}
+
+int64_t ksr_video_t0_ms(const ksr_video *v)
+{
+	(void)v;
+	return 0;
+}
+
+int ksr_video_finish(ksr_video *v, const ksr_video_chapter *chapters, size_t n, ksr_deadline d,
+                     ksr_video_result *res)
+{
+	(void)v;
+	(void)chapters;
+	(void)n;
+	(void)d;
+	*res = (ksr_video_result){.codec = NULL};
+	snprintf(res->error, sizeof res->error, "no video was recorded");
+	return -1;
+}
+#else
+
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
 #include <X11/extensions/XShm.h>
@@ -554,3 +585,4 @@ int ksr_video_finish(ksr_video *v, const ksr_video_chapter *chapters, size_t n, 
 	unref(v); /* a thread left behind holds its own reference */
 	return rc;
 }
+#endif /* KSR_HAVE_VIDEO */
