@@ -505,12 +505,17 @@ static int end_file(ksr_video *v, const ksr_video_chapter *ch, size_t n, ksr_vid
 		set_error(v, "flushing the encoder failed", r);
 	int64_t end = v->last_pts > 0 ? v->last_pts + 1 : 0;
 	add_chapters(v, ch, n, end);
-	r = av_write_trailer(v->oc);
-	if (r < 0)
-		set_error(v, "writing the WebM trailer failed", r);
+	int written = av_write_trailer(v->oc);
+	if (written < 0)
+		set_error(v, "writing the WebM trailer failed", written);
 	r = avio_closep(&v->oc->pb);
 	if (r < 0)
 		set_error(v, "closing the video file failed", r);
+	if (written < 0 || r < 0) {
+		snprintf(res->error, sizeof res->error, "%s", v->error);
+		unlink(v->tmp_path);
+		return -1;
+	}
 	int fd = open(v->tmp_path, O_RDONLY | O_CLOEXEC);
 	struct stat sb;
 	bool synced = fd >= 0 && fsync(fd) == 0 && fstat(fd, &sb) == 0;

@@ -150,4 +150,12 @@ void ksr_run_video_stop(ksr_run *run)
 	if (rc == 0)
 		record_artifact(run);
 	ksr_run_emit(run, "video", f);
+	if (rc != 0 && res.frames > 0) {
+		/* Frames were recorded and the file could not be finished: evidence
+		 * lost, as any file that cannot be written (docs/report.md). */
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "what", "video.webm");
+		cJSON_AddStringToObject(o, "error", res.error);
+		ksr_run_emit(run, "output_error", o);
+	}
 }
