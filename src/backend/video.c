@@ -232,7 +232,7 @@ static void source_close(ksr_video *v)
 		v->img->data = NULL;
 		XDestroyImage(v->img);
 	}
-	if (!dead)
+	if (!dead && v->damage)
 		XDamageDestroy(v->dpy, v->damage);
 	XCloseDisplay(v->dpy); /* skips its round trip on a broken connection */
 	v->dpy = NULL;
