@@ -39,20 +39,24 @@ steps:
         timeout_s: 5
 YAML
 }
-echo "| readiness | runs | passed | median run (s) |"
-echo "|---|---:|---:|---:|"
-for q in 0 50; do
-  flow "$q" > "$tmp/flow.yaml"
-  pass=0 times=()
-  for i in $(seq "$n"); do
-    rm -f "$tmp/saved.txt"
-    start=$(date +%s.%N)
-    KASM_RUNTIME_OUT="$tmp/out" "$build/kasm-session-runtime" run --xvfb "$tmp/flow.yaml" >/dev/null 2>&1 && pass=$((pass + 1))
-    times+=("$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')")
+# One table row per readiness setting: $1 = the function writing the scenario.
+measure() {
+  for q in 0 50; do
+    "$1" "$q" > "$tmp/flow.yaml"
+    pass=0 times=()
+    for i in $(seq "$n"); do
+      rm -f "$tmp/saved.txt"
+      start=$(date +%s.%N)
+      KASM_RUNTIME_OUT="$tmp/out" "$build/kasm-session-runtime" run --xvfb "$tmp/flow.yaml" >/dev/null 2>&1 && pass=$((pass + 1))
+      times+=("$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')")
+    done
+    med=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}')
+    echo "| ready_quiet_ms $q $( [ "$q" = 0 ] && echo '(off: as before)' || echo '(on)') | $n | $pass | $med |"
   done
-  med=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}')
-  echo "| ready_quiet_ms $q $( [ "$q" = 0 ] && echo '(off: as before)' || echo '(on)') | $n | $pass | $med |"
-done
+}
+echo "| Save As flow (mousepad) | runs | passed | median run (s) |"
+echo "|---|---:|---:|---:|"
+measure flow
 
 name_flow() { # $1 = ready_quiet_ms
   cat <<YAML
@@ -74,14 +78,4 @@ echo
 echo "| Name It dialog, declared click on OK | runs | passed | median run (s) |"
 echo "|---|---:|---:|---:|"
 [ -x "$app" ] || { echo "dialog_flow.sh: $app not built (KSR_TESTAPP)" >&2; exit 2; }
-for q in 0 50; do
-  name_flow "$q" > "$tmp/name.yaml"
-  pass=0 times=()
-  for i in $(seq "$n"); do
-    start=$(date +%s.%N)
-    KASM_RUNTIME_OUT="$tmp/out" "$build/kasm-session-runtime" run --xvfb "$tmp/name.yaml" >/dev/null 2>&1 && pass=$((pass + 1))
-    times+=("$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')")
-  done
-  med=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}')
-  echo "| ready_quiet_ms $q $( [ "$q" = 0 ] && echo '(off: as before)' || echo '(on)') | $n | $pass | $med |"
-done
+measure name_flow

@@ -71,6 +71,7 @@ area model    bench/model.sh "$build" "$(( n * 2 ))"
 area watch    bench/bench_watch.sh "$build" "$(( n * 2 ))" 20 10
 area ready    bench/ready.sh "$build" "$(( n * 2 ))"
 area mcp      bench/mcp.sh "$build" "$(( n * 2 ))"
+area proc     "$build/bench/bench_proc" "$n"
 
 echo "# kasm-session-runtime benchmarks"
 echo
@@ -226,6 +227,12 @@ if t is not None:
     row("ready", "settled after typed input (DAMAGE quiet)", num(r"^ROW settle\.new ([\d.]+)", t),
         "the settle before it (window changes only)", num(r"^ROW settle\.old ([\d.]+)", t), "ms",
         "the old one did not wait for the repaint")
+
+t = read("proc")
+if t is not None:
+    m = re.search(r"^ROW proc\.big_output ([\d.]+) ([\d.]+)", t, re.M)
+    row("proc", "a shell step draining 1 MB of output", float(m.group(1)) if m else None,
+        "popen + read all", float(m.group(2)) if m else None)
 
 t = read("mcp")
 if t is not None:

@@ -2,7 +2,7 @@
 # Ubuntu, of several releases). The libraries whose sonames differ between
 # releases (libwebsockets.so.17/.19, libcjson, libyaml, libpcre2) and libcap,
 # which libwebsockets pulls in, are linked from static archives; what every
-# desktop image carries (X11, Xtst, Xext, curl, png, zlib, atspi, glib, dbus,
+# desktop image carries (X11, Xtst, Xext, Xrandr, curl, png, zlib, atspi, glib, dbus,
 # OpenSSL 3, libc) stays shared. tests/integration/test_package.py holds the
 # allowed soname list and fails when the binary needs another one.
 #

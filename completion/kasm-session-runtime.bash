@@ -7,7 +7,7 @@ _kasm_session_runtime()
 	local cur prev words cword
 	_init_completion || return
 
-	local commands="run validate watch inspect mcp version"
+	local commands="run validate watch inspect record mcp version"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
@@ -37,12 +37,31 @@ _kasm_session_runtime()
 		_filedir html
 		return
 		;;
+	-o | --output)
+		_filedir '@(yaml|yml)'
+		return
+		;;
+	--watch-dir)
+		_filedir -d
+		return
+		;;
+	--stop-key | --name)
+		return
+		;;
 	--format)
 		COMPREPLY=($(compgen -W "text json github" -- "$cur"))
 		return
 		;;
 	--tool-names)
 		COMPREPLY=($(compgen -W "underscore dots" -- "$cur"))
+		return
+		;;
+	--display-server)
+		COMPREPLY=($(compgen -W "xvfb xvnc auto" -- "$cur"))
+		return
+		;;
+	--wm)
+		COMPREPLY=($(compgen -W "openbox xfwm4 auto" -- "$cur"))
 		return
 		;;
 	--deadline | --video-fps | --timeout | --waiting-heartbeat | --cdp | --max-nodes | --launch | \
@@ -53,11 +72,12 @@ _kasm_session_runtime()
 
 	local opts=""
 	case $cmd in
-	run) opts="--xvfb --out --deadline --json --update-baseline --junit --video --video-fps --help" ;;
+	run) opts="--xvfb --display-server --wm --out --deadline --json --update-baseline --junit --video --video-fps --help" ;;
 	validate) opts="--json --format --help" ;;
 	watch) opts="-r --recursive --timeout --waiting-heartbeat --json --junit --html --help" ;;
-	inspect) opts="--xvfb --launch --wait-window --window --cdp --max-nodes --timeout --after --line --json --help" ;;
-	mcp) opts="--http --token --tool-names --xvfb --evidence --help" ;;
+	inspect) opts="--xvfb --display-server --wm --launch --wait-window --window --cdp --max-nodes --timeout --after --line --json --help" ;;
+	record) opts="--xvfb --launch -o --output --stop-key --watch-dir --name --timeout --help" ;;
+	mcp) opts="--http --token --tool-names --xvfb --display-server --wm --evidence --help" ;;
 	version) opts="--help" ;;
 	esac
 

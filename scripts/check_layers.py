@@ -36,6 +36,7 @@ RANKS = {
     "run/stages": 8,
     "run": 9,
     "inspect": 10,
+    "record": 10,
     "watch": 10,
     "mcp": 10,
     "cli": 11,
@@ -48,12 +49,13 @@ OWNERS = {
     "json.h": "core",
     "x11.h": "backend", "video.h": "backend", "atspi.h": "backend", "cdp.h": "backend", "model.h": "backend",
     "image.h": "backend", "keys.h": "backend", "proc.h": "backend", "session.h": "backend",
-    "http_server.h": "backend",
+    "http_server.h": "backend", "x11_record.h": "backend",
     "scenario.h": "scenario", "vocabulary.h": "scenario", "vocabulary.def": "scenario",
     # The run's options (the context's input) and its entry point: the options are
     # part of the context, so the header sits at the run's bottom.
     "run.h": "run/context",
     "inspect.h": "inspect",
+    "record.h": "record",
     "watch.h": "watch", "junit.h": "watch", "fleet.h": "watch",
     "mcp.h": "mcp", "mcp_http.h": "mcp",
 }

@@ -130,7 +130,8 @@ typedef struct ksr_atspi_tree {
 
 /* Walk app's tree breadth-first, all of a level's calls in flight at once.
  * Returns 0 (the tree may be partial: truncated/unanswered say so), or -1 when
- * the walk was cancelled or the app answered nothing (err says which). */
+ * the walk was cancelled or the app answered nothing (err says which; *out is
+ * then empty, nothing to free). */
 int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_opts *opts,
                    ksr_deadline d, ksr_atspi_tree *out, ksr_err *err);
 void ksr_atspi_tree_clear(ksr_atspi_tree *t);

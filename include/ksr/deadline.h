@@ -40,6 +40,11 @@ void ksr_cancel_request(void); /* cancel from code (tests, MCP cancellation) */
 /* Undo a ksr_cancel_request once the cancelled work has ended (the MCP server
  * keeps serving after a cancelled tool call). A real SIGTERM/SIGINT stays. */
 void ksr_cancel_reset(void);
+/* For a front end to which SIGTERM/SIGINT means "finish now" rather than
+ * "abandon" (record writes the scenario so far): the signal that cancelled
+ * (0: none) is taken and the cancellation cleared, so the finishing work's
+ * waits run; a later signal cancels again. */
+int ksr_cancel_take_signal(void);
 
 /* Poll fds (may be NULL/0) together with the cancel fd until one is ready, the
  * deadline passes or the run is cancelled. Retries on EINTR. */

@@ -1,6 +1,6 @@
-/* The evidence folder (docs/report.md): a lock against two runs, the old DONE removed
- * at start, files written whole (temporary name, fsync, rename), DONE last after
- * the files and the folder are synced. */
+/* The evidence folder (docs/report.md): a lock against two runs, the previous run's
+ * files moved to previous/ at start, files written whole (temporary name, fsync, rename), DONE last
+ * after the files and the folder are synced. */
 #ifndef KSR_EVIDENCE_H
 #define KSR_EVIDENCE_H
 
@@ -12,8 +12,9 @@
 typedef struct ksr_evidence ksr_evidence;
 
 /* Create the folder if missing, take the lock (fails at once if another run
- * holds it, naming its PID), remove an old DONE and BLOCKED, start trace.jsonl
- * afresh. NULL with err on failure; nothing in a locked folder is touched. */
+ * holds it, naming its PID), move the previous run's files (an old DONE and
+ * BLOCKED among them) to previous/, start trace.jsonl afresh. NULL with err on failure; nothing in
+ * a locked folder is touched. */
 ksr_evidence *ksr_evidence_open(const char *dir, ksr_err *err);
 
 const char *ksr_evidence_dir(const ksr_evidence *ev);
@@ -48,6 +49,12 @@ int ksr_evidence_remove(ksr_evidence *ev, const char *name, ksr_err *err);
  * "NAME: strerror text", each ended by a NUL, the list by an empty entry:
  *   for (const char *p = ksr_evidence_failures(ev); *p; p += strlen(p) + 1) ... */
 const char *ksr_evidence_failures(const ksr_evidence *ev);
+/* What open found of an earlier run, in the same list form: its own files
+ * (report, trace, DONE, BLOCKED and the artifacts its trace names), moved into
+ * OUT/previous/ (which held the run before it, removed); and the files no run
+ * wrote, left where they are. */
+const char *ksr_evidence_moved(const ksr_evidence *ev);
+const char *ksr_evidence_foreign(const ksr_evidence *ev);
 bool ksr_evidence_ok(const ksr_evidence *ev); /* no failures so far */
 
 void ksr_evidence_close(ksr_evidence *ev); /* releases the lock; NULL-safe */

@@ -15,13 +15,16 @@
 
 #include "ksr/atspi.h"
 #include "ksr/error.h"
+#include "ksr/session.h"
 #include "ksr/x11.h"
 
 typedef struct cJSON cJSON;
 
 typedef struct ksr_inspect_opts {
-	bool xvfb;               /* start a private session (Xvfb, D-Bus, AT-SPI, openbox) */
-	int xvfb_w, xvfb_h;      /* its size; 0: 1280x720 */
+	bool xvfb;                      /* start a private session (Xvfb, D-Bus, AT-SPI, openbox) */
+	int xvfb_w, xvfb_h;             /* its size; 0: 1280x720 */
+	ksr_server_kind display_server; /* its X server and window manager */
+	ksr_wm_kind wm;
 	const char *window_re;   /* list only windows whose title matches; NULL: all */
 	const char *launch;      /* `sh -c` this first (stopped at the end); NULL: none */
 	const char *wait_window; /* with launch: wait for a window title matching this */

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "ksr/error.h"
+#include "ksr/session.h"
 
 typedef struct ksr_mcp ksr_mcp;
 
@@ -17,6 +18,8 @@ typedef struct ksr_mcp_opts {
 	bool dotted_names;   /* --tool-names dots: list input.click, not input_click */
 	const char *display; /* NULL: $DISPLAY */
 	bool xvfb;           /* start a private session (Xvfb + WM + D-Bus + AT-SPI) at create */
+	ksr_server_kind display_server; /* its X server and window manager */
+	ksr_wm_kind wm;
 	const char *evidence_dir; /* --evidence: where linked screenshots go (kept); NULL: a
 	                           * temporary folder made at the first link, removed at destroy */
 } ksr_mcp_opts;

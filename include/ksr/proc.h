@@ -34,6 +34,9 @@ int ksr_proc_find(const ksr_pattern *name_re, const ksr_pattern *cmdline_re, ksr
                   ksr_err *err);
 void ksr_proc_list_clear(ksr_proc_list *l);
 bool ksr_proc_alive(int pid); /* exists and is not a zombie */
+/* 1 when pid has a shared object whose file name contains one of names
+ * (NULL-terminated) mapped, 0 when not, -1 when its maps cannot be read. */
+int ksr_proc_maps_any(int pid, const char *const *names);
 
 /* pidfd for pid (readable when it exits), or -1 where unsupported. */
 int ksr_proc_pidfd(int pid);

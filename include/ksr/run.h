@@ -7,12 +7,18 @@
 
 #include <cjson/cJSON.h>
 
+#include "ksr/session.h"
+
 typedef struct ksr_run_opts {
 	const char *scenario_path;
 	const char *out_dir;   /* KASM_RUNTIME_OUT, default ./ksr-out */
 	bool xvfb;             /* private Xvfb + window manager for the run */
 	const char *xvfb_size; /* "WxH", default 1280x720 */
-	int deadline_s;        /* default 600 */
+	/* The private display's X server and window manager (--display-server,
+	 * --wm; the front end sets xvfb with either). */
+	ksr_server_kind display_server;
+	ksr_wm_kind wm;
+	int deadline_s; /* default 600 */
 	bool update_baseline;
 	bool video;    /* record the run's video as in the scenario's video: true */
 	int video_fps; /* at most this many video frames a second; 0: 10 */

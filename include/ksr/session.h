@@ -1,5 +1,7 @@
-/* The embedded desktop session (--xvfb): a private Xvfb chosen with -displayfd,
- * a window manager (openbox) and private XDG folders, stopped by PID after. */
+/* The embedded desktop session (--xvfb, --display-server): a private X server
+ * (Xvfb, or Xvnc of the TigerVNC family listening on loopback only) chosen with
+ * -displayfd, a window manager (openbox or xfwm4) and private XDG folders,
+ * stopped by PID after. */
 #ifndef KSR_SESSION_H
 #define KSR_SESSION_H
 
@@ -8,11 +10,19 @@
 
 typedef struct ksr_session ksr_session;
 
+/* Which X server and window manager (docs/cli.md#the-private-display). AUTO:
+ * Xvfb when it is installed, else Xtigervnc (or Xvnc); openbox when it is
+ * installed, else xfwm4. */
+typedef enum ksr_server_kind { KSR_SERVER_AUTO, KSR_SERVER_XVFB, KSR_SERVER_XVNC } ksr_server_kind;
+typedef enum ksr_wm_kind { KSR_WM_AUTO, KSR_WM_OPENBOX, KSR_WM_XFWM4 } ksr_wm_kind;
+
 typedef struct ksr_session_opts {
 	int width, height; /* default 1280x720 */
 	/* Xvfb and openbox output; NULL: session.log in the private temp folder
 	 * (quoted in the error when the session fails to start). */
 	const char *log_path;
+	ksr_server_kind server;
+	ksr_wm_kind wm;
 } ksr_session_opts;
 
 /* Start the session and export DISPLAY (and the XDG folders) into this process's
@@ -21,12 +31,23 @@ int ksr_session_start(const ksr_session_opts *opts, ksr_deadline d, ksr_session 
                       ksr_err *err);
 const char *ksr_session_display(const ksr_session *s);
 /* PIDs of the session's processes (0 when not running), e.g. to watch them. */
-int ksr_session_xvfb_pid(const ksr_session *s);
+int ksr_session_xvfb_pid(const ksr_session *s); /* the X server (Xvfb or Xvnc) */
 int ksr_session_wm_pid(const ksr_session *s);
 int ksr_session_dbus_pid(const ksr_session *s); /* the private session bus */
 /* Why the session bus or the AT-SPI bus is missing (the session still runs), or NULL. */
 const char *ksr_session_a11y_error(const ksr_session *s);
 void ksr_session_stop(ksr_session *s); /* NULL-safe; kills by PID and reaps */
+
+/* The X server and window manager programs that run ("Xvfb", "Xtigervnc";
+ * "openbox", "xfwm4"). */
+const char *ksr_session_server_name(const ksr_session *s);
+const char *ksr_session_wm_name(const ksr_session *s);
+/* The loopback VNC port of an Xvnc session (0: none, or Xvfb). */
+int ksr_session_vnc_port(const ksr_session *s);
+
+/* Parse "xvfb|xvnc|auto" and "openbox|xfwm4|auto"; -1 for anything else. */
+int ksr_session_parse_server(const char *text, ksr_server_kind *out);
+int ksr_session_parse_wm(const char *text, ksr_wm_kind *out);
 
 /* Parse "WxH" (KASM_RUNTIME_XVFB_SIZE). */
 int ksr_session_parse_size(const char *text, int *w, int *h);

@@ -38,7 +38,13 @@ ksr_wait ksr_x11_open_wait(const char *display_name, ksr_deadline d, ksr_x11 **o
 void ksr_x11_close(ksr_x11 *x); /* NULL-safe */
 bool ksr_x11_alive(const ksr_x11 *x);
 const char *ksr_x11_display_name(const ksr_x11 *x);
-void ksr_x11_screen_size(const ksr_x11 *x, int *w, int *h);
+/* The screen's size now: a change of size (RandR, xrandr -s) is followed. */
+void ksr_x11_screen_size(ksr_x11 *x, int *w, int *h);
+/* Follow a change of the screen's size now (one round trip); captures do. */
+void ksr_x11_screen_refresh(ksr_x11 *x);
+/* True once after the screen changed size (the size before and now), for the
+ * run's `screen` event. */
+bool ksr_x11_screen_change(ksr_x11 *x, int *old_w, int *old_h, int *new_w, int *new_h);
 
 /* Top-level client windows that are mapped (_NET_CLIENT_LIST, else a tree walk
  * for WM_STATE / override-redirect-free mapped children of root). */
@@ -58,6 +64,10 @@ char *ksr_x11_root_property_string(ksr_x11 *x, const char *name, ksr_err *err);
 
 /* Wait for a window manager (_NET_SUPPORTING_WM_CHECK on the root). */
 ksr_wait ksr_x11_wait_wm(ksr_x11 *x, ksr_deadline d);
+/* Wait until the window manager maps a window of ours (a probe, mapped then
+ * destroyed): its event loop handles requests, not only its check property
+ * is set. READY, TIMEOUT, CANCELLED, or ERROR. */
+ksr_wait ksr_x11_wait_wm_manages(ksr_x11 *x, ksr_deadline d);
 
 /* Capture the whole screen (window == 0) or a window's client area. */
 ksr_image *ksr_x11_capture(ksr_x11 *x, unsigned long window, ksr_err *err);

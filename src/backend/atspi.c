@@ -391,20 +391,8 @@ static int parse_major(const char *version)
 /* One string property of the application object; NULL when unanswered. */
 static char *app_property(ksr_atspi *a, const ksr_atspi_app *app, const char *prop, ksr_deadline d)
 {
-	ksr_err ignored = {0};
-	GVariant *r = ksr_atspi_call(
-	        a->ctx, a->conn, app->bus, ATSPI_ROOT_PATH, "org.freedesktop.DBus.Properties",
-	        "Get", g_variant_new("(ss)", ATSPI_IFACE_APPLICATION, prop), "(v)", d, &ignored);
-	if (!r)
-		return NULL;
-	GVariant *v = NULL;
-	g_variant_get(r, "(v)", &v);
-	char *s = g_variant_is_of_type(v, G_VARIANT_TYPE_STRING)
-	                  ? ksr_xstrdup(g_variant_get_string(v, NULL))
-	                  : NULL;
-	g_variant_unref(v);
-	g_variant_unref(r);
-	return s;
+	return ksr_atspi_string_property(a, app->bus, ATSPI_ROOT_PATH, ATSPI_IFACE_APPLICATION,
+	                                 prop, d);
 }
 
 /* The application object's name and toolkit (one round trip each, bounded). */

@@ -157,3 +157,21 @@ GVariant *ksr_atspi_call(GMainContext *ctx, GDBusConnection *c, const char *dest
 	g_clear_error(&p.error);
 	return NULL;
 }
+
+char *ksr_atspi_string_property(ksr_atspi *a, const char *bus, const char *path, const char *iface,
+                                const char *prop, ksr_deadline d)
+{
+	ksr_err ignored = {0};
+	GVariant *r = ksr_atspi_call(a->ctx, a->conn, bus, path, "org.freedesktop.DBus.Properties",
+	                             "Get", g_variant_new("(ss)", iface, prop), "(v)", d, &ignored);
+	if (!r)
+		return NULL;
+	GVariant *v = NULL;
+	g_variant_get(r, "(v)", &v);
+	char *s = g_variant_is_of_type(v, G_VARIANT_TYPE_STRING)
+	                  ? ksr_xstrdup(g_variant_get_string(v, NULL))
+	                  : NULL;
+	g_variant_unref(v);
+	g_variant_unref(r);
+	return s;
+}

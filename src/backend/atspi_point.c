@@ -21,25 +21,6 @@ static GVariant *app_call(ksr_atspi *a, const ksr_atspi_app *app, const char *pa
 	                      err);
 }
 
-static char *string_property(ksr_atspi *a, const ksr_atspi_app *app, const char *path,
-                             const char *prop, ksr_deadline d)
-{
-	ksr_err ignored = {0};
-	GVariant *r =
-	        app_call(a, app, path, "org.freedesktop.DBus.Properties", "Get",
-	                 g_variant_new("(ss)", ATSPI_IFACE_ACCESSIBLE, prop), "(v)", d, &ignored);
-	if (!r)
-		return NULL;
-	GVariant *v = NULL;
-	g_variant_get(r, "(v)", &v);
-	char *s = g_variant_is_of_type(v, G_VARIANT_TYPE_STRING)
-	                  ? ksr_xstrdup(g_variant_get_string(v, NULL))
-	                  : NULL;
-	g_variant_unref(v);
-	g_variant_unref(r);
-	return s;
-}
-
 /* Titles compare as a person reads them (ksr_atspi_name_display). */
 static bool same_title(const char *a, const char *b)
 {
@@ -66,7 +47,8 @@ static char *window_accessible(ksr_atspi *a, const ksr_atspi_app *app, const cha
 	int seen = 0;
 	g_variant_get(r, "(a(so))", &it);
 	while (!found && seen++ < MAX_WINDOWS && g_variant_iter_next(it, "(&s&o)", &bus, &path)) {
-		char *name = string_property(a, app, path, "Name", d);
+		char *name = ksr_atspi_string_property(a, app->bus, path, ATSPI_IFACE_ACCESSIBLE,
+		                                       "Name", d);
 		if (name && same_title(name, title))
 			found = ksr_xstrdup(path);
 		free(name);

@@ -43,6 +43,12 @@ GVariant *ksr_atspi_call(GMainContext *ctx, GDBusConnection *c, const char *dest
                          const char *iface, const char *method, GVariant *params,
                          const char *reply_type, ksr_deadline d, ksr_err *err);
 
+/* One string property (Properties.Get of iface.prop: Get, never GetAll, which
+ * Qt 5's bridge cannot take) of path on bus; malloc'd, NULL when unanswered
+ * or not a string. */
+char *ksr_atspi_string_property(ksr_atspi *a, const char *bus, const char *path, const char *iface,
+                                const char *prop, ksr_deadline d);
+
 /* The name (and role, NULL: any) test of ksr_atspi_tree_find, shared with the
  * find-mode walk so that both pick the same node. */
 bool ksr_atspi_node_matches(const ksr_atspi_node *n, const ksr_name_match *name, const char *role);

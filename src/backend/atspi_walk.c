@@ -482,11 +482,14 @@ int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_
 	free(w.det_left);
 	out->ms = ksr_now_ms() - t0;
 	if (r == KSR_WAIT_CANCELLED)
-		return ksr_err_set(err, "the accessibility walk was cancelled");
-	if (!out->nodes[0].answered)
-		return ksr_err_set(err,
-		                   "the app (%s) did not answer AT-SPI calls within %d ms "
-		                   "(is it hung?)",
-		                   app->name ? app->name : app->bus, KSR_ATSPI_CALL_MS);
-	return 0;
+		ksr_err_set(err, "the accessibility walk was cancelled");
+	else if (!out->nodes[0].answered)
+		ksr_err_set(err,
+		            "the app (%s) did not answer AT-SPI calls within %d ms "
+		            "(is it hung?)",
+		            app->name ? app->name : app->bus, KSR_ATSPI_CALL_MS);
+	else
+		return 0;
+	ksr_atspi_tree_clear(out); /* a failed walk leaves nothing to free */
+	return -1;
 }

@@ -645,3 +645,20 @@ ksr_wait ksr_proc_run(const char *command, ksr_deadline d, int *exit_code, char 
 		ksr_strbuf_free(&cap.buf);
 	return w;
 }
+
+int ksr_proc_maps_any(int pid, const char *const *names)
+{
+	char path[64], line[4096];
+	snprintf(path, sizeof path, "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	int found = 0;
+	while (!found && fgets(line, sizeof line, f)) {
+		const char *file = strrchr(line, '/');
+		for (size_t i = 0; file && names[i] && !found; i++)
+			found = strstr(file, names[i]) != NULL;
+	}
+	fclose(f);
+	return found;
+}

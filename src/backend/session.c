@@ -1,6 +1,8 @@
-/* The embedded desktop session: private XDG folders, Xvfb on a display it
- * picks itself (-displayfd, so parallel runs never collide), a private D-Bus
- * session bus and the AT-SPI bus launcher, openbox; every process started here
+/* The embedded desktop session: private XDG folders, an X server (Xvfb, or
+ * Xtigervnc/Xvnc as in a Kasm session) on a display it picks itself
+ * (-displayfd, so parallel runs never collide), a private D-Bus session bus
+ * and the AT-SPI bus launcher, a window manager (openbox or xfwm4, the XFCE
+ * one Kasm's images run); every process started here
  * is stopped by PID (and process group) and reaped. The order is the one in
  * docs/accessibility.md (--xvfb): the session bus and the a11y bus must
  * exist before any app starts, or GTK apps autolaunch a bus of their own. */
@@ -33,7 +35,9 @@ static const char *const env_names[ENV_COUNT] = {
 };
 
 struct ksr_session {
-	int xvfb_pid, wm_pid;
+	int xvfb_pid, wm_pid; /* the X server (Xvfb or Xvnc) and the window manager */
+	const char *server_name, *wm_name;
+	int vnc_port;
 	int dbus_pid, a11y_pid; /* dbus-daemon --session; at-spi-bus-launcher */
 	char *dbus_address;
 	char *a11y_error; /* why the session bus or AT-SPI bus is missing, or NULL */
@@ -63,6 +67,43 @@ int ksr_session_parse_size(const char *text, int *w, int *h)
 	*w = (int)a;
 	*h = (int)b;
 	return 0;
+}
+
+int ksr_session_parse_server(const char *text, ksr_server_kind *out)
+{
+	static const char *const names[] = {"auto", "xvfb", "xvnc"};
+	for (int i = 0; text && i < 3; i++)
+		if (strcmp(text, names[i]) == 0) {
+			*out = (ksr_server_kind)i;
+			return 0;
+		}
+	return -1;
+}
+
+int ksr_session_parse_wm(const char *text, ksr_wm_kind *out)
+{
+	static const char *const names[] = {"auto", "openbox", "xfwm4"};
+	for (int i = 0; text && i < 3; i++)
+		if (strcmp(text, names[i]) == 0) {
+			*out = (ksr_wm_kind)i;
+			return 0;
+		}
+	return -1;
+}
+
+const char *ksr_session_server_name(const ksr_session *s)
+{
+	return s ? s->server_name : NULL;
+}
+
+const char *ksr_session_wm_name(const ksr_session *s)
+{
+	return s ? s->wm_name : NULL;
+}
+
+int ksr_session_vnc_port(const ksr_session *s)
+{
+	return s ? s->vnc_port : 0;
 }
 
 const char *ksr_session_display(const ksr_session *s)
@@ -306,7 +347,8 @@ static int read_display(ksr_session *s, int rfd, ksr_deadline d, ksr_err *err)
 		struct pollfd p = {.fd = rfd, .events = POLLIN};
 		ksr_wait w = ksr_wait_fds(&p, 1, d);
 		if (w != KSR_WAIT_READY)
-			return ksr_err_set(err, "Xvfb did not become ready: %s", ksr_wait_name(w));
+			return ksr_err_set(err, "%s did not become ready: %s", s->server_name,
+			                   ksr_wait_name(w));
 		ssize_t n = read(rfd, buf + len, sizeof buf - 1 - len);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -324,11 +366,54 @@ static int read_display(ksr_session *s, int rfd, ksr_deadline d, ksr_err *err)
 	int status = 0;
 	if (waitpid(s->xvfb_pid, &status, WNOHANG) == s->xvfb_pid) {
 		s->xvfb_pid = 0;
-		return ksr_err_set(err, "Xvfb exited before it was ready (%s %d)",
+		return ksr_err_set(err, "%s exited before it was ready (%s %d)", s->server_name,
 		                   WIFSIGNALED(status) ? "signal" : "status",
 		                   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 	}
-	return ksr_err_set(err, "Xvfb closed its -displayfd pipe without naming a display");
+	return ksr_err_set(err, "%s closed its -displayfd pipe without naming a display",
+	                   s->server_name);
+}
+
+/* An executable name found on PATH (for the auto choices). */
+static bool on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path; *p;) {
+		size_t n = strcspn(p, ":");
+		char *full = ksr_xasprintf("%.*s/%s", (int)n, p, name);
+		bool hit = n && access(full, X_OK) == 0;
+		free(full);
+		if (hit)
+			return true;
+		p += n;
+		if (*p == ':')
+			p++;
+	}
+	return false;
+}
+
+/* The X server program: Xvfb, or Xtigervnc (Debian's name) or else Xvnc. */
+static int pick_server(ksr_session *s, ksr_server_kind kind, ksr_err *err)
+{
+	if (kind == KSR_SERVER_XVFB || (kind == KSR_SERVER_AUTO && on_path("Xvfb"))) {
+		s->server_name = "Xvfb";
+		return 0;
+	}
+	if (on_path("Xtigervnc"))
+		s->server_name = "Xtigervnc";
+	else if (on_path("Xvnc"))
+		s->server_name = "Xvnc";
+	if (s->server_name)
+		return 0;
+	return ksr_err_set(err, "%s",
+	                   kind == KSR_SERVER_AUTO
+	                           ? "no X server for the private display: neither Xvfb nor "
+	                             "Xtigervnc/Xvnc is installed (Debian: xvfb or "
+	                             "tigervnc-standalone-server)"
+	                           : "--display-server xvnc: neither Xtigervnc nor Xvnc is "
+	                             "installed (Debian: tigervnc-standalone-server)");
 }
 
 static int start_xvfb(ksr_session *s, const ksr_session_opts *o, int logfd, ksr_deadline d,
@@ -343,12 +428,32 @@ static int start_xvfb(ksr_session *s, const ksr_session_opts *o, int logfd, ksr_
 		close(p[0]);
 		return ksr_err_errno(err, "fcntl");
 	}
-	char fdarg[16], screen[48];
+	char fdarg[16], screen[48], geometry[32];
 	snprintf(fdarg, sizeof fdarg, "%d", wfd);
 	snprintf(screen, sizeof screen, "%dx%dx24", o->width, o->height);
-	char *argv[] = {"Xvfb", "-displayfd", fdarg, "-screen",  "0",
+	snprintf(geometry, sizeof geometry, "%dx%d", o->width, o->height);
+	char *xvfb[] = {"Xvfb", "-displayfd", fdarg, "-screen",  "0",
 	                screen, "-nolisten",  "tcp", "-noreset", NULL};
-	int pid = spawn(argv, logfd, wfd, err);
+	/* VNC viewers on loopback only (-localhost; no password then is no
+	 * exposure), X clients on the local socket only; the RFB port is
+	 * 5900 + the display number. */
+	char *xvnc[] = {(char *)s->server_name,
+	                "-displayfd",
+	                fdarg,
+	                "-geometry",
+	                geometry,
+	                "-depth",
+	                "24",
+	                "-localhost",
+	                "-SecurityTypes",
+	                "None",
+	                "-nolisten",
+	                "tcp",
+	                "-noreset",
+	                "-AlwaysShared",
+	                NULL};
+	bool vnc = strcmp(s->server_name, "Xvfb") != 0;
+	int pid = spawn(vnc ? xvnc : xvfb, logfd, wfd, err);
 	close(wfd);
 	int rc = -1;
 	if (pid > 0) {
@@ -356,20 +461,26 @@ static int start_xvfb(ksr_session *s, const ksr_session_opts *o, int logfd, ksr_
 		rc = read_display(s, p[0], d, err);
 	}
 	close(p[0]);
+	if (rc == 0 && vnc)
+		s->vnc_port = 5900 + atoi(s->display + 1);
 	return rc;
 }
 
-/* Wait for openbox to claim the screen, noticing if it dies first. */
+/* Wait for the window manager to claim the screen, noticing if it dies first. */
 static int wait_wm(ksr_session *s, ksr_x11 *x, ksr_deadline d, ksr_err *err)
 {
 	for (;;) {
 		ksr_wait w = ksr_x11_wait_wm(x, ksr_deadline_min(d, ksr_deadline_in_ms(250)));
 		if (w == KSR_WAIT_READY)
+			w = ksr_x11_wait_wm_manages(x,
+			                            ksr_deadline_min(d, ksr_deadline_in_ms(250)));
+		if (w == KSR_WAIT_READY)
 			return 0;
 		int status = 0;
 		if (waitpid(s->wm_pid, &status, WNOHANG) == s->wm_pid) {
 			s->wm_pid = 0;
-			return ksr_err_set(err, "openbox exited before managing the display");
+			return ksr_err_set(err, "%s exited before managing the display",
+			                   s->wm_name);
 		}
 		if (w != KSR_WAIT_TIMEOUT || ksr_deadline_passed(d))
 			return ksr_err_set(err, "no window manager on %s: %s", s->display,
@@ -378,13 +489,29 @@ static int wait_wm(ksr_session *s, ksr_x11 *x, ksr_deadline d, ksr_err *err)
 	}
 }
 
+static int pick_wm(ksr_session *s, ksr_wm_kind kind, ksr_err *err)
+{
+	if (kind == KSR_WM_OPENBOX || (kind == KSR_WM_AUTO && on_path("openbox")))
+		s->wm_name = "openbox";
+	else if (kind == KSR_WM_XFWM4 || on_path("xfwm4"))
+		s->wm_name = "xfwm4";
+	else
+		return ksr_err_set(err, "no window manager for the private display: neither "
+		                        "openbox nor xfwm4 is installed");
+	return 0;
+}
+
 static int start_wm(ksr_session *s, int logfd, ksr_deadline d, ksr_err *err)
 {
 	ksr_x11 *x = NULL;
 	ksr_wait w = ksr_x11_open_wait(s->display, d, &x, err);
 	if (w != KSR_WAIT_READY)
 		return -1;
-	char *argv[] = {"openbox", "--sm-disable", NULL};
+	/* xfwm4 without its compositor, as Kasm's XFCE images run it: what is
+	 * captured from the root is what the apps drew. */
+	char *openbox[] = {"openbox", "--sm-disable", NULL};
+	char *xfwm4[] = {"xfwm4", "--replace", "--compositor=off", NULL};
+	char **argv = strcmp(s->wm_name, "xfwm4") == 0 ? xfwm4 : openbox;
 	int rc = -1;
 	/* openbox was seen to exit at once, once, under a loaded parallel test run:
 	 * one more start before the session is given up (wm_pid 0 = it exited). */
@@ -508,6 +635,8 @@ static void start_buses(ksr_session *s, int logfd, ksr_deadline d)
 static int start_all(ksr_session *s, const ksr_session_opts *o, ksr_deadline d, ksr_err *err)
 {
 	if (make_dirs(s, err) < 0)
+		return -1;
+	if (pick_server(s, o->server, err) < 0 || pick_wm(s, o->wm, err) < 0)
 		return -1;
 	s->log_path =
 	        o->log_path ? ksr_xstrdup(o->log_path) : ksr_xasprintf("%s/session.log", s->dir);

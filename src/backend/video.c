@@ -205,10 +205,32 @@ static int source_open(ksr_video *v, ksr_err *err)
 	return atomic_load(&v->dead) ? ksr_err_set(err, "the X display connection was lost") : 0;
 }
 
+/* Has the screen changed size (RandR) since recording began? The video
+ * keeps its first size, so it ends there (a capture of the old size would
+ * fail on a smaller screen). One round trip. */
+static bool resized(ksr_video *v)
+{
+	Window root;
+	int x, y;
+	unsigned int w = 0, h = 0, border, depth;
+	if (!XGetGeometry(v->dpy, v->root, &root, &x, &y, &w, &h, &border, &depth))
+		return false;
+	if ((int)w == v->sw && (int)h == v->sh)
+		return false;
+	pthread_mutex_lock(&v->enc_lock);
+	char what[96];
+	snprintf(what, sizeof what,
+	         "the screen changed size from %dx%d to %ux%u; the video ends there", v->sw, v->sh,
+	         w, h);
+	set_error(v, what, 0);
+	pthread_mutex_unlock(&v->enc_lock);
+	return true;
+}
+
 /* The screen now, or NULL (the caller frees a non-shm image). */
 static XImage *grab(ksr_video *v)
 {
-	if (atomic_load(&v->dead))
+	if (atomic_load(&v->dead) || resized(v))
 		return NULL;
 	if (v->shm_ok)
 		return XShmGetImage(v->dpy, v->root, v->img, 0, 0, AllPlanes) &&
@@ -346,6 +368,7 @@ static bool capture_frame(ksr_video *v, int64_t now)
 	bool over = v->taken_over;
 	if (img && !over)
 		encode_image(v, img, pts);
+	over |= v->error[0] != '\0'; /* nothing more can go into the file */
 	pthread_mutex_unlock(&v->enc_lock);
 	if (img && img != v->img)
 		XDestroyImage(img);

@@ -6,6 +6,7 @@
 
 #include <X11/Xatom.h>
 #include <X11/Xutil.h>
+#include <X11/extensions/Xrandr.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +81,12 @@ static ksr_x11 *x11_new(Display *dpy, const char *name)
 	 * with that mask (GTK with SubstructureNotify), never to us directly. */
 	XSelectInput(dpy, x->root,
 	             SubstructureNotifyMask | StructureNotifyMask | PropertyChangeMask);
+	/* A Kasm session's screen follows the viewer's browser window (xrandr -s). */
+	int rr_event, rr_error;
+	if (XRRQueryExtension(dpy, &rr_event, &rr_error)) {
+		x->rr_event = rr_event;
+		XRRSelectInput(dpy, x->root, RRScreenChangeNotifyMask);
+	}
 	XFlush(dpy);
 	return x;
 }
@@ -133,8 +140,9 @@ const char *ksr_x11_display_name(const ksr_x11 *x)
 	return x ? x->name : NULL;
 }
 
-void ksr_x11_screen_size(const ksr_x11 *x, int *w, int *h)
+void ksr_x11_screen_size(ksr_x11 *x, int *w, int *h)
 {
+	ksr_x11_screen_refresh(x);
 	*w = x ? x->sw : 0;
 	*h = x ? x->sh : 0;
 }
@@ -574,4 +582,39 @@ ksr_wait ksr_x11_wait_wm(ksr_x11 *x, ksr_deadline d)
 	if (x->dead)
 		return KSR_WAIT_ERROR;
 	return wait_for(x, d, wm_check_event, wm_present);
+}
+
+/* ---- the window manager manages windows ---- */
+
+typedef struct manage_probe {
+	Window win;
+	bool managed;
+} manage_probe;
+
+static bool managed_event(const XEvent *ev, void *p)
+{
+	manage_probe *m = p;
+	if (ev->xany.window == m->win && (ev->type == ReparentNotify || ev->type == MapNotify))
+		m->managed = true;
+	return m->managed;
+}
+
+ksr_wait ksr_x11_wait_wm_manages(ksr_x11 *x, ksr_deadline d)
+{
+	if (!x || x->dead)
+		return KSR_WAIT_ERROR;
+	XSetWindowAttributes a = {.event_mask = StructureNotifyMask};
+	manage_probe m = {.win = XCreateWindow(x->dpy, x->root, 0, 0, 1, 1, 0, CopyFromParent,
+	                                       InputOutput, CopyFromParent, CWEventMask, &a)};
+	XStoreName(x->dpy, m.win, "ksr window manager probe");
+	XMapWindow(x->dpy, m.win);
+	XFlush(x->dpy);
+	/* A window manager that redirects maps maps (and reparents) the probe
+	 * only once its event loop runs: a MapRequest sent between its
+	 * _NET_SUPPORTING_WM_CHECK and that moment can wait seconds (seen: xterm
+	 * waiting 5 s for its first map). */
+	ksr_wait w = ksr_x11_input_wait(x, d, managed_event, &m);
+	XDestroyWindow(x->dpy, m.win);
+	XSync(x->dpy, False);
+	return x->dead ? KSR_WAIT_ERROR : w;
 }

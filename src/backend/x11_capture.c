@@ -1,11 +1,13 @@
 /* Screen capture: XShm into one cached segment sized for the screen (removed
- * with IPC_RMID as soon as both sides are attached, so nothing outlives us),
+ * with IPC_RMID as soon as both sides are attached, so nothing outlives us;
+ * made again when the screen changes size, RandR or the root's geometry),
  * falling back to XGetImage; ZPixmap converted to 8-bit RGB with the visual's
  * masks. */
 #include "ksr/x11.h"
 #include "backend/x11_priv.h"
 
 #include <X11/Xutil.h>
+#include <X11/extensions/Xrandr.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/ipc.h>
@@ -29,6 +31,58 @@ void ksr_x11_capture_release(ksr_x11 *x)
 		XSync(x->dpy, False);
 	}
 	shm_forget(x);
+}
+
+void ksr_x11_screen_resized(ksr_x11 *x, int w, int h)
+{
+	if (w <= 0 || h <= 0 || (w == x->sw && h == x->sh))
+		return;
+	if (!x->size_changed) { /* the size the last ksr_x11_screen_change reported */
+		x->old_sw = x->sw;
+		x->old_sh = x->sh;
+	}
+	x->size_changed = true;
+	x->sw = w;
+	x->sh = h;
+	/* The segment was sized for the old screen: made again at the next grab. */
+	ksr_x11_capture_release(x);
+	x->shm_tried = false;
+}
+
+bool ksr_x11_randr_event(ksr_x11 *x, const XEvent *ev)
+{
+	if (!x->rr_event || ev->type != x->rr_event + RRScreenChangeNotify)
+		return false;
+	XEvent copy = *ev; /* XRRUpdateConfiguration wants it writable */
+	XRRUpdateConfiguration(&copy);
+	ksr_x11_screen_resized(x, DisplayWidth(x->dpy, x->screen),
+	                       DisplayHeight(x->dpy, x->screen));
+	return true;
+}
+
+void ksr_x11_screen_refresh(ksr_x11 *x)
+{
+	if (!x || x->dead)
+		return;
+	/* The root's geometry is the size now, whether or not the RandR event
+	 * has been taken off the queue yet (one round trip). */
+	Window root;
+	int gx, gy;
+	unsigned gw, gh, border, depth;
+	if (XGetGeometry(x->dpy, x->root, &root, &gx, &gy, &gw, &gh, &border, &depth))
+		ksr_x11_screen_resized(x, (int)gw, (int)gh);
+}
+
+bool ksr_x11_screen_change(ksr_x11 *x, int *old_w, int *old_h, int *new_w, int *new_h)
+{
+	if (!x || !x->size_changed)
+		return false;
+	x->size_changed = false;
+	*old_w = x->old_sw;
+	*old_h = x->old_sh;
+	*new_w = x->sw;
+	*new_h = x->sh;
+	return true;
 }
 
 static size_t screen_image_size(ksr_x11 *x)
@@ -208,7 +262,10 @@ static int capture_rect(ksr_x11 *x, unsigned long window, int rect[4], ksr_err *
 ksr_image *ksr_x11_capture(ksr_x11 *x, unsigned long window, ksr_err *err)
 {
 	int rect[4];
-	if (ksr_x11_lost(x, err) < 0 || capture_rect(x, window, rect, err) < 0)
+	if (ksr_x11_lost(x, err) < 0)
+		return NULL;
+	ksr_x11_screen_refresh(x);
+	if (capture_rect(x, window, rect, err) < 0)
 		return NULL;
 	XImage *img = grab(x, rect[0], rect[1], rect[2], rect[3]);
 	if (!img) {

@@ -30,6 +30,11 @@ struct ksr_x11 {
 	int screen;
 	Window root;
 	int sw, sh;
+	/* RandR (x11_capture.c): its first event code (0 without it); a size
+	 * change not yet taken by ksr_x11_screen_change, and the size before it. */
+	int rr_event;
+	bool size_changed;
+	int old_sw, old_sh;
 	bool dead; /* set by the IO error exit handler */
 	Atom atoms[KSR_ATOM_COUNT];
 	/* XShm: one segment sized for the whole screen, attached once. */
@@ -74,6 +79,11 @@ unsigned long ksr_x11_error_count(void);
  * false when it is gone or unmapped. */
 bool ksr_x11_window_rect(ksr_x11 *x, Window w, int *rx, int *ry, int *rw, int *rh);
 void ksr_x11_capture_release(ksr_x11 *x);
+/* The screen is w x h now (RandR told us, or the root's geometry did): follow it
+ * (the XShm segment is made again at the next capture). */
+void ksr_x11_screen_resized(ksr_x11 *x, int w, int h);
+/* An RRScreenChangeNotify: followed, true; anything else false. */
+bool ksr_x11_randr_event(ksr_x11 *x, const XEvent *ev);
 
 /* Every event taken off the queue passes here (damage, window changes, ping
  * replies are recorded); x11.c's waits and x11_input.c's both call it. */

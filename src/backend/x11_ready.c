@@ -142,6 +142,7 @@ void ksr_x11_ready_event(ksr_x11 *x, const XEvent *ev)
 		x->pong = true;
 	if (ksr_x11_relevant_event(x, ev))
 		x->last_change_ms = ksr_now_ms();
+	ksr_x11_randr_event(x, ev);
 }
 
 void ksr_x11_ready_release(ksr_x11 *x)

@@ -15,6 +15,7 @@ typedef struct cli_command {
 extern const cli_command cli_cmd_run;
 extern const cli_command cli_cmd_validate;
 extern const cli_command cli_cmd_inspect;
+extern const cli_command cli_cmd_record;
 extern const cli_command cli_cmd_version;
 extern const cli_command cli_cmd_watch;
 extern const cli_command cli_cmd_mcp;

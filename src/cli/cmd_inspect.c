@@ -28,7 +28,10 @@ static const char inspect_usage[] =
         "line N; plan: and goal: are not run) and the listing shows the app as the\n"
         "steps left it; the run's evidence goes to a temporary folder named on stderr.\n\n"
         "Options:\n"
-        "  --xvfb              inspect a private Xvfb session (D-Bus, AT-SPI, openbox)\n"
+        "  --xvfb              inspect a private session (X server, D-Bus, AT-SPI, WM)\n"
+        "  --display-server S  its X server: xvfb, xvnc (Xtigervnc, VNC on loopback only)\n"
+        "                      or auto (Xvfb when installed); implies --xvfb\n"
+        "  --wm W              its window manager: openbox, xfwm4 or auto; implies --xvfb\n"
         "  --launch CMD        run CMD first (sh -c; stopped at the end) and wait for its\n"
         "                      window\n"
         "  --wait-window RE    with --launch: the window title to wait for (default: any\n"
@@ -187,6 +190,8 @@ static int parse_opts(int argc, char **argv, ksr_inspect_opts *o, bool *json, af
 	        {"timeout", required_argument, NULL, 't'},
 	        {"after", required_argument, NULL, 'a'},
 	        {"line", required_argument, NULL, 'L'},
+	        {"display-server", required_argument, NULL, 'S'},
+	        {"wm", required_argument, NULL, 'M'},
 	        {NULL, 0, NULL, 0},
 	};
 	optind = 1;
@@ -224,6 +229,20 @@ static int parse_opts(int argc, char **argv, ksr_inspect_opts *o, bool *json, af
 			break;
 		case 'L':
 			bad = parse_int(optarg, 1, 10000000, &af->line) ? "--line" : NULL;
+			break;
+		case 'S':
+			if (ksr_session_parse_server(optarg, &o->display_server) < 0)
+				return cli_usage_error(
+				        &cli_cmd_inspect,
+				        "--display-server '%s' is not xvfb, xvnc or auto", optarg);
+			o->xvfb = true;
+			break;
+		case 'M':
+			if (ksr_session_parse_wm(optarg, &o->wm) < 0)
+				return cli_usage_error(&cli_cmd_inspect,
+				                       "--wm '%s' is not openbox, xfwm4 or auto",
+				                       optarg);
+			o->xvfb = true;
 			break;
 		default:
 			return cli_usage_error(&cli_cmd_inspect,
@@ -283,7 +302,9 @@ static void show_message(void *ud, const char *message)
 static ksr_session *after_session(const ksr_inspect_opts *o, ksr_err *err)
 {
 	ksr_session_opts so = {.width = o->xvfb_w ? o->xvfb_w : 1280,
-	                       .height = o->xvfb_h ? o->xvfb_h : 720};
+	                       .height = o->xvfb_h ? o->xvfb_h : 720,
+	                       .server = o->display_server,
+	                       .wm = o->wm};
 	ksr_session *s = NULL;
 	if (ksr_session_start(&so, ksr_deadline_in_ms(60000), &s, err) < 0)
 		return NULL;

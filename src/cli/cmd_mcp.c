@@ -20,13 +20,15 @@ typedef struct mcp_args {
 
 static int parse(int argc, char **argv, mcp_args *a)
 {
-	enum { OPT_HTTP = 1, OPT_NAMES, OPT_XVFB, OPT_TOKEN, OPT_EVIDENCE };
+	enum { OPT_HTTP = 1, OPT_NAMES, OPT_XVFB, OPT_TOKEN, OPT_EVIDENCE, OPT_SERVER, OPT_WM };
 	static const struct option longopts[] = {
 	        {"http", required_argument, NULL, OPT_HTTP},
 	        {"tool-names", required_argument, NULL, OPT_NAMES},
 	        {"xvfb", no_argument, NULL, OPT_XVFB},
 	        {"token", required_argument, NULL, OPT_TOKEN},
 	        {"evidence", required_argument, NULL, OPT_EVIDENCE},
+	        {"display-server", required_argument, NULL, OPT_SERVER},
+	        {"wm", required_argument, NULL, OPT_WM},
 	        {NULL, 0, NULL, 0}};
 	int c;
 	opterr = 0;
@@ -40,6 +42,16 @@ static int parse(int argc, char **argv, mcp_args *a)
 			a->o.xvfb = true;
 		else if (c == OPT_EVIDENCE)
 			a->o.evidence_dir = optarg;
+		else if (c == OPT_SERVER &&
+		         ksr_session_parse_server(optarg, &a->o.display_server) < 0)
+			return cli_usage_error(&cli_cmd_mcp,
+			                       "--display-server '%s' is not xvfb, xvnc or auto",
+			                       optarg);
+		else if (c == OPT_WM && ksr_session_parse_wm(optarg, &a->o.wm) < 0)
+			return cli_usage_error(&cli_cmd_mcp,
+			                       "--wm '%s' is not openbox, xfwm4 or auto", optarg);
+		else if (c == OPT_SERVER || c == OPT_WM)
+			a->o.xvfb = true;
 		else if (c == OPT_NAMES && !strcmp(optarg, "dots"))
 			a->o.dotted_names = true;
 		else if (c == OPT_NAMES && strcmp(optarg, "underscore"))
@@ -137,7 +149,8 @@ const cli_command cli_cmd_mcp = {
         .summary = "serve the runtime's actions to outside agents (MCP)",
         .usage =
                 "usage: kasm-session-runtime mcp [--http HOST:PORT] [--tool-names underscore|dots] "
-                "[--xvfb] [--token TOKEN] [--evidence DIR]\n\n"
+                "[--xvfb] [--display-server xvfb|xvnc|auto] [--wm openbox|xfwm4|auto]\n"
+                "       [--token TOKEN] [--evidence DIR]\n\n"
                 "Model Context Protocol server (revision 2025-11-25; 2025-06-18 and 2025-03-26\n"
                 "on request). Without --http: newline-delimited JSON-RPC on stdin/stdout, logs\n"
                 "on stderr, exit 0 at end of input.\n\n"
@@ -147,7 +160,11 @@ const cli_command cli_cmd_mcp = {
                 "                       $KASM_RUNTIME_MCP_TOKEN); required off loopback\n"
                 "  --tool-names MODE    underscore (input_click, default: every client accepts\n"
                 "                       it) or dots (input.click); calls accept both\n"
-                "  --xvfb               a private Xvfb + window manager + AT-SPI for the tools\n"
+                "  --xvfb               a private display + window manager + AT-SPI for the tools\n"
+                "  --display-server S   its X server: xvfb, xvnc (Xtigervnc, VNC on loopback\n"
+                "                       only) or auto (Xvfb when installed); implies --xvfb\n"
+                "  --wm W               its window manager: openbox, xfwm4 or auto; implies "
+                "--xvfb\n"
                 "  --evidence DIR       where linked screenshots are written (kept); default a\n"
                 "                       temporary folder removed at exit\n\n"
                 "Tools: screen_capture, screen_wait, screen_ground, input_click/move/drag/\n"

@@ -24,7 +24,13 @@ static const char run_usage[] =
         "share one private\n"
         "display. The exit code is then the worst of the runs'.\n\n"
         "Options:\n"
-        "  --xvfb             run on a private Xvfb + window manager (KASM_RUNTIME_XVFB=1)\n"
+        "  --xvfb             run on a private display + window manager (KASM_RUNTIME_XVFB=1)\n"
+        "  --display-server xvfb|xvnc|auto\n"
+        "                     its X server (implies --xvfb; auto: Xvfb when installed,\n"
+        "                     else Xtigervnc/Xvnc on loopback; KASM_RUNTIME_DISPLAY_SERVER)\n"
+        "  --wm openbox|xfwm4|auto\n"
+        "                     its window manager (implies --xvfb; auto: openbox when\n"
+        "                     installed, else xfwm4; KASM_RUNTIME_WM)\n"
         "  --out DIR          evidence folder (KASM_RUNTIME_OUT, default ./ksr-out)\n"
         "  --deadline S       hard bound on each run (KASM_RUNTIME_DEADLINE_S, 600)\n"
         "  --json             print report.json on stdout at the end (several\n"
@@ -35,6 +41,7 @@ static const char run_usage[] =
         "  --video-fps N      at most N video frames a second (1-60, default 10; implies --video)\n"
         "  -h, --help         this text\n\n"
         "Environment: DISPLAY, KASM_RUNTIME_XVFB, KASM_RUNTIME_XVFB_SIZE (1280x720),\n"
+        "KASM_RUNTIME_DISPLAY_SERVER, KASM_RUNTIME_WM,\n"
         "KASM_RUNTIME_OUT, KASM_RUNTIME_DEADLINE_S (see docs/cli.md).\n\n"
         "Exit: 0 pass or pass-with-concerns, 1 app-failed, 2 test-error.\n";
 
@@ -70,6 +77,14 @@ static int defaults_from_env(ksr_run_opts *o)
 	o->xvfb = env_true("KASM_RUNTIME_XVFB");
 	o->xvfb_size = getenv("KASM_RUNTIME_XVFB_SIZE");
 	o->deadline_s = 600;
+	const char *ds = getenv("KASM_RUNTIME_DISPLAY_SERVER"), *wm = getenv("KASM_RUNTIME_WM");
+	if (ds && *ds && ksr_session_parse_server(ds, &o->display_server) < 0)
+		return cli_usage_error(&cli_cmd_run,
+		                       "KASM_RUNTIME_DISPLAY_SERVER='%s' is not xvfb, xvnc or auto",
+		                       ds);
+	if (wm && *wm && ksr_session_parse_wm(wm, &o->wm) < 0)
+		return cli_usage_error(&cli_cmd_run,
+		                       "KASM_RUNTIME_WM='%s' is not openbox, xfwm4 or auto", wm);
 	const char *d = getenv("KASM_RUNTIME_DEADLINE_S");
 	if (d && parse_seconds(d, &o->deadline_s) < 0)
 		return cli_usage_error(
@@ -96,6 +111,8 @@ static int parse(int argc, char **argv, run_args *a)
 	        {"junit", required_argument, NULL, 'J'},
 	        {"video", no_argument, NULL, 'V'},
 	        {"video-fps", required_argument, NULL, 'F'},
+	        {"display-server", required_argument, NULL, 'S'},
+	        {"wm", required_argument, NULL, 'W'},
 	        {NULL, 0, NULL, 0},
 	};
 	if (defaults_from_env(&a->o))
@@ -122,10 +139,19 @@ static int parse(int argc, char **argv, run_args *a)
 			                       optarg);
 		else if (c == 'F')
 			a->o.video = true;
+		else if (c == 'S' && ksr_session_parse_server(optarg, &a->o.display_server) < 0)
+			return cli_usage_error(&cli_cmd_run,
+			                       "--display-server '%s' is not xvfb, xvnc or auto",
+			                       optarg);
+		else if (c == 'W' && ksr_session_parse_wm(optarg, &a->o.wm) < 0)
+			return cli_usage_error(&cli_cmd_run,
+			                       "--wm '%s' is not openbox, xfwm4 or auto", optarg);
+		else if (c == 'S' || c == 'W')
+			a->o.xvfb = true;
 		else if (c == 'd' && parse_seconds(optarg, &a->o.deadline_s) < 0)
 			return cli_usage_error(
 			        &cli_cmd_run, "--deadline '%s' is not a number of seconds", optarg);
-		else if (c != 'd' && c != 'F')
+		else if (c != 'd' && c != 'S' && c != 'W' && c != 'F')
 			return cli_usage_error(&cli_cmd_run, "unknown or incomplete option '%s'",
 			                       argv[optind - 1]);
 	}
@@ -250,7 +276,8 @@ static void keep_report(void *ud, const cJSON *report)
  * it could not start: each run then starts its own and records why it failed. */
 static ksr_session *start_shared_session(const run_args *a)
 {
-	ksr_session_opts so = {.width = 1280, .height = 720};
+	ksr_session_opts so = {
+	        .width = 1280, .height = 720, .server = a->o.display_server, .wm = a->o.wm};
 	if (a->o.xvfb_size && ksr_session_parse_size(a->o.xvfb_size, &so.width, &so.height) < 0)
 		return NULL; /* each run reports the bad size in its own evidence */
 	if (mkdir_p(a->o.out_dir) < 0)

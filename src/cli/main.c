@@ -7,7 +7,7 @@
 #include "cli.h"
 
 static const cli_command *const commands[] = {
-        &cli_cmd_run,     &cli_cmd_validate, &cli_cmd_inspect,
+        &cli_cmd_run,     &cli_cmd_validate, &cli_cmd_inspect, &cli_cmd_record,
         &cli_cmd_version, &cli_cmd_watch,    &cli_cmd_mcp,
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

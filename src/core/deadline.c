@@ -175,6 +175,18 @@ void ksr_cancel_request(void)
 	on_cancel_signal(-1);
 }
 
+int ksr_cancel_take_signal(void)
+{
+	int sig = cancel_signal;
+	if (cancel_pipe[0] < 0 || sig <= 0)
+		return 0;
+	cancel_signal = 0;
+	char buf[64];
+	while (read(cancel_pipe[0], buf, sizeof buf) > 0)
+		;
+	return sig;
+}
+
 void ksr_cancel_reset(void)
 {
 	if (cancel_signal >= 0 || cancel_pipe[0] < 0)

@@ -1,6 +1,7 @@
 /* The evidence folder (docs/report.md): created if missing, locked against a second
- * run, cleared of an old DONE/BLOCKED, every file written whole (temporary name,
- * fsync, rename) and DONE last, after the files and the folder are synced. */
+ * run, the previous run's own files moved to previous/ (one generation), every
+ * file written whole (temporary name, fsync, rename) and DONE last, after the
+ * files and the folder are synced. */
 #include "ksr/evidence.h"
 
 #include <dirent.h>
@@ -13,10 +14,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "ksr/strbuf.h"
 
 #define NAME_MAX_LEN 100
 #define EXT_MAX_LEN  16
+#define PREVIOUS     "previous"
+#define TRACE_MAX    (64u * 1024u * 1024u) /* an old trace read for its artifacts */
 
 struct ksr_evidence {
 	char *dir;
@@ -24,6 +29,8 @@ struct ksr_evidence {
 	int lock_fd;
 	int trace_fd;
 	ksr_strbuf failures; /* entries, each NUL-ended, then the buffer's own NUL */
+	ksr_strbuf moved;    /* the earlier run's files moved to previous/, the same way */
+	ksr_strbuf foreign;  /* files found that no run of ours wrote, the same way */
 };
 
 /* Names */
@@ -198,16 +205,162 @@ static int sync_dir(ksr_evidence *ev)
 	return -1;
 }
 
+/* ---- the previous run's files ---- */
+
+static void list_add(ksr_strbuf *list, const char *name)
+{
+	ksr_strbuf_addn(list, name, strlen(name) + 1);
+}
+
+static bool listed(const ksr_strbuf *list, const char *name)
+{
+	for (const char *p = list->p; p && *p; p += strlen(p) + 1)
+		if (!strcmp(p, name))
+			return true;
+	return false;
+}
+
+/* The files a run of ours writes whatever it does. */
+static bool own_fixed_name(const char *name)
+{
+	static const char *const own[] = {"DONE", "BLOCKED", "trace.jsonl", "report.json",
+	                                  "report.md"};
+	for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+		if (!strcmp(name, own[i]))
+			return true;
+	return false;
+}
+
+/* Every artifact the earlier run's trace names (the files it wrote besides the
+ * fixed ones), NUL-separated into names. */
+static void old_artifacts(ksr_evidence *ev, ksr_strbuf *names)
+{
+	int fd = openat(ev->dir_fd, "trace.jsonl", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	char *line = NULL;
+	size_t cap = 0, total = 0;
+	ssize_t n;
+	while ((n = getline(&line, &cap, f)) > 0 && (total += (size_t)n) < TRACE_MAX) {
+		if (!strstr(line, "\"artifact\""))
+			continue;
+		cJSON *e = cJSON_Parse(line);
+		const cJSON *kind = cJSON_GetObjectItemCaseSensitive(e, "event");
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+		if (cJSON_IsString(kind) && !strcmp(kind->valuestring, "artifact") &&
+		    cJSON_IsString(name)) {
+			char *clean = ksr_evidence_sanitize_name(name->valuestring);
+			if (!listed(names, clean))
+				list_add(names, clean);
+			free(clean);
+		}
+		cJSON_Delete(e);
+	}
+	free(line);
+	fclose(f);
+}
+
+/* previous/ holds one generation: the files of the run before, removed. */
+static int empty_previous(ksr_evidence *ev, int *pfd, ksr_err *err)
+{
+	if (mkdirat(ev->dir_fd, PREVIOUS, 0755) != 0 && errno != EEXIST)
+		return ksr_err_set(err, "cannot create %s/%s: %s", ev->dir, PREVIOUS,
+		                   strerror(errno));
+	*pfd = openat(ev->dir_fd, PREVIOUS, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (*pfd < 0)
+		return ksr_err_set(err, "cannot open %s/%s: %s", ev->dir, PREVIOUS,
+		                   strerror(errno));
+	int fd = dup(*pfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		struct stat st;
+		if (fstatat(*pfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    !S_ISDIR(st.st_mode))
+			unlinkat(*pfd, de->d_name, 0);
+	}
+	closedir(d);
+	return 0;
+}
+
+static bool skipped_entry(const char *name)
+{
+	return !strcmp(name, ".") || !strcmp(name, "..") || !strcmp(name, ".lock") ||
+	       !strcmp(name, PREVIOUS) || is_stale_tmp(name);
+}
+
+/* Move the earlier run's files into previous/ and note what else is there. */
+static int move_previous(ksr_evidence *ev, ksr_err *err)
+{
+	ksr_strbuf artifacts = {0};
+	old_artifacts(ev, &artifacts);
+	int fd = dup(ev->dir_fd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		ksr_strbuf_free(&artifacts);
+		return 0;
+	}
+	rewinddir(d); /* a dup shares the offset remove_stale_tmps read to the end */
+	int pfd = -1, rc = 0;
+	struct dirent *de;
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (skipped_entry(de->d_name))
+			continue;
+		if (!own_fixed_name(de->d_name) && !listed(&artifacts, de->d_name)) {
+			list_add(&ev->foreign, de->d_name);
+			continue;
+		}
+		if (pfd < 0 && (rc = empty_previous(ev, &pfd, err)) < 0)
+			break;
+		if (renameat(ev->dir_fd, de->d_name, pfd, de->d_name) != 0)
+			rc = ksr_err_set(err, "cannot move the earlier run's %s/%s to %s/: %s",
+			                 ev->dir, de->d_name, PREVIOUS, strerror(errno));
+		else
+			list_add(&ev->moved, de->d_name);
+	}
+	closedir(d);
+	if (pfd >= 0) {
+		fsync(pfd);
+		close(pfd);
+	}
+	ksr_strbuf_free(&artifacts);
+	return rc;
+}
+
 static int clear_old(ksr_evidence *ev, ksr_err *err)
 {
+	remove_stale_tmps(ev);
+	if (move_previous(ev, err) < 0)
+		return -1;
+	/* Never a stale DONE beside this run's files, whatever the move saw. */
 	static const char *const old[] = {"DONE", "BLOCKED"};
 	for (size_t i = 0; i < 2; i++)
 		if (unlinkat(ev->dir_fd, old[i], 0) != 0 && errno != ENOENT)
 			return ksr_err_set(err, "cannot remove the old %s/%s: %s", ev->dir, old[i],
 			                   strerror(errno));
-	remove_stale_tmps(ev);
 	sync_dir(ev);
 	return 0;
+}
+
+const char *ksr_evidence_moved(const ksr_evidence *ev)
+{
+	return ev && ev->moved.p ? ev->moved.p : "";
+}
+
+const char *ksr_evidence_foreign(const ksr_evidence *ev)
+{
+	return ev && ev->foreign.p ? ev->foreign.p : "";
 }
 
 static int open_trace(ksr_evidence *ev, ksr_err *err)
@@ -367,6 +520,8 @@ void ksr_evidence_close(ksr_evidence *ev)
 	if (ev->lock_fd >= 0)
 		close(ev->lock_fd); /* releases the flock */
 	ksr_strbuf_free(&ev->failures);
+	ksr_strbuf_free(&ev->moved);
+	ksr_strbuf_free(&ev->foreign);
 	free(ev->dir);
 	free(ev);
 }

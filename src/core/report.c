@@ -586,6 +586,9 @@ cJSON *ksr_report_json(const cJSON *events, const ksr_decision *d)
 	add_decision(r, d);
 	cJSON_AddItemToObject(r, "scenario", scenario_obj(f.run_start));
 	cJSON_AddItemToObject(r, "runtime", runtime_obj(f.run_start));
+	const cJSON *folder = jget(f.run_start, "evidence_folder");
+	cJSON_AddItemToObject(r, "evidence_folder",
+	                      folder ? cJSON_Duplicate(folder, true) : cJSON_CreateNull());
 	cJSON_AddItemToObject(r, "timings", timings_obj(&f));
 	cJSON_AddItemToObject(r, "stages", f.stages);
 	cJSON_AddItemToObject(r, "steps", f.steps);

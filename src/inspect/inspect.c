@@ -37,7 +37,9 @@ typedef struct insp {
 static int start_session(insp *s, ksr_err *err)
 {
 	ksr_session_opts so = {.width = s->o->xvfb_w > 0 ? s->o->xvfb_w : 1280,
-	                       .height = s->o->xvfb_h > 0 ? s->o->xvfb_h : 720};
+	                       .height = s->o->xvfb_h > 0 ? s->o->xvfb_h : 720,
+	                       .server = s->o->display_server,
+	                       .wm = s->o->wm};
 	if (ksr_session_start(&so, s->d, &s->session, err) < 0)
 		return -1;
 	return 0;

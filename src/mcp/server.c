@@ -38,8 +38,8 @@ ksr_mcp *ksr_mcp_create(const ksr_mcp_opts *o, ksr_err *err)
 		if (i % 2 == 0)
 			mcp_schema_add_common(m->schemas[i]);
 	}
-	if (m->opts.xvfb &&
-	    ksr_session_start(NULL, ksr_deadline_in_ms(30000), &m->session, err) < 0)
+	ksr_session_opts so = {.server = m->opts.display_server, .wm = m->opts.wm};
+	if (m->opts.xvfb && ksr_session_start(&so, ksr_deadline_in_ms(30000), &m->session, err) < 0)
 		goto fail;
 	if (m->session)
 		m->opts.display = ksr_session_display(m->session);

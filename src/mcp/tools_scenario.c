@@ -90,6 +90,8 @@ int mcp_tool_scenario_run(ksr_mcp *m, const cJSON *a, mcp_result *r)
 	ksr_run_opts o = {.scenario_path = written ? written : path,
 	                  .out_dir = out,
 	                  .xvfb = mcp_arg_bool(a, "xvfb", false),
+	                  .display_server = m->opts.display_server,
+	                  .wm = m->opts.wm,
 	                  .deadline_s = mcp_arg_int(a, "deadline_s", 600),
 	                  .on_event = on_event,
 	                  .on_event_ud = &c,

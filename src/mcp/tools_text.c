@@ -4,59 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksr/pattern.h"
 #include "mcp/mcp_priv.h"
 
 #define CALL_MS 8000
-
-/* The PID the arguments name (pid, else a matching window's process, else
- * the newest window's); 0 with app given: by name. -1 with r's error set. */
-static int text_pid(ksr_mcp *m, const cJSON *a, mcp_result *r)
-{
-	int pid = mcp_arg_int(a, "pid", 0);
-	const char *title = mcp_arg_str(a, "window");
-	if (pid || (mcp_arg_str(a, "app") && !title))
-		return pid;
-	ksr_err e = {0};
-	ksr_pattern *re = title ? ksr_pattern_compile(title, &e) : NULL;
-	if (title && !re)
-		return mcp_fail(r, "bad window pattern: %s", e.msg), -1;
-	ksr_window_list l = {0};
-	if (ksr_x11_list_windows(m->x, &l, &e) < 0)
-		mcp_fail(r, "listing windows: %s", e.msg);
-	for (size_t i = l.len; i-- > 0 && !pid;)
-		if (l.items[i].pid > 0 && (!re || ksr_pattern_match(re, l.items[i].title)))
-			pid = l.items[i].pid;
-	ksr_window_list_clear(&l);
-	ksr_pattern_free(re);
-	if (!pid && !r->is_error)
-		mcp_fail(r, "no window %s%s with a process (_NET_WM_PID)", title ? "titled " : "",
-		         title ? title : "");
-	return pid ? pid : -1;
-}
-
-static int text_walk(ksr_mcp *m, const cJSON *a, ksr_atspi_app *app, ksr_atspi_tree *tree,
-                     mcp_result *r)
-{
-	if (mcp_need_x11(m, r) < 0)
-		return -1;
-	int pid = text_pid(m, a, r);
-	if (pid < 0)
-		return -1;
-	ksr_deadline d = ksr_deadline_in_ms(CALL_MS);
-	ksr_err e = {0};
-	ksr_atspi_opts ao = {.x = m->x, .app_pid = pid};
-	if (!m->atspi && ksr_atspi_open(&ao, d, &m->atspi, &e) < 0)
-		return mcp_fail(r, "accessibility bus: %s", e.msg), -1;
-	const char *by = NULL;
-	if (ksr_atspi_find_app(m->atspi, pid, mcp_arg_str(a, "app"), d, app, &by, &e) < 0)
-		return mcp_fail(r, "%s", e.msg), -1;
-	if (ksr_atspi_walk(m->atspi, app, NULL, d, tree, &e) < 0) {
-		ksr_atspi_app_clear(app);
-		return mcp_fail(r, "walking %s: %s", app->name ? app->name : "the app", e.msg), -1;
-	}
-	return 0;
-}
 
 static bool readable(const ksr_atspi_tree *t, size_t i, const char *role)
 {
@@ -106,7 +56,7 @@ int mcp_tool_a11y_text(ksr_mcp *m, const cJSON *a, mcp_result *r)
 {
 	ksr_atspi_app app = {0};
 	ksr_atspi_tree tree = {0};
-	if (text_walk(m, a, &app, &tree, r) < 0)
+	if (mcp_a11y_walk(m, a, NULL, &app, &tree, r) < 0)
 		return 0;
 	int i = text_pick(a, &tree, r);
 	if (i >= 0) {

@@ -48,6 +48,28 @@ static void iso_now(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+static cJSON *name_list(const char *list)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (const char *p = list; *p; p += strlen(p) + 1)
+		cJSON_AddItemToArray(a, cJSON_CreateString(p));
+	return a;
+}
+
+/* What the folder held before this run (docs/report.md#the-evidence-folder). */
+static cJSON *evidence_folder_obj(const ksr_evidence *out)
+{
+	cJSON *o = cJSON_CreateObject();
+	const char *moved = ksr_evidence_moved(out);
+	if (*moved)
+		cJSON_AddStringToObject(o, "previous", "previous");
+	else
+		cJSON_AddNullToObject(o, "previous");
+	cJSON_AddItemToObject(o, "moved", name_list(moved));
+	cJSON_AddItemToObject(o, "foreign", name_list(ksr_evidence_foreign(out)));
+	return o;
+}
+
 static void emit_run_start(ksr_run *run, const char *scenario_name, const char *sha)
 {
 	char started[32];
@@ -67,6 +89,7 @@ static void emit_run_start(ksr_run *run, const char *scenario_name, const char *
 	cJSON_AddStringToObject(rt, "version", KSR_VERSION);
 	cJSON_AddNumberToObject(f, "deadline_s", run->opts->deadline_s);
 	cJSON_AddStringToObject(f, "out", ksr_evidence_dir(run->out));
+	cJSON_AddItemToObject(f, "evidence_folder", evidence_folder_obj(run->out));
 	ksr_run_emit(run, "run.start", f);
 }
 

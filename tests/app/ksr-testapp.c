@@ -16,7 +16,15 @@
  * window): an entry "Name" on top, a button "OK" filling the lower half that
  * turns sensitive MS after the entry first holds text (a validation that
  * takes a while, as a file chooser's); OK records "confirmed:<text>".
- * --spin adds a spin button "Quantity" (0 to 100, starting at 3; Up adds 1). */
+ * --spin adds a spin button "Quantity" (0 to 100, starting at 3; Up adds 1).
+ * --record-pointer records what the pointer did, as the X server delivered it
+ * to the app (every window of it): "button:N" for a press of button N,
+ * "double:N" for a double click, "scroll:up|down|left|right" per wheel click
+ * (or "scroll-smooth:DX,DY" where XInput 2 delivers the wheel as deltas),
+ * "release:N:X,Y" (root pixels) and, for a press-move-release, "drag:X0,Y0->
+ * X1,Y1:M" with M motion events between.
+ * --cover-for MS puts a keep-above window "KSR Cover" exactly over the main
+ * window once it is mapped and closes it MS later (-1: never). */
 #include <gtk/gtk.h>
 
 #include <errno.h>
@@ -45,6 +53,8 @@ static struct {
 	gboolean no_cursor_blink;
 	gboolean spin;
 	gint name_dialog_ms;
+	gint cover_for_ms;
+	gboolean record_pointer;
 } opt = {
         .slow_start_ms = -1,
         .crash_after_ms = -1,
@@ -53,6 +63,7 @@ static struct {
         .hang_after_ms = -1,
         .close_window_after_ms = -1,
         .name_dialog_ms = -1,
+        .cover_for_ms = -2,
 };
 
 static GOptionEntry entries[] = {
@@ -90,6 +101,10 @@ static GOptionEntry entries[] = {
          NULL},
         {"name-dialog", 0, 0, G_OPTION_ARG_INT, &opt.name_dialog_ms,
          "Open the \"Name It\" dialog; its OK turns sensitive this long after text", "MS"},
+        {"record-pointer", 0, 0, G_OPTION_ARG_NONE, &opt.record_pointer,
+         "Record button presses, double clicks, wheel clicks and drags", NULL},
+        {"cover-for", 0, 0, G_OPTION_ARG_INT, &opt.cover_for_ms,
+         "Cover the window with a keep-above window for this long (-1: for good)", "MS"},
         {"no-cursor-blink", 0, 0, G_OPTION_ARG_NONE, &opt.no_cursor_blink,
          "A steady text cursor: the entry repaints only when its text changes", NULL},
         {NULL},
@@ -274,6 +289,98 @@ static gboolean show_name_dialog(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
+/* --cover-for: another top-level of ours over the whole main window, kept
+ * above it (the window manager's layer), as an always-on-top panel would. */
+static gboolean close_cover(gpointer cover)
+{
+	gtk_widget_destroy(GTK_WIDGET(cover));
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean show_cover(gpointer data)
+{
+	(void)data;
+	gint x, y, w, h;
+	gtk_window_get_position(GTK_WINDOW(main_window), &x, &y);
+	gtk_window_get_size(GTK_WINDOW(main_window), &w, &h);
+	GtkWidget *c = gtk_window_new(GTK_WINDOW_TOPLEVEL);
+	gtk_window_set_title(GTK_WINDOW(c), "KSR Cover");
+	gtk_window_set_keep_above(GTK_WINDOW(c), TRUE);
+	gtk_window_set_default_size(GTK_WINDOW(c), w + 40, h + 80);
+	gtk_window_move(GTK_WINDOW(c), x - 20, y - 40);
+	gtk_window_set_accept_focus(GTK_WINDOW(c), FALSE);
+	gtk_container_add(GTK_CONTAINER(c), gtk_label_new("cover"));
+	gtk_widget_show_all(c);
+	if (opt.cover_for_ms >= 0)
+		g_timeout_add((guint)opt.cover_for_ms, close_cover, c);
+	return G_SOURCE_REMOVE;
+}
+
+/* --record-pointer: every event reaches this before GTK dispatches it. */
+static struct {
+	gboolean down;
+	gint x0, y0, moves;
+} drag;
+
+static const char *scroll_word(GdkScrollDirection d)
+{
+	switch (d) {
+	case GDK_SCROLL_UP:
+		return "up";
+	case GDK_SCROLL_DOWN:
+		return "down";
+	case GDK_SCROLL_LEFT:
+		return "left";
+	case GDK_SCROLL_RIGHT:
+		return "right";
+	default:
+		return NULL; /* smooth: recorded with its deltas */
+	}
+}
+
+static void record_pointer_event(const GdkEvent *e)
+{
+	switch (e->type) {
+	case GDK_BUTTON_PRESS:
+		record("button:%u\n", e->button.button);
+		drag.down = e->button.button == 1;
+		drag.x0 = (gint)e->button.x_root, drag.y0 = (gint)e->button.y_root;
+		drag.moves = 0;
+		break;
+	case GDK_2BUTTON_PRESS:
+		record("double:%u\n", e->button.button);
+		break;
+	case GDK_MOTION_NOTIFY:
+		drag.moves += drag.down && (e->motion.state & GDK_BUTTON1_MASK);
+		break;
+	case GDK_BUTTON_RELEASE:
+		record("release:%u:%d,%d\n", e->button.button, (gint)e->button.x_root,
+		       (gint)e->button.y_root);
+		if (drag.down && e->button.button == 1 && drag.moves > 0)
+			record("drag:%d,%d->%d,%d:%d\n", drag.x0, drag.y0, (gint)e->button.x_root,
+			       (gint)e->button.y_root, drag.moves);
+		drag.down = FALSE;
+		break;
+	case GDK_SCROLL: {
+		const char *w = scroll_word(e->scroll.direction);
+		if (w)
+			record("scroll:%s\n", w);
+		else if (e->scroll.delta_x != 0 || e->scroll.delta_y != 0)
+			record("scroll-smooth:%g,%g\n", e->scroll.delta_x, e->scroll.delta_y);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void on_any_event(GdkEvent *e, gpointer data)
+{
+	(void)data;
+	record_pointer_event(e);
+	gtk_main_do_event(e);
+}
+
 static gboolean keep_running_without_window;
 
 static gboolean close_window_now(gpointer data)
@@ -308,6 +415,8 @@ static void start_timers(void)
 	after(opt.close_window_after_ms, close_window_now);
 	if (opt.name_dialog_ms >= 0 && have_gtk)
 		g_idle_add(show_name_dialog, NULL);
+	if (opt.cover_for_ms >= -1 && have_gtk && main_window)
+		g_idle_add(show_cover, NULL);
 }
 
 static gboolean on_map(GtkWidget *w, GdkEvent *event, gpointer data)
@@ -396,6 +505,8 @@ static GtkWidget *build_window(void)
 	if (opt.no_cursor_blink)
 		g_object_set(gtk_settings_get_default(), "gtk-cursor-blink", FALSE, NULL);
 	gtk_container_add(GTK_CONTAINER(win), box);
+	if (opt.record_pointer) /* wheel events reach the window only when it asks */
+		gtk_widget_add_events(win, GDK_SCROLL_MASK | GDK_SMOOTH_SCROLL_MASK);
 	g_signal_connect(win, "destroy", G_CALLBACK(on_destroy), NULL);
 	g_signal_connect(win, "map-event", G_CALLBACK(on_map), NULL);
 	return win;
@@ -424,6 +535,8 @@ int main(int argc, char **argv)
 		g_printerr("ksr-testapp: cannot open display\n");
 		return 1;
 	}
+	if (have_gtk && opt.record_pointer)
+		gdk_event_handler_set(on_any_event, NULL, NULL);
 	loop = g_main_loop_new(NULL, FALSE);
 	if (opt.slow_start_ms > 0)
 		g_usleep((gulong)opt.slow_start_ms * 1000);

@@ -10,6 +10,7 @@ inherit it, so tearDown can find and kill exactly the processes this test
 caused, by PID, and tests can assert that the runtime stopped what it started.
 """
 
+import atexit
 import json
 import os
 import re
@@ -17,6 +18,7 @@ import select
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -47,6 +49,75 @@ ERROR_LINE_RE = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): (?P<msg>
 
 TAG_VAR = "KSR_IT_TAG"
 
+# The kind of session the tests use (docs/kasm-image.md): "xvfb" (Xvfb + openbox,
+# the default) or "xvnc" (Xtigervnc + xfwm4, the parts of a Kasm session):
+# KSR_IT_SESSION=xvnc switches both the sessions a test starts itself
+# (start_xvfb) and the runtime's own (--xvfb, through KASM_RUNTIME_DISPLAY_SERVER
+# and KASM_RUNTIME_WM in clean_env). test_session_xvnc.py runs a slice so.
+SESSION_VAR = "KSR_IT_SESSION"
+
+
+def session_kind():
+    kind = os.environ.get(SESSION_VAR, "xvfb") or "xvfb"
+    if kind not in ("xvfb", "xvnc"):
+        raise AssertionError("%s=%r: xvfb or xvnc" % (SESSION_VAR, kind))
+    return kind
+
+
+# --------------------------------------------------------------------------
+# skips: visible, and never where the project's own CI has what is missing
+
+SKIP_LOG = os.environ.get("KSR_SKIP_LOG")  # scripts/setup.sh test prints it at the end
+# Set by scripts/setup.sh test: the machine has everything setup installs
+# and runs as root, so a skip for want of those is a failure there.
+STRICT_SKIPS = os.environ.get("KSR_STRICT_SKIPS") == "1"
+ALL_SKIPPED_MARK = "KSR-ALL-SKIPPED"  # tests/CMakeLists.txt: SKIP_REGULAR_EXPRESSION
+_counts = {"run": 0, "skipped": 0}
+
+
+def record_skip(test_id, reason):
+    """Every skip, by any means (skipTest, the skip decorators), goes to the
+    skip log with its reason, and is printed where ctest shows it."""
+    print("SKIP %s: %s" % (test_id, reason), file=sys.stderr, flush=True)
+    if SKIP_LOG:
+        with open(SKIP_LOG, "a", encoding="utf-8") as f:
+            f.write("%s: %s\n" % (test_id, reason))
+
+
+def skip_unless_installable(tc, reason):
+    """A skip for want of something scripts/setup.sh installs (a package, root,
+    a tmpfs mount): a failure on the project's own CI (KSR_STRICT_SKIPS), a
+    visible skip elsewhere."""
+    if STRICT_SKIPS:
+        tc.fail("not skipped where setup provides it (KSR_STRICT_SKIPS): " + reason)
+    tc.skipTest(reason)
+
+
+_add_skip = unittest.TestResult.addSkip
+_start_test = unittest.TestResult.startTest
+
+
+def _on_skip(self, test, reason):
+    _counts["skipped"] += 1
+    record_skip(test.id(), reason)
+    _add_skip(self, test, reason)
+
+
+def _on_start(self, test):
+    _counts["run"] += 1
+    _start_test(self, test)
+
+
+def _all_skipped_mark():
+    # A file whose every test skipped shows as skipped in ctest, not passed.
+    if _counts["run"] and _counts["run"] == _counts["skipped"]:
+        print(ALL_SKIPPED_MARK, flush=True)
+
+
+unittest.TestResult.addSkip = _on_skip
+unittest.TestResult.startTest = _on_start
+atexit.register(_all_skipped_mark)
+
 
 # --------------------------------------------------------------------------
 # environment
@@ -59,6 +130,9 @@ def clean_env(tag=None, **extra):
            if not k.startswith("KASM_RUNTIME_") and k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     if tag:
         env[TAG_VAR] = tag
+    if session_kind() == "xvnc":
+        env["KASM_RUNTIME_DISPLAY_SERVER"] = "xvnc"
+        env["KASM_RUNTIME_WM"] = "xfwm4"
     for k, v in extra.items():
         if v is None:
             env.pop(k, None)
@@ -569,25 +643,41 @@ def unused_display():
     raise AssertionError("no unused display number found")
 
 
-def start_xvfb(env, size="1280x720", wm=True, timeout=60):
+def start_xvfb(env, size="1280x720", wm=True, timeout=60, kind=None):
     """start_xvfb_once, again on a fresh Xvfb when its display could not be opened:
     seen once in a loaded parallel run, right after other tests SIGKILLed X servers
-    (openbox: "Failed to open the display")."""
+    (openbox: "Failed to open the display"). kind: "xvfb" (Xvfb + openbox) or
+    "xvnc" (Xtigervnc + xfwm4); None: session_kind()."""
     for attempt in (1, 2, 3):
         try:
-            return start_xvfb_once(env, size, wm, timeout)
+            return start_xvfb_once(env, size, wm, timeout, kind or session_kind())
         except AssertionError as e:
             if attempt == 3 or "Failed to open the display" not in str(e):
                 raise
 
 
-def start_xvfb_once(env, size="1280x720", wm=True, timeout=60):
-    """A real Xvfb (-displayfd) and openbox started by the test.
+def x_server_argv(kind, fd, size):
+    """The X server a test starts: Xvfb, or Xtigervnc as a Kasm session runs it
+    (VNC viewers on loopback only, no password then)."""
+    if kind == "xvnc":
+        return ["Xtigervnc", "-displayfd", str(fd), "-geometry", size, "-depth", "24",
+                "-SecurityTypes", "None", "-localhost", "-nolisten", "tcp"]
+    return ["Xvfb", "-displayfd", str(fd), "-screen", "0", size + "x24", "-nolisten", "tcp"]
+
+
+def wm_argv(kind):
+    if kind == "xvnc":
+        return ["xfwm4", "--replace", "--compositor=off"]
+    return ["openbox", "--sm-disable"]
+
+
+def start_xvfb_once(env, size="1280x720", wm=True, timeout=60, kind="xvfb"):
+    """A real X server (-displayfd) and window manager started by the test:
+    Xvfb + openbox, or Xtigervnc + xfwm4 (kind "xvnc").
     Returns (display, [Popen...]); the caller kills them (kill_group)."""
     r, w = os.pipe()
     procs = []
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", size + "x24",
-                             "-nolisten", "tcp"], env=env, pass_fds=(w,),
+    xvfb = subprocess.Popen(x_server_argv(kind, w, size), env=env, pass_fds=(w,),
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     os.close(w)
@@ -618,7 +708,7 @@ def start_xvfb_once(env, size="1280x720", wm=True, timeout=60):
         # its stderr says why, and a second start is tried before giving up.
         for attempt in (1, 2):
             log = tempfile.NamedTemporaryFile(prefix="ksr-openbox-", suffix=".log", delete=False)
-            ob = subprocess.Popen(["openbox", "--sm-disable"], env=wenv, stdin=subprocess.DEVNULL,
+            ob = subprocess.Popen(wm_argv(kind), env=wenv, stdin=subprocess.DEVNULL,
                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             procs.append(ob)
             status = None
@@ -638,8 +728,8 @@ def start_xvfb_once(env, size="1280x720", wm=True, timeout=60):
             if attempt == 2 or status is None:
                 for p in procs:
                     kill_group(p)
-                raise AssertionError("openbox did not come up on %s (%s): %s" % (
-                    display, "exited with %s" % status if status is not None
+                raise AssertionError("%s did not come up on %s (%s): %s" % (
+                    wm_argv(kind)[0], display, "exited with %s" % status if status is not None
                     else "no WM check after %d s" % timeout, why))
     return display, procs
 
@@ -657,6 +747,21 @@ def write_scenario(tmpdir, text, name="scenario.yaml"):
 
 def scenario_path(name):
     return os.path.join(SCENARIOS, name)
+
+
+def wait_window_title(tc, display, title, proc=None, timeout=60):
+    """Until a window titled `title` (a substring) is mapped on display: xdotool
+    search --sync waits on X events. A fault injected after this is injected
+    while what set the title (a page's script, an app's call) is in flight."""
+    try:
+        r = subprocess.run(["xdotool", "search", "--sync", "--name", re.escape(title)],
+                           env=clean_env(DISPLAY=display), capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        tc.fail("no window titled %r within %d s" % (title, timeout))
+    if proc is not None and proc.poll() is not None:
+        tc.fail("the runtime exited (rc %s) before %r showed" % (proc.poll(), title))
+    tc.assertEqual(r.returncode, 0, r.stderr)
 
 
 def line_of(path, needle):
@@ -716,8 +821,8 @@ class KsrTestCase(unittest.TestCase):
         self.runtimes.append(rt)
         return rt
 
-    def start_xvfb(self, size="1280x720"):
-        display, procs = start_xvfb(self.env(), size=size)
+    def start_xvfb(self, size="1280x720", kind=None):
+        display, procs = start_xvfb(self.env(), size=size, kind=kind)
         self.procs.extend(procs)
         return display
 

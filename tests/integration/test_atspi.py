@@ -170,6 +170,7 @@ steps:
   - click_element: "3 3"
     role: button
   - click_element: "= ="
+    expect_state: "= = sensitive"
     checks:
       - element: "36"
 """)

@@ -214,13 +214,14 @@ class CdpTest(ksr.KsrTestCase):
         display = self.start_xvfb()
         profile, port = self.start_chromium(display, "form.html")
         path = self.scenario_for(profile, port, "KSR Form", """\
-            - cdp_eval: "new Promise(() => {})"
+            - cdp_eval: "(document.title = 'KSR in flight', new Promise(() => {}))"
               timeout_s: 300
             """)
         out = self.out()
         rt = self.start_rt(["run", path], env=self.env(DISPLAY=display), out=out)
-        ksr.wait_for_trace_event(out, lambda e: e.get("event") == "step.start", 60, proc=rt)
-        time.sleep(0.3)
+        # Killed once the command is known to be in flight: the page ran it and
+        # its window's title says so (an X property change, awaited by xdotool).
+        ksr.wait_window_title(self, display, "KSR in flight", proc=rt)
         self.chromium.send_signal(signal.SIGKILL)
         # The step's own timeout is 300 s: the run must end long before it.
         rc = rt.wait(timeout=60)

@@ -111,12 +111,13 @@ class DesktopTest(ksr.KsrTestCase):
         self.assertNotEqual(rows[1]["tool"]["pid"], rows[2]["tool"]["pid"])
 
     def test_tool_crash_fails_check(self):
-        """The test app crashes 300 ms after its window shows, inside the
+        """The test app crashes 2 s after its window shows, inside the
         sleep step whose check needs its window: the death ends the step at
         once, `crashed` (not the check's failure), naming the tool and the
-        step's line."""
+        step's line. (2 s: past the spawn step's settle, up to 1 s after its
+        window, on a loaded machine too.)"""
         path = self.desktop(
-            "  - spawn: {command: '${KSR_TESTAPP} --title \"KSR Crashy\" --crash-after 300',"
+            "  - spawn: {command: '${KSR_TESTAPP} --title \"KSR Crashy\" --crash-after 2000',"
             " window: ^KSR Crashy$, as: crashy}\n"
             "  - sleep: 3\n"
             "    checks:\n"

@@ -180,13 +180,14 @@ class FaultsTest(ksr.KsrTestCase):
             atspi: false
             cdp: {port: %d}
             steps:
-              - cdp_eval: "new Promise(r => setTimeout(() => r(true), 60000))"
+              - cdp_eval: "(document.title = 'KSR in flight',
+                  new Promise(r => setTimeout(() => r(true), 60000)))"
                 timeout_s: 8
             """ % (re.escape(profile), port)))
         out = self.out()
         rt = self.start_rt(["run", path], out=out, env=self.env(DISPLAY=display))
-        ksr.wait_for_trace_event(out, lambda e: e.get("event") == "step.start", 60, proc=rt)
-        time.sleep(0.3)
+        # Stopped once the command is in flight: the page ran it (its title).
+        ksr.wait_window_title(self, display, "KSR in flight", proc=rt)
         self.addCleanup(cont, browser.pid)
         # The browser process relays every CDP message: stopped, nothing answers.
         rc = self.fault_then_wait(rt, lambda: os.kill(browser.pid, signal.SIGSTOP))
@@ -202,7 +203,8 @@ class FaultsTest(ksr.KsrTestCase):
         res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt],
                              capture_output=True)
         if res.returncode != 0:
-            self.skipTest("cannot mount a tmpfs here: %s" % res.stderr.decode().strip())
+            ksr.skip_unless_installable(
+                self, "cannot mount a tmpfs here: %s" % res.stderr.decode().strip())
         self.addCleanup(subprocess.run, ["umount", "-l", mnt], capture_output=True)
         # Fill it but for a few KiB: the run's first screenshots cannot fit.
         with open(os.path.join(mnt, "filler"), "wb") as f:
@@ -223,16 +225,33 @@ class FaultsTest(ksr.KsrTestCase):
             """))
         rc, so, se, el = self.run_rt(["run", "--xvfb", path], out=out, timeout=120)
         self.assertNoSanitizerReport(se)
-        self.assertIn(rc, (0, 1, 2), "an exit code, not a crash (rc %d)\n%s" % (rc, se[-3000:]))
-        self.assertRegex(se, r"(?i)no space left|ENOSPC|could not (be )?writ",
-                         "stderr says evidence was lost")
-        # Make room and check what did fit is consistent: a DONE only with a report.
+        # Evidence that could not be written makes the run a test-error, whatever
+        # the app did: exit 2, and a message that names the full disk.
+        self.assertEqual(rc, 2, se[-3000:])
+        self.assertIn("No space left on device", se)
+        # Every file that was written is whole: no half PNG, no half JSON line.
         files = ksr.list_files(out)
+        for name in files:
+            full = os.path.join(out, name)
+            with self.subTest(file=name):
+                if name.endswith(".png"):
+                    ksr.read_png_rgb(full)
+                elif name.endswith(".json"):
+                    with open(full, encoding="utf-8") as f:
+                        json.load(f)
+                elif name.endswith(".jsonl"):
+                    with open(full, encoding="utf-8") as f:
+                        for line in f:
+                            json.loads(line)
+        # DONE, or the reason it could not be written.
         if "DONE" in files:
             report = ksr.load_report(out)
-            self.assertEqual(ksr.VERDICT_EXIT[report["verdict"]], rc)
+            self.assertEqual((report["verdict"], ksr.VERDICT_EXIT[report["verdict"]]),
+                             ("test-error", 2))
             self.assertTrue(report.get("output_errors"),
                             "report.json says evidence was lost: %r" % report.get("output_errors"))
+        else:
+            self.assertRegex(se, r"could not write DONE in .*: .*No space left on device")
 
     # ---- SIGKILL of the runtime, then a second run into the same OUT --------------------
 

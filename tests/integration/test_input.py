@@ -43,14 +43,14 @@ class InputTest(ksr.KsrTestCase):
         extra.setdefault("KSR_TESTAPP", ksr.TESTAPP)
         return super().env(**extra)
 
-    def app_scenario(self, steps, rec):
+    def app_scenario(self, steps, rec, app_args=""):
         return self.scenario(
             "name: input\n"
-            "launch: ${KSR_TESTAPP} --record %s\n"
+            "launch: ${KSR_TESTAPP} --record %s%s\n"
             "process: ^ksr-testapp$\n"
             "window: ^KSR Test App$\n"
             "settle_s: 0.5\n"
-            "atspi: false\n" % rec + TARGETS + "steps:\n" + steps)
+            "atspi: false\n" % (rec, app_args) + TARGETS + "steps:\n" + steps)
 
     def run_ok(self, path, verdict="pass", outcome="completed"):
         out = self.out()
@@ -149,6 +149,31 @@ class InputTest(ksr.KsrTestCase):
         # click + click after the move + double click = 4 presses; the right
         # click, the scroll and the clicks on the field and empty space press nothing
         self.assertEqual(rec_lines(rec).count("pressed"), 4, rec_lines(rec))
+
+    def test_pointer_effects_arrive_as_the_app_recorded_them(self):
+        """Right click, double click, wheel clicks each way and a plain click,
+        proven by what the app received (button numbers, the double-click
+        event, one wheel event per click, where each release happened), not
+        by the steps' own status."""
+        rec = os.path.join(self.tmp, "rec.txt")
+        path = self.app_scenario(
+            "  - right_click: press\n"
+            "  - double_click: press\n"
+            "  - scroll: down 3\n"
+            "    target: field\n"
+            "  - scroll: up 2\n"
+            "    target: field\n"
+            "  - click: empty\n", rec, " --record-pointer")
+        out, _report, _se = self.run_ok(path)
+        px = {r["index"]: "%d,%d" % (r["pixel"]["x"], r["pixel"]["y"]) for r in step_rows(out)}
+        self.assertEqual(rec_lines(rec), [
+            "button:3", "release:3:" + px[1],                       # right click: button 3
+            "button:1", "release:1:" + px[2], "pressed",            # double click: two
+            "button:1", "double:1", "release:1:" + px[2], "pressed",  # presses, one double
+            "scroll:down", "scroll:down", "scroll:down",            # three wheel clicks down
+            "scroll:up", "scroll:up",                               # two up
+            "button:1", "release:1:" + px[5],                       # the click on empty space
+        ])
 
     def test_hover_point_and_element_enter_without_a_click(self):
         """hover on a declared target and on an accessibility control: the test

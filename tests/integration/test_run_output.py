@@ -1,7 +1,9 @@
 """The display and the evidence folder: no display, an unwritable OUT, a second
-run locked out of a live run's folder, and a later run replacing an earlier
-run's DONE without ever exposing the stale one."""
+run locked out of a live run's folder, a later run replacing an earlier
+run's DONE without ever exposing the stale one, and the earlier run's files
+moved to OUT/previous/ (one generation) while files no run wrote stay."""
 
+import json
 import os
 import signal
 import textwrap
@@ -176,6 +178,50 @@ class RunOutputTest(ksr.KsrTestCase):
         with open(done) as f:
             self.assertEqual(f.read(), "app-failed\n")
         self.assertNotEqual(first["verdict"], second["verdict"])
+
+    def test_earlier_run_moves_to_previous(self):
+        out = self.out()
+        failing = self.scenario(textwrap.dedent("""\
+            name: failing
+            launch: ${KSR_TESTAPP}
+            process: ^ksr-testapp$
+            window: ^KSR Test App$
+            settle_s: 0.5
+            atspi: false
+            steps:
+              - shell: exit 1
+            """), "failing.yaml")
+        passing = ksr.scenario_path("testapp-pass.yaml")
+        rc, _so, se, _el = self.run_rt(["run", "--xvfb", failing], out=out, timeout=120)
+        first = self.assertEvidence(out, "app-failed", "step-failed", rc=rc, stderr=se)
+        self.assertTrue(os.path.exists(os.path.join(out, "99-failure.png")))
+        first_files = set(ksr.list_files(out)) - {".lock"}
+        with open(os.path.join(out, "notes.txt"), "w") as f:
+            f.write("the user's own file\n")
+
+        rc, _so, se, _el = self.run_rt(["run", "--xvfb", passing], out=out, timeout=120)
+        second = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        here = set(os.listdir(out))
+        self.assertNotIn("99-failure.png", here, "the earlier run's failure screenshot moved")
+        self.assertIn("notes.txt", here, "a file no run wrote stays")
+        prev = os.path.join(out, "previous")
+        self.assertEqual(set(ksr.list_files(prev)), {os.path.basename(p) for p in first_files})
+        with open(os.path.join(prev, "DONE")) as f:
+            self.assertEqual(f.read(), "app-failed\n")
+        with open(os.path.join(prev, "report.json")) as f:
+            self.assertEqual(json.load(f)["run_id"], first["run_id"])
+        folder = second["evidence_folder"]
+        self.assertEqual(folder["previous"], "previous")
+        self.assertEqual(folder["foreign"], ["notes.txt"])
+        self.assertEqual(set(folder["moved"]), first_files)
+
+        # one generation: the third run's previous/ is the second run's alone
+        rc, _so, se, _el = self.run_rt(["run", "--xvfb", passing], out=out, timeout=120)
+        self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        self.assertNotIn("99-failure.png", os.listdir(prev))
+        with open(os.path.join(prev, "report.json")) as f:
+            self.assertEqual(json.load(f)["run_id"], second["run_id"])
+        self.assertIn("notes.txt", os.listdir(out))
 
 
 if __name__ == "__main__":

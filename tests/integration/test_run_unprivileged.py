@@ -27,9 +27,13 @@ def ensure_user():
     return pwd.getpwnam(USER)
 
 
-@unittest.skipUnless(os.geteuid() == 0,
-                     "needs root to create %s and switch to it (run the suite as root)" % USER)
 class RunUnprivilegedTest(ksr.KsrTestCase):
+
+    def setUp(self):
+        if os.geteuid() != 0:  # the project's CI runs as root: there this fails
+            ksr.skip_unless_installable(
+                self, "needs root to create %s and switch to it (run the suite as root)" % USER)
+        super().setUp()
 
     def as_user(self, *cmd, env=None):
         return ["setpriv", "--reuid=%s" % USER, "--regid=%s" % USER, "--init-groups"] + list(cmd)

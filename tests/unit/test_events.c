@@ -113,7 +113,7 @@ static void test_full_disk(void)
 {
 	int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
 	if (fd < 0) {
-		ok(1, "/dev/full # SKIP %s", strerror(errno));
+		skip_unless_installable("/dev/full: %s", strerror(errno));
 		return;
 	}
 	ksr_events *ev = ksr_events_create();

@@ -188,6 +188,7 @@ static void test_stale(void)
 	put_file(dir, "trace.jsonl", "{\"old\":1}\n");
 	put_file(dir, ".report.json.tmp", "half");
 	put_file(dir, "report.json", "{\"old\":true}");
+	put_file(dir, "notes.txt", "mine\n");
 	ksr_err err = {0};
 	ksr_evidence *ev = ksr_evidence_open(dir, &err);
 	ok(ev != NULL, "open over an earlier run: %s", err.msg);
@@ -197,12 +198,52 @@ static void test_stale(void)
 	char *trace = slurp(dir, "trace.jsonl");
 	is_str(trace, "", "trace.jsonl started afresh");
 	free(trace);
-	ok(exists(dir, "report.json"), "other files are left until rewritten");
+	ok(!exists(dir, "report.json"), "the earlier report moved away");
+	char *prev = path_in(dir, "previous");
+	char *old_report = slurp(prev, "report.json");
+	is_str(old_report, "{\"old\":true}", "previous/report.json is the earlier run's");
+	free(old_report);
+	char *old_done = slurp(prev, "DONE");
+	is_str(old_done, "app-failed\n", "previous/DONE too");
+	free(old_done);
+	ok(exists(dir, "notes.txt") && !exists(prev, "notes.txt"), "a file no run wrote stays");
+	is_str(ksr_evidence_foreign(ev), "notes.txt", "and is listed");
+	free(prev);
 	put_file(dir, "BLOCKED", "x");
 	is_int(ksr_evidence_remove(ev, "BLOCKED", &err), 0, "remove BLOCKED");
 	ok(!exists(dir, "BLOCKED"), "gone");
 	is_int(ksr_evidence_remove(ev, "BLOCKED", &err), 0, "removing a missing file is fine");
 	ksr_evidence_close(ev);
+	free(dir);
+}
+
+/* The artifacts an earlier trace names move too; previous/ keeps one generation. */
+static void test_previous_generation(void)
+{
+	char *dir = path_in(base, "generations");
+	mkdir(dir, 0755);
+	put_file(dir, "trace.jsonl",
+	         "{\"event\":\"run.start\"}\n"
+	         "{\"event\":\"artifact\",\"name\":\"99-failure.png\",\"kind\":\"screenshot\"}\n");
+	put_file(dir, "99-failure.png", "png");
+	put_file(dir, "DONE", "app-failed\n");
+	ksr_err err = {0};
+	ksr_evidence *ev = ksr_evidence_open(dir, &err);
+	ok(ev != NULL, "open: %s", err.msg);
+	char *prev = path_in(dir, "previous");
+	ok(!exists(dir, "99-failure.png") && exists(prev, "99-failure.png"),
+	   "an artifact of the earlier run moved to previous/");
+	ok(ksr_evidence_foreign(ev)[0] == '\0', "nothing foreign");
+	ksr_evidence_finish(ev, "pass", &err);
+	ksr_evidence_close(ev);
+	ev = ksr_evidence_open(dir, &err);
+	ok(ev != NULL, "open again: %s", err.msg);
+	ok(!exists(prev, "99-failure.png"), "previous/ holds the last run only");
+	char *done = slurp(prev, "DONE");
+	is_str(done, "pass\n", "previous/DONE is the last run's");
+	free(done);
+	ksr_evidence_close(ev);
+	free(prev);
 	free(dir);
 }
 
@@ -267,7 +308,7 @@ static void test_full_disk(void)
 	char *mnt = path_in(base, "small");
 	mkdir(mnt, 0755);
 	if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k") != 0) {
-		ok(1, "full disk # SKIP cannot mount a tmpfs: %s", strerror(errno));
+		skip_unless_installable("full disk: cannot mount a tmpfs: %s", strerror(errno));
 		free(mnt);
 		return;
 	}
@@ -309,6 +350,7 @@ int main(void)
 	test_fresh_and_nested();
 	test_lock();
 	test_stale();
+	test_previous_generation();
 	test_sanitize();
 	test_under_file();
 	test_full_disk();

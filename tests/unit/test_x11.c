@@ -157,7 +157,7 @@ static void check_term(ksr_x11 *x, ksr_window *term, int pid, int wakes)
 static void test_dialog(ksr_x11 *x)
 {
 	if (system("command -v zenity >/dev/null 2>&1") != 0) {
-		ok(true, "# SKIP zenity not installed");
+		skip_unless_installable("zenity is not installed (scripts/setup.sh installs it)");
 		return;
 	}
 	setenv("NO_AT_BRIDGE", "1", 1);

@@ -43,7 +43,16 @@ void ksr_step_settle(ksr_run *run, const ksr_step *step, unsigned long window, k
 	ksr_x11_quiet spec = {.quiet_ms = (int)q, .since_ms = ksr_now_ms(), .window_changes = true};
 	int64_t waited = 0;
 	ksr_deadline cap = ksr_deadline_min(run->work, ksr_deadline_in_ms(SETTLE_MAX_MS));
+	/* The app has dequeued the input: it answers a _NET_WM_PING sent after it
+	 * only once its event loop has read what came before (a busy app may not
+	 * repaint for longer than the quiet interval while keys wait in its
+	 * queue). */
+	bool pings = false;
+	int64_t t0 = ksr_now_ms();
+	if (window && ksr_x11_ping_wait(run->x, window, cap, &pings) == KSR_WAIT_READY && pings)
+		cJSON_AddNumberToObject(st, "answered_ms", (double)(ksr_now_ms() - t0));
 	ksr_wait w = ksr_x11_quiet_wait(run->x, wins, 2, &spec, cap, &waited);
+	waited = ksr_now_ms() - t0 > waited ? ksr_now_ms() - t0 : waited;
 	if (w == KSR_WAIT_ERROR && ksr_x11_alive(run->x))
 		waited += settle_changes(run); /* no DAMAGE: window changes only */
 	cJSON_AddNumberToObject(st, "waited_ms", (double)waited);
@@ -73,7 +82,7 @@ static void save_shot(ksr_run *run, const ksr_step *step, const ksr_image *img, 
 void ksr_step_shots(ksr_run *run, const ksr_step *step, ksr_step_result *res)
 {
 	ksr_err err = {0};
-	ksr_image *img = run->x ? ksr_x11_capture(run->x, 0, &err) : NULL;
+	ksr_image *img = ksr_run_capture(run, &err);
 	if (!img) {
 		cJSON_AddStringToObject(ksr_step_extra(res), "screenshot_error", err.msg);
 		return;

@@ -152,8 +152,14 @@ void ksr_run_unwatch_all(ksr_run *run);
  * recorded, looks here first. */
 bool ksr_run_alive_check(ksr_run *run);
 
-/* Save a screenshot of the screen as OUT/name and record it as an artifact. */
-int ksr_run_screenshot(ksr_run *run, const char *name, const char *description);
+/* Capture the screen at its size now; a change of size since the last look is
+ * recorded first as a `screen` event (from, to). NULL with err when it fails. */
+ksr_image *ksr_run_capture(ksr_run *run, ksr_err *err);
+/* Record a `screen` event when the screen changed size since the last look. */
+void ksr_run_note_screen(ksr_run *run);
+/* Save a screenshot of the screen as OUT/name and record it as an artifact;
+ * -1 with err (why it is missing) when it could not be taken or written. */
+int ksr_run_screenshot(ksr_run *run, const char *name, const char *description, ksr_err *err);
 /* Save an image as OUT/name (PNG) and record it as a screenshot artifact. */
 int ksr_run_save_image(ksr_run *run, const ksr_image *img, const char *name,
                        const char *description);

@@ -5,11 +5,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+static cJSON *size_obj(int w, int h)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "w", w);
+	cJSON_AddNumberToObject(o, "h", h);
+	return o;
+}
+
+void ksr_run_note_screen(ksr_run *run)
+{
+	int ow, oh, nw, nh;
+	if (!run->x)
+		return;
+	ksr_x11_screen_refresh(run->x);
+	if (!ksr_x11_screen_change(run->x, &ow, &oh, &nw, &nh))
+		return;
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddItemToObject(f, "from", size_obj(ow, oh));
+	cJSON_AddItemToObject(f, "to", size_obj(nw, nh));
+	ksr_run_emit(run, "screen", f);
+}
+
+ksr_image *ksr_run_capture(ksr_run *run, ksr_err *err)
+{
+	if (!run->x) {
+		ksr_err_set(err, "no X display");
+		return NULL;
+	}
+	ksr_image *img = ksr_x11_capture(run->x, 0, err);
+	ksr_run_note_screen(run);
+	return img;
+}
+
 static int capture_png(ksr_run *run, unsigned char **png, size_t *len, ksr_err *err)
 {
-	if (!run->x)
-		return ksr_err_set(err, "no X display");
-	ksr_image *img = ksr_x11_capture(run->x, 0, err);
+	ksr_image *img = ksr_run_capture(run, err);
 	if (!img)
 		return -1;
 	int rc = ksr_image_encode_png(img, png, len, err);
@@ -27,14 +58,13 @@ static void record_artifact(ksr_run *run, const char *name, const char *kind, co
 }
 
 static int screenshot_keep(ksr_run *run, const char *name, const char *description,
-                           unsigned char **png_out, size_t *len_out)
+                           unsigned char **png_out, size_t *len_out, ksr_err *err)
 {
-	ksr_err err = {0};
 	unsigned char *png = NULL;
 	size_t len = 0;
-	int rc = capture_png(run, &png, &len, &err);
+	int rc = capture_png(run, &png, &len, err);
 	if (rc == 0)
-		rc = ksr_evidence_write(run->out, name, png, len, &err);
+		rc = ksr_evidence_write(run->out, name, png, len, err);
 	if (rc == 0)
 		record_artifact(run, name, "screenshot", description);
 	if (rc == 0 && png_out) {
@@ -61,9 +91,9 @@ int ksr_run_save_image(ksr_run *run, const ksr_image *img, const char *name,
 	return rc;
 }
 
-int ksr_run_screenshot(ksr_run *run, const char *name, const char *description)
+int ksr_run_screenshot(ksr_run *run, const char *name, const char *description, ksr_err *err)
 {
-	return screenshot_keep(run, name, description, NULL, NULL);
+	return screenshot_keep(run, name, description, NULL, NULL, err);
 }
 
 bool ksr_run_find_window(ksr_run *run, const ksr_pattern *title, const ksr_pattern *klass,

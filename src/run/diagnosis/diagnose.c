@@ -72,19 +72,21 @@ static long display_number(const char *d)
 
 /* Whether pid's environment names display number want. Several sessions may
  * share a machine (parallel runs, tests): a process matching process: on
- * another display is not our app coming back. An environment we may not read
- * (another user's process) cannot rule it out. */
+ * another display is not our app coming back, nor is one that is gone again
+ * by the time we look (a short-lived instance of another session). An
+ * environment we may not read (another user's process) cannot rule it out. */
 static bool on_display(int pid, long want)
 {
 	char path[64], buf[16384];
 	snprintf(path, sizeof path, "/proc/%d/environ", pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return true;
+		return errno == EACCES || errno == EPERM;
 	ssize_t n = read(fd, buf, sizeof buf - 1);
+	int read_errno = errno;
 	close(fd);
 	if (n < 0)
-		return true;
+		return read_errno == EACCES || read_errno == EPERM;
 	buf[n] = '\0';
 	for (char *e = buf; e < buf + n; e += strlen(e) + 1)
 		if (!strncmp(e, "DISPLAY=", 8))
@@ -476,9 +478,15 @@ static void append(char *buf, size_t len, const char *fmt, ...)
 
 static void diagnose(ksr_run *run, char *note, size_t len)
 {
-	if (run->x && ksr_x11_alive(run->x) &&
-	    ksr_run_screenshot(run, "99-failure.png", "the screen when the run failed") == 0)
+	ksr_err shot_err = {0};
+	if (!run->x || !ksr_x11_alive(run->x))
+		append(note, len, "no failure screenshot (99-failure.png): %s",
+		       run->x ? "the X display connection was lost" : "no X display");
+	else if (ksr_run_screenshot(run, "99-failure.png", "the screen when the run failed",
+	                            &shot_err) == 0)
 		append(note, len, "failure screenshot");
+	else
+		append(note, len, "no failure screenshot (99-failure.png): %s", shot_err.msg);
 	char described[96]; /* with a model: what the failure screen shows */
 	if (ksr_judge_describe_failure(run, described, sizeof described))
 		append(note, len, "%s", described);

@@ -19,7 +19,10 @@ static double boot_limit(const ksr_run *run)
 
 static ksr_stage_status start_private_display(ksr_run *run, char *note, size_t len)
 {
-	ksr_session_opts so = {.width = 1280, .height = 720};
+	ksr_session_opts so = {.width = 1280,
+	                       .height = 720,
+	                       .server = run->opts->display_server,
+	                       .wm = run->opts->wm};
 	if (run->opts->xvfb_size &&
 	    ksr_session_parse_size(run->opts->xvfb_size, &so.width, &so.height) < 0) {
 		ksr_run_fail_setup(run, KSR_OUTCOME_NO_DISPLAY, 0,
@@ -31,13 +34,14 @@ static ksr_stage_status start_private_display(ksr_run *run, char *note, size_t l
 	if (ksr_session_start(&so, run->stage, &run->session, &err) < 0) {
 		if (!ksr_run_wait_ended_run(run,
 		                            ksr_cancelled() ? KSR_WAIT_CANCELLED : KSR_WAIT_TIMEOUT,
-		                            0, "the start of the private Xvfb"))
+		                            0, "the start of the private display"))
 			ksr_run_fail(run, KSR_OUTCOME_NO_DISPLAY, 0,
-			             "the private Xvfb display could not be started: %s", err.msg);
+			             "the private display could not be started: %s", err.msg);
 		return KSR_STAGE_FAILED;
 	}
-	snprintf(note, len, "private display %s (%dx%d)", ksr_session_display(run->session),
-	         so.width, so.height);
+	snprintf(note, len, "private display %s (%dx%d, %s + %s)",
+	         ksr_session_display(run->session), so.width, so.height,
+	         ksr_session_server_name(run->session), ksr_session_wm_name(run->session));
 	return KSR_STAGE_OK;
 }
 

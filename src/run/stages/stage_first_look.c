@@ -48,9 +48,7 @@ static int write_artifact(ksr_run *run, const char *name, const char *kind, cons
  * comparison) and the PNG bytes (for the baseline files). */
 static int take_shot(ksr_run *run, shot *s, ksr_err *err)
 {
-	if (!run->x)
-		return ksr_err_set(err, "no X display");
-	s->img = ksr_x11_capture(run->x, 0, err);
+	s->img = ksr_run_capture(run, err);
 	if (!s->img || ksr_image_encode_png(s->img, &s->png, &s->len, err) < 0)
 		return -1;
 	return write_artifact(run, "00-first-look.png", "screenshot", "the screen after settle",

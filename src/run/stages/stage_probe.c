@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksr/proc.h"
 #include "run/actions/exec_atspi.h"
 
 #define PROBE_LIMIT_S   15
@@ -124,11 +125,20 @@ static int write_tree(ksr_run *run, const ksr_run_atspi *t, const ksr_atspi_tree
 	return 0;
 }
 
+/* The libraries that bring an AT-SPI bridge into a process: GTK 3's (and
+ * Chromium's, LibreOffice's gtk3 plugin's) atk-bridge, GTK 2's module, GTK 4
+ * and Qt (built in), Java's ATK wrapper. */
+static const char *const bridge_libs[] = {"libatk-bridge", "libgtk-4.",      "libQt5Gui.",
+                                          "libQt6Gui.",    "libatk-wrapper", NULL};
+
 /* An app may register on the bus a little after its window maps (GTK4 waits
- * for the registry): look again for a few seconds before calling it absent. */
-static int open_app(ksr_run *run, ksr_run_atspi *t, ksr_err *err)
+ * for the registry): look again for a few seconds before calling it absent;
+ * an app with none of the bridges mapped (xterm) is looked at once. */
+static int open_app(ksr_run *run, ksr_run_atspi *t, ksr_err *err, bool *no_bridge)
 {
-	ksr_deadline until = ksr_deadline_min(run->stage, ksr_deadline_in_ms(PROBE_APPEAR_MS));
+	*no_bridge = run->app_pid > 0 && ksr_proc_maps_any(run->app_pid, bridge_libs) == 0;
+	ksr_deadline until =
+	        ksr_deadline_min(run->stage, ksr_deadline_in_ms(*no_bridge ? 0 : PROBE_APPEAR_MS));
 	for (;;) {
 		if (ksr_run_atspi_open(run, run->stage, t, err) == 0)
 			return 0;
@@ -145,11 +155,17 @@ static ksr_stage_status stage_probe(ksr_run *run, char *note, size_t len)
 	ksr_run_atspi t;
 	ksr_err err = {0};
 	const char *why_none = run->session ? ksr_session_a11y_error(run->session) : NULL;
-	if (open_app(run, &t, &err) < 0) {
-		if (ksr_cancelled())
-			return KSR_STAGE_SKIPPED; /* the next stage records the interruption */
+	bool no_bridge = false;
+	if (open_app(run, &t, &err, &no_bridge) < 0) {
+		if (ksr_cancelled() &&
+		    ksr_run_wait_ended_run(run, KSR_WAIT_CANCELLED, 0, "accessibility-probe"))
+			return KSR_STAGE_FAILED; /* recorded: interrupted (or the app died) */
 		snprintf(note, len, "%s%s%s", t.no_bus ? "accessibility unavailable: " : "",
-		         why_none && t.no_bus ? why_none : err.msg, "");
+		         why_none && t.no_bus ? why_none : err.msg,
+		         no_bridge && !t.no_bus ? " (the app's process has no accessibility bridge "
+		                                  "loaded: no atk-bridge, GTK 4, Qt or Java ATK "
+		                                  "wrapper library; looked once)"
+		                                : "");
 		emit_unavailable(run, t.no_bus ? "unavailable" : "app-not-found", note);
 		return KSR_STAGE_SKIPPED;
 	}
@@ -158,6 +174,9 @@ static ksr_stage_status stage_probe(ksr_run *run, char *note, size_t len)
 	ksr_stage_status st = KSR_STAGE_OK;
 	if (ksr_run_atspi_walk(run, &t, PROBE_MAX_NODES, d, &tree, &err) < 0) {
 		snprintf(note, len, "%s", err.msg);
+		if (ksr_cancelled() &&
+		    ksr_run_wait_ended_run(run, KSR_WAIT_CANCELLED, 0, "accessibility-probe"))
+			st = KSR_STAGE_FAILED;
 		emit_unavailable(run, "no-answer", err.msg);
 	} else {
 		write_tree(run, &t, &tree);

@@ -33,9 +33,7 @@ int ksr_judge_capture(ksr_run *run, ksr_image **full, ksr_model_image *img, ksr_
 {
 	if (full)
 		*full = NULL;
-	if (!run->x)
-		return ksr_err_set(err, "no X display");
-	ksr_image *shot = ksr_x11_capture(run->x, 0, err);
+	ksr_image *shot = ksr_run_capture(run, err);
 	if (!shot)
 		return -1;
 	int rc = ksr_model_image_prepare(shot, KSR_MODEL_MAX_EDGE, img, err);

@@ -1,0 +1,178 @@
+"""`record` against real apps: the runtime's own --xvfb session, the GTK3 test
+app (and mousepad) driven with xdotool while `record` watches through the X
+RECORD extension. The written scenario must load (`validate`), hold the
+expected steps at the expected rungs (click_element with its role, a declared
+click on a text field, one `type` with the non-ASCII text that was typed, the
+checks for what changed), and replay to a pass on a fresh instance of the app
+whose --record file shows the same effects."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import unittest
+
+import yaml
+
+import ksr
+
+TITLE = "KSR Test App"
+TEXT = "héllo wörld €"  # Latin-1 and beyond: keycodes bound on the fly by xdotool
+
+
+def _read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+class RecordTestApp(ksr.KsrTestCase):
+    def start_record(self, *extra, launch=None):
+        out = os.path.join(self.tmp, "recorded.yaml")
+        args = ["record", "--xvfb", "-o", out] + list(extra)
+        if launch:
+            args += ["--launch", launch]
+        rt = self.start_rt(args)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            m = re.search(r"recording on display (:\d+)", rt.stderr)
+            if m:
+                return rt, out, m.group(1)
+            if rt.poll() is not None:
+                self.fail("record exited early (%s):\n%s" % (rt.poll(), rt.stderr[-3000:]))
+            time.sleep(0.1)  # waiting for the child's first line; not a timed assertion
+        self.fail("record did not start recording:\n%s" % rt.stderr[-3000:])
+
+    def xdo(self, display, *args):
+        subprocess.run(["xdotool"] + list(args), env=self.env(DISPLAY=display), check=True,
+                       timeout=30)
+
+    def controls(self, display):
+        """The test app's controls and their centres, from `inspect --json`."""
+        rc, so, se, _t = self.run_rt(["inspect", "--json", "--window", "^%s$" % TITLE,
+                                      "--timeout", "60"], env=self.env(DISPLAY=display))
+        self.assertEqual(rc, 0, se[-2000:])
+        doc = json.loads(so)
+        out = {}
+        for app in doc["accessibility"]["apps"]:
+            for c in app.get("controls", []):
+                e = c.get("extents")
+                if e:
+                    out[c["name"]] = (e["x"] + e["w"] // 2, e["y"] + e["h"] // 2)
+        return out
+
+    def click(self, display, point):
+        self.xdo(display, "mousemove", str(point[0]), str(point[1]), "click", "1")
+
+    def wait_line(self, path, line):
+        """Wait (bounded) until the app's --record file holds line: the app
+        saw the input before the next action is given."""
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if os.path.exists(path) and line in _read(path).split("\n"):
+                return
+            time.sleep(0.05)
+        self.fail("the app never recorded %r: %r" % (line, _read(path)
+                                                      if os.path.exists(path) else None))
+
+    def steps(self, path):
+        with open(path, encoding="utf-8") as f:
+            doc = yaml.safe_load(f)
+        return doc, doc.get("steps") or []
+
+    def validate(self, path, **env):
+        rc, so, se, _t = self.run_rt(["validate", path], env=self.env(**env))
+        self.assertEqual(rc, 0, "validate:\n%s%s\n%s" % (so, se, open(path).read()))
+
+    def replay(self, path, app_record, **env):
+        if os.path.exists(app_record):
+            os.unlink(app_record)
+        rc, so, se, _t = self.run_rt(["run", "--xvfb", path], out=self.out("replay"),
+                                     env=self.env(**env), timeout=300)
+        self.assertNoSanitizerReport(se)
+        self.assertEqual(rc, 0, "replay failed:\n%s\n%s" % (
+            se[-3000:], open(os.path.join(self.out("replay"), "report.md")).read()[-4000:]
+            if os.path.exists(os.path.join(self.out("replay"), "report.md")) else ""))
+        return _read(app_record).split("\n")
+
+    def test_testapp_hotkey(self):
+        app_rec = os.path.join(self.tmp, "app.rec")
+        rt, out, display = self.start_record(launch="%s --record %s" % (ksr.TESTAPP, app_rec))
+        ctl = self.controls(display)
+        self.click(display, ctl["Press me"])
+        self.wait_line(app_rec, "pressed")
+        self.click(display, ctl["Enable feature"])
+        self.wait_line(app_rec, "checked:1")
+        self.click(display, ctl["Text field"])
+        self.xdo(display, "type", "--delay", "30", TEXT)
+        self.xdo(display, "key", "ctrl+a")
+        self.xdo(display, "mousemove", "3", "3", "click", "1")  # the bare root: unplaceable
+        # The hotkey stops the recording and with it the private display, maybe
+        # before xdotool has sent the releases: its exit status is no verdict;
+        # the recorder's exit and its "stopped by hotkey" are.
+        subprocess.run(["xdotool", "key", "ctrl+alt+F12"], env=self.env(DISPLAY=display),
+                       capture_output=True, timeout=30)
+        self.assertEqual(rt.wait(60), 0, rt.stderr[-3000:])
+        self.assertNoSanitizerReport(rt.stderr)
+        self.assertIn("stopped by hotkey", rt.stderr)
+        text = _read(out)
+        doc, steps = self.steps(out)
+        self.assertEqual(doc["process"], "^ksr-testapp$")
+        self.assertEqual(doc["window"], "^KSR Test App$")
+        self.assertIn("--record", doc["launch"])
+        acts = [(next(iter(s)), s[next(iter(s))]) for s in steps]
+        self.assertEqual(acts[0], ("click_element", "Press me"), text)
+        self.assertEqual(steps[0]["role"], "push button")
+        self.assertEqual(acts[1], ("click_element", "Enable feature"), text)
+        self.assertEqual(steps[1]["role"], "check box")
+        self.assertEqual(steps[1].get("expect_state"), "Enable feature checked", text)
+        self.assertEqual(acts[2][0], "click", text)  # a text field: a declared point
+        fx, fy = acts[2][1]
+        self.assertTrue(0 < fx < 1 and 0 < fy < 1, acts[2])
+        self.assertEqual(acts[3], ("type", TEXT), text)
+        self.assertEqual(acts[4], ("key", "ctrl+a"), text)
+        self.assertEqual(len(acts), 5, text)
+        self.assertRegex(text, r"# not placed: a click at 3,3 on the desktop")
+        self.assertIn('# a click at %d,%d on push button "Press me"' % ctl["Press me"], text)
+        self.validate(out)
+        lines = self.replay(out, app_rec)
+        self.assertIn("pressed", lines)
+        self.assertIn("checked:1", lines)
+        self.assertEqual([l for l in lines if l.startswith("text:")][-1], "text:" + TEXT)
+
+    def test_sigint_mid_typing_odd_title(self):
+        title = 'Odd: "quoted" #1 ${HOME} [x]'
+        app_rec = os.path.join(self.tmp, "app.rec")
+        launch = "%s --title '%s' --record %s" % (ksr.TESTAPP, title, app_rec)
+        rt, out, display = self.start_record("--stop-key", "ctrl+shift+q", launch=launch)
+        deadline = time.monotonic() + 30
+        ctl = {}
+        while "Text field" not in ctl and time.monotonic() < deadline:
+            rc, so, se, _t = self.run_rt(["inspect", "--json", "--timeout", "60"],
+                                         env=self.env(DISPLAY=display))
+            for app in json.loads(so)["accessibility"].get("apps", []):
+                for c in app.get("controls", []):
+                    if c.get("extents"):
+                        e = c["extents"]
+                        ctl[c["name"]] = (e["x"] + e["w"] // 2, e["y"] + e["h"] // 2)
+        self.click(display, ctl["Text field"])
+        self.xdo(display, "type", "a${b}: #c")
+        self.wait_line(app_rec, "text:a${b}: #c")
+        rt.signal(signal.SIGINT)
+        self.assertEqual(rt.wait(60), 0, rt.stderr[-3000:])
+        self.assertNoSanitizerReport(rt.stderr)
+        self.assertIn("stopped by signal", rt.stderr)
+        text = _read(out)
+        doc, steps = self.steps(out)
+        self.assertEqual(doc["window"], "^" + re.escape(title).replace("\\ ", " ").replace(
+            "\\:", ":").replace('\\"', '"').replace("\\#", "#") + "$", text)
+        typed = "".join(s["type"] for s in steps if "type" in s)
+        self.assertEqual(typed, "a${b}: #c", text)
+        self.validate(out, HOME="/nonexistent")
+        lines = self.replay(out, app_rec)
+        self.assertEqual([l for l in lines if l.startswith("text:")][-1], "text:a${b}: #c")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,201 @@
+"""The Kasm kind of session: Xtigervnc + xfwm4 (docs/kasm-image.md).
+
+1. A representative slice of the other files' tests, run again on Xtigervnc +
+   xfwm4 (KSR_IT_SESSION=xvnc: the sessions the tests start themselves and the
+   runtime's own --xvfb session both are): a pass, typing with non-ASCII text, a
+   declared click in a dialog, click_element + expect_state on GTK3 and GTK4, a
+   crash, an error dialog, a first-look baseline, a CDP page.
+2. What only this kind has: the runtime's own Xvnc listens for VNC viewers on
+   loopback only; the screen changes size mid-run (xrandr -s, as a Kasm viewer's
+   browser window does) and the runtime follows it.
+3. kasm-user: a full scenario (launch, AT-SPI, typing, evidence) as an
+   unprivileged uid 1000 user with HOME under /home, on Xtigervnc.
+"""
+
+import os
+import shutil
+import subprocess
+import textwrap
+import unittest
+
+os.environ["KSR_IT_SESSION"] = "xvnc"  # before any test runs: ksr reads it per call
+
+import ksr  # noqa: E402
+
+SLICE = [
+    "test_run_pass.RunPassTest.test_xterm_passes",
+    "test_input.InputTest.test_type_ascii_shifted_unicode_and_select_all",
+    "test_input.InputTest.test_target_window_dialog",
+    "test_atspi.AtspiTestApp.test_click_button_and_checkbox",
+    "test_atspi.AtspiGtk4.test_calculator",
+    "test_run_fail.RunFailTest.test_crash_during_settle",
+    "test_run_diagnosis.RunDiagnosisTest.test_error_dialog",
+    "test_run_first_look.RunFirstLookTest.test_update_match_drift_and_mask",
+    "test_run_first_look.RunFirstLookTest.test_size_mismatch_is_drift",
+    "test_cdp.CdpTest.test_form_fill_submit_navigation_page_check",
+]
+
+UID = 1000
+
+
+def step_rows(out):
+    return [e for e in ksr.read_trace(out) if e.get("event") == "step.end"]
+
+
+class XvncSession(ksr.KsrTestCase):
+    needs_testapp = True
+
+    def setUp(self):
+        super().setUp()
+        for tool in ("Xtigervnc", "xfwm4", "xrandr"):
+            if not shutil.which(tool):
+                self.fail("%s is not installed (scripts/setup.sh deps)" % tool)
+
+    def test_the_runtime_session_is_xtigervnc_xfwm4_on_loopback(self):
+        """The env the slice runs with really gives Xtigervnc + xfwm4, and the
+        VNC port it opens is bound to loopback addresses only."""
+        sc = self.scenario(textwrap.dedent("""\
+            name: vnc-loopback
+            launch: xterm -T "ksr vnc"
+            process: ^xterm$
+            window: ^ksr vnc$
+            settle_s: 0.5
+            atspi: false
+            steps:
+              - shell: ss -Hltnp > "$KSR_IT_SS"
+            """))
+        ss = os.path.join(self.tmp, "ss.txt")
+        out = self.out()
+        rc, _so, se, _el = self.run_rt(["run", "--xvfb", sc], out=out,
+                                       env=self.env(KSR_IT_SS=ss), timeout=120)
+        self.assertNoSanitizerReport(se)
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        boot = ksr.stage(report, "boot-wait")
+        self.assertIn("Xtigervnc + xfwm4", boot.get("reason", ""), boot)
+        display = boot["reason"].split()[2]  # "private display :N (...)"
+        port = 5900 + int(display.lstrip(":"))
+        with open(ss) as f:
+            lines = [ln for ln in f.read().splitlines() if "Xtigervnc" in ln]
+        mine = [ln for ln in lines if ln.split()[3].endswith(":%d" % port)]
+        self.assertTrue(mine, "Xtigervnc listens on its VNC port %d: %r" % (port, lines))
+        for ln in mine:
+            addr = ln.split()[3].rsplit(":", 1)[0]
+            self.assertIn(addr, ("127.0.0.1", "[::1]"), "VNC on loopback only: %s" % ln)
+        self.assertAppGone(None)
+
+    def test_screen_resized_mid_run(self):
+        """xrandr -s 1280x720 on a 1920x1080 Xtigervnc mid-run: a `screen` event
+        with both sizes, the next step's screenshot and the failure screenshot
+        at the new size."""
+        sc = self.scenario(textwrap.dedent("""\
+            name: resize
+            launch: xterm -T "ksr resize"
+            process: ^xterm$
+            window: ^ksr resize$
+            settle_s: 0.5
+            atspi: false
+            steps:
+              - shell: xrandr -s 1280x720
+              - key: a
+              - shell: "false"
+            """))
+        out = self.out()
+        rc, _so, se, _el = self.run_rt(
+            ["run", "--display-server", "xvnc", "--wm", "xfwm4", sc], out=out,
+            env=self.env(KASM_RUNTIME_XVFB_SIZE="1920x1080"), timeout=120)
+        self.assertNoSanitizerReport(se)
+        report = self.assertEvidence(out, "app-failed", "step-failed", rc=rc, stderr=se)
+        self.assertEqual(ksr.png_size(os.path.join(out, "00-first-look.png")), (1920, 1080))
+        screens = [e for e in ksr.read_trace(out) if e.get("event") == "screen"]
+        self.assertEqual([(e["from"], e["to"]) for e in screens],
+                         [({"w": 1920, "h": 1080}, {"w": 1280, "h": 720})], screens)
+        rows = step_rows(out)
+        self.assertEqual(rows[1]["screenshot"], "02-step.png", rows[1])
+        self.assertEqual(ksr.png_size(os.path.join(out, "02-step.png")), (1280, 720))
+        failure = os.path.join(out, "99-failure.png")
+        self.assertTrue(os.path.exists(failure), "the failure screenshot is there")
+        self.assertEqual(ksr.png_size(failure), (1280, 720))
+        diag = ksr.stage(report, "diagnosis")
+        self.assertIn("failure screenshot", diag.get("reason", ""), diag)
+
+    def test_kasm_user_uid_1000_full_scenario(self):
+        """As Kasm images run it: uid 1000, HOME under /home, the runtime's own
+        Xtigervnc + xfwm4; launch, AT-SPI (click_element, expect_state), typing,
+        evidence owned by the user."""
+        if os.geteuid() != 0:
+            self.fail("needs root to switch to uid %d (the suite runs as root)" % UID)
+        home = "/home/ksr-kasm-user-%s" % self.tag[:12]
+        os.mkdir(home, 0o755)
+        self.addCleanup(shutil.rmtree, home, True)
+        os.chown(home, UID, UID)
+        work = os.path.join(home, "work")
+        os.mkdir(work, 0o755)
+        os.chown(work, UID, UID)
+        if not os.path.isdir("/tmp/.X11-unix"):
+            try:
+                os.mkdir("/tmp/.X11-unix")
+                os.chmod("/tmp/.X11-unix", 0o1777)
+            except FileExistsError:
+                pass
+        bindir = os.path.join(home, "bin")
+        os.mkdir(bindir, 0o755)
+        binary = shutil.copy2(ksr.BIN, os.path.join(bindir, "kasm-session-runtime"))
+        app = shutil.copy2(ksr.TESTAPP, os.path.join(bindir, "ksr-testapp"))
+        rec = os.path.join(work, "rec.txt")
+        sc = os.path.join(work, "scenario.yaml")
+        with open(sc, "w", encoding="utf-8") as f:
+            f.write(textwrap.dedent("""\
+                name: kasm-user
+                launch: ${KSR_TESTAPP} --record %s
+                process: ^ksr-testapp$
+                window: ^KSR Test App$
+                settle_s: 0.5
+                targets:
+                  field: [0.5, 0.47]
+                steps:
+                  - click_element: "Enable feature"
+                    role: check box
+                    expect_state: "Enable feature checked"
+                  - click: field
+                  - type: "kasm é ü"
+                """ % rec))
+        os.chmod(sc, 0o644)
+        out = os.path.join(work, "out")
+        env = self.env(HOME=home, USER="kasm-user", LOGNAME="kasm-user", KSR_TESTAPP=app,
+                       XDG_RUNTIME_DIR=None, XDG_CONFIG_HOME=None, XDG_DATA_HOME=None,
+                       XDG_CACHE_HOME=None, DBUS_SESSION_BUS_ADDRESS=None)
+        cmd = ["setpriv", "--reuid=%d" % UID, "--regid=%d" % UID, "--clear-groups",
+               binary, "run", "--display-server", "xvnc", "--wm", "xfwm4", "--out", out, sc]
+        proc = subprocess.Popen(cmd, env=env, cwd=home, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        try:
+            so, se = proc.communicate(timeout=180)
+        except subprocess.TimeoutExpired:
+            ksr.kill_group(proc)
+            proc.communicate(timeout=10)
+            self.fail("the uid %d run did not finish within 180 s" % UID)
+        se = se.decode("utf-8", "replace")
+        self.assertNoSanitizerReport(se)
+        report = self.assertEvidence(out, "pass", "completed", rc=proc.returncode, stderr=se)
+        ksr.assert_full_stages(report)
+        self.assertIn("Xtigervnc + xfwm4", ksr.stage(report, "boot-wait").get("reason", ""))
+        self.assertEqual(report["accessibility"]["status"], "ok", report["accessibility"])
+        with open(rec, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        self.assertIn("text:kasm é ü", lines, "typed text arrived")
+        for rel in ksr.list_files(out):
+            st = os.stat(os.path.join(out, rel))
+            self.assertEqual(st.st_uid, UID, "%s is owned by uid %d" % (rel, UID))
+        self.assertAppGone(None)
+
+
+def load_tests(loader, tests, pattern):
+    suite = unittest.TestSuite()
+    suite.addTests(loader.loadTestsFromTestCase(XvncSession))
+    suite.addTests(loader.loadTestsFromNames(SLICE))
+    return suite
+
+
+if __name__ == "__main__":
+    unittest.main()
