@@ -33,6 +33,10 @@ _kasm_session_runtime()
 		_filedir xml
 		return
 		;;
+	--html)
+		_filedir html
+		return
+		;;
 	-o | --output)
 		_filedir '@(yaml|yml)'
 		return
@@ -60,7 +64,7 @@ _kasm_session_runtime()
 		COMPREPLY=($(compgen -W "openbox xfwm4 auto" -- "$cur"))
 		return
 		;;
-	--deadline | --timeout | --waiting-heartbeat | --cdp | --max-nodes | --launch | \
+	--deadline | --video-fps | --timeout | --waiting-heartbeat | --cdp | --max-nodes | --launch | \
 		--wait-window | --window)
 		return
 		;;
@@ -68,9 +72,9 @@ _kasm_session_runtime()
 
 	local opts=""
 	case $cmd in
-	run) opts="--xvfb --display-server --wm --out --deadline --json --update-baseline --junit --help" ;;
+	run) opts="--xvfb --display-server --wm --out --deadline --json --update-baseline --junit --video --video-fps --help" ;;
 	validate) opts="--json --format --help" ;;
-	watch) opts="-r --recursive --timeout --waiting-heartbeat --json --junit --help" ;;
+	watch) opts="-r --recursive --timeout --waiting-heartbeat --json --junit --html --help" ;;
 	inspect) opts="--xvfb --display-server --wm --launch --wait-window --window --cdp --max-nodes --timeout --after --line --json --help" ;;
 	record) opts="--xvfb --launch -o --output --stop-key --watch-dir --name --timeout --help" ;;
 	mcp) opts="--http --token --tool-names --xvfb --display-server --wm --evidence --help" ;;

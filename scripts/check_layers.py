@@ -47,7 +47,7 @@ OWNERS = {
     "deadline.h": "core", "error.h": "core", "event.h": "core", "evidence.h": "core",
     "report.h": "core", "strbuf.h": "core", "verdict.h": "core", "pattern.h": "core",
     "json.h": "core",
-    "x11.h": "backend", "atspi.h": "backend", "cdp.h": "backend", "model.h": "backend",
+    "x11.h": "backend", "video.h": "backend", "atspi.h": "backend", "cdp.h": "backend", "model.h": "backend",
     "image.h": "backend", "keys.h": "backend", "proc.h": "backend", "session.h": "backend",
     "http_server.h": "backend", "x11_record.h": "backend",
     "scenario.h": "scenario", "vocabulary.h": "scenario", "vocabulary.def": "scenario",
@@ -56,12 +56,12 @@ OWNERS = {
     "run.h": "run/context",
     "inspect.h": "inspect",
     "record.h": "record",
-    "watch.h": "watch", "junit.h": "watch",
+    "watch.h": "watch", "junit.h": "watch", "fleet.h": "watch",
     "mcp.h": "mcp", "mcp_http.h": "mcp",
 }
 
 # System headers only the backends may include.
-BACKEND_ONLY = re.compile(r"^(X11/|libwebsockets\.h|lws_|atspi/|gio/|dbus/)")
+BACKEND_ONLY = re.compile(r"^(X11/|libwebsockets\.h|lws_|atspi/|gio/|dbus/|libav|libswscale/)")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
 

@@ -12,5 +12,8 @@
 cJSON *ksr_report_json(const cJSON *events, const ksr_decision *d);
 /* The same for a person: verdict and reason first, screenshots inline (caller frees). */
 char *ksr_report_markdown(const cJSON *report);
+/* The same for a browser (report.html): one self-contained page, inline CSS and
+ * script, showing the files beside it; every string escaped (caller frees). */
+char *ksr_report_html(const cJSON *report);
 
 #endif

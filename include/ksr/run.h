@@ -20,6 +20,8 @@ typedef struct ksr_run_opts {
 	ksr_wm_kind wm;
 	int deadline_s; /* default 600 */
 	bool update_baseline;
+	bool video;    /* record the run's video as in the scenario's video: true */
+	int video_fps; /* at most this many video frames a second; 0: 10 */
 	/* Each recorded event, for the front end's progress display. May be NULL. */
 	void (*on_event)(void *ud, const cJSON *event);
 	void *on_event_ud;

@@ -124,6 +124,7 @@ typedef struct ksr_scenario {
 	ksr_pos launch_pos, process_pos, window_pos;
 	double boot_timeout_s, launch_timeout_s, settle_s;
 	bool keep_running, atspi, desktop;
+	bool video; /* record the run's video (docs/report.md#video) */
 
 	char **logs;
 	size_t n_logs;

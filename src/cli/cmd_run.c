@@ -37,6 +37,8 @@ static const char run_usage[] =
         "                     scenarios: one document {exit_code, runs: [...]})\n"
         "  --update-baseline  write the first-look screenshot to the scenario's baseline\n"
         "  --junit FILE       also write the result as JUnit XML (one testcase per step)\n"
+        "  --video            record the run's video (OUT/video.webm, as video: true)\n"
+        "  --video-fps N      at most N video frames a second (1-60, default 10; implies --video)\n"
         "  -h, --help         this text\n\n"
         "Environment: DISPLAY, KASM_RUNTIME_XVFB, KASM_RUNTIME_XVFB_SIZE (1280x720),\n"
         "KASM_RUNTIME_DISPLAY_SERVER, KASM_RUNTIME_WM,\n"
@@ -107,6 +109,8 @@ static int parse(int argc, char **argv, run_args *a)
 	        {"json", no_argument, NULL, 'j'},
 	        {"update-baseline", no_argument, NULL, 'u'},
 	        {"junit", required_argument, NULL, 'J'},
+	        {"video", no_argument, NULL, 'V'},
+	        {"video-fps", required_argument, NULL, 'F'},
 	        {"display-server", required_argument, NULL, 'S'},
 	        {"wm", required_argument, NULL, 'W'},
 	        {NULL, 0, NULL, 0},
@@ -127,6 +131,14 @@ static int parse(int argc, char **argv, run_args *a)
 			a->o.update_baseline = true;
 		else if (c == 'J')
 			a->junit = optarg;
+		else if (c == 'V')
+			a->o.video = true;
+		else if (c == 'F' &&
+		         (parse_seconds(optarg, &a->o.video_fps) < 0 || a->o.video_fps > 60))
+			return cli_usage_error(&cli_cmd_run, "--video-fps '%s' is not 1 to 60",
+			                       optarg);
+		else if (c == 'F')
+			a->o.video = true;
 		else if (c == 'S' && ksr_session_parse_server(optarg, &a->o.display_server) < 0)
 			return cli_usage_error(&cli_cmd_run,
 			                       "--display-server '%s' is not xvfb, xvnc or auto",
@@ -139,7 +151,7 @@ static int parse(int argc, char **argv, run_args *a)
 		else if (c == 'd' && parse_seconds(optarg, &a->o.deadline_s) < 0)
 			return cli_usage_error(
 			        &cli_cmd_run, "--deadline '%s' is not a number of seconds", optarg);
-		else if (c != 'd' && c != 'S' && c != 'W')
+		else if (c != 'd' && c != 'S' && c != 'W' && c != 'F')
 			return cli_usage_error(&cli_cmd_run, "unknown or incomplete option '%s'",
 			                       argv[optind - 1]);
 	}

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ksr/fleet.h"
 #include "ksr/junit.h"
 #include "ksr/watch.h"
 
@@ -30,6 +31,9 @@ static const char watch_usage[] =
         "  --waiting-heartbeat S    WAITING every S s while a run is blocked (30; 0: off)\n"
         "  --json                   print the same lines as JSON objects\n"
         "  --junit FILE             write every run's result as JUnit XML at the end\n"
+        "  --html FILE              write the fleet page at the end: every run's\n"
+        "                           verdict, outcome and duration, linked to its\n"
+        "                           report.html\n"
         "  -h, --help               this text\n\n"
         "Exit: 0 every run passed, 1 an app failed, 2 a test-error, a died runtime,\n"
         "a folder without a run, or an interrupted watch.\n";
@@ -37,7 +41,7 @@ static const char watch_usage[] =
 typedef struct watch_args {
 	ksr_watch_opts o;
 	bool json;
-	const char *junit;
+	const char *junit, *html;
 } watch_args;
 
 static int parse_seconds(const char *text, bool zero_ok, int64_t *ms)
@@ -59,6 +63,7 @@ static int parse(int argc, char **argv, watch_args *a)
 	        {"waiting-heartbeat", required_argument, NULL, 'H'},
 	        {"json", no_argument, NULL, 'j'},
 	        {"junit", required_argument, NULL, 'J'},
+	        {"html", required_argument, NULL, 'W'},
 	        {NULL, 0, NULL, 0},
 	};
 	optind = 1;
@@ -71,6 +76,8 @@ static int parse(int argc, char **argv, watch_args *a)
 			a->json = true;
 		else if (c == 'J')
 			a->junit = optarg;
+		else if (c == 'W')
+			a->html = optarg;
 		else if (c == 't' && parse_seconds(optarg, false, &a->o.timeout_ms) == 0)
 			continue;
 		else if (c == 'H' && parse_seconds(optarg, true, &a->o.heartbeat_ms) == 0)
@@ -96,7 +103,8 @@ static void print_lines(ksr_watch *w, bool json)
 	fflush(stdout);
 }
 
-static int write_junit(const ksr_watch *w, const char *path)
+/* The JUnit file or the fleet page (html) of every run. */
+static int write_results(const ksr_watch *w, const char *path, bool html)
 {
 	size_t n = ksr_watch_n_runs(w);
 	ksr_junit_run *runs = calloc(n ? n : 1, sizeof *runs);
@@ -108,9 +116,10 @@ static int write_junit(const ksr_watch *w, const char *path)
 		                          .terminal = ksr_watch_run_terminal(w, i)};
 	}
 	ksr_err err = {0};
-	int rc = ksr_junit_write(path, runs, n, &err);
+	int rc = html ? ksr_fleet_write(path, runs, n, &err) : ksr_junit_write(path, runs, n, &err);
 	if (rc < 0)
-		fprintf(stderr, "kasm-session-runtime watch: --junit: %s\n", err.msg);
+		fprintf(stderr, "kasm-session-runtime watch: --%s: %s\n", html ? "html" : "junit",
+		        err.msg);
 	free(runs);
 	free(abs);
 	return rc;
@@ -141,7 +150,9 @@ static int watch_exec(int argc, char **argv)
 		if (r == KSR_WAIT_CANCELLED || r == KSR_WAIT_ERROR)
 			break;
 	}
-	if (a.junit && write_junit(w, a.junit) < 0)
+	if (a.junit && write_results(w, a.junit, false) < 0)
+		rc = 2;
+	if (a.html && write_results(w, a.html, true) < 0)
 		rc = 2;
 	ksr_watch_free(w);
 	return rc;

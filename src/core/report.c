@@ -15,8 +15,8 @@
 /* The report under construction and what folding needs to remember. */
 typedef struct fold {
 	cJSON *stages, *steps, *grounding, *concerns, *final_checks, *log_tails, *artifacts;
-	cJSON *output_errors, *failures;
-	const cJSON *run_start, *app, *launch, *accessibility;
+	cJSON *output_errors, *failures, *model_words;
+	const cJSON *run_start, *app, *launch, *accessibility, *video;
 	cJSON *goal; /* goal loop and plan hand-over (goal.*, plan.handover), NULL: none */
 	int model_calls, model_failures;
 	double model_ms;
@@ -108,6 +108,7 @@ static void on_stage_start(fold *f, const cJSON *e, double t)
 	cJSON_AddStringToObject(row, "status", "running");
 	cJSON_AddNullToObject(row, "reason");
 	add_ms(row, "duration_ms", 0);
+	add_ms(row, "start_ms", t);
 	cJSON_AddNumberToObject(row, "_t0", t);
 	cJSON_AddItemToArray(f->stages, row);
 }
@@ -116,8 +117,8 @@ static void on_stage_end(fold *f, const cJSON *e, double t)
 {
 	const cJSON *name = jget(e, "name");
 	cJSON *row = name ? find_running(f->stages, "name", name) : NULL;
-	if (!row) {
-		on_stage_start(f, e, t);
+	if (!row) { /* an end without a start: it began its duration ago */
+		on_stage_start(f, e, t - ksr_json_num(e, "duration_ms", 0));
 		row = cJSON_GetArrayItem(f->stages, cJSON_GetArraySize(f->stages) - 1);
 	}
 	double t0 = ksr_json_num(row, "_t0", t);
@@ -154,9 +155,9 @@ static cJSON *check_rows(const cJSON *checks)
 static cJSON *step_details(const cJSON *e)
 {
 	static const char *const columns[] = {
-	        "t_ms",   "event",      "stage",     "step",   "index",       "line",
-	        "kind",   "backend",    "rung",      "window", "pixel",       "checks",
-	        "status", "screenshot", "annotated", "reason", "duration_ms", "element",
+	        "t_ms",      "event",  "stage",       "step",    "index",    "line",   "kind",
+	        "backend",   "rung",   "window",      "pixel",   "checks",   "status", "screenshot",
+	        "annotated", "reason", "duration_ms", "element", "start_ms",
 	};
 	cJSON *d = cJSON_CreateObject();
 	const cJSON *f;
@@ -171,7 +172,7 @@ static cJSON *step_details(const cJSON *e)
 	return d;
 }
 
-static cJSON *step_row(const cJSON *e, const char *status, double ms)
+static cJSON *step_row(const cJSON *e, const char *status, double t0, double ms)
 {
 	cJSON *row = cJSON_CreateObject();
 	add_pos_int(row, "index", e, "index");
@@ -187,6 +188,7 @@ static cJSON *step_row(const cJSON *e, const char *status, double ms)
 	add_str(row, "annotated", ksr_json_str(e, "annotated", NULL));
 	add_str(row, "reason", ksr_json_str(e, "reason", NULL));
 	add_ms(row, "duration_ms", ms);
+	add_ms(row, "start_ms", t0);
 	add_copy(row, "element", e, "element", cJSON_IsObject);
 	cJSON_AddItemToObject(row, "details", step_details(e));
 	return row;
@@ -194,7 +196,7 @@ static cJSON *step_row(const cJSON *e, const char *status, double ms)
 
 static void on_step_start(fold *f, const cJSON *e, double t)
 {
-	cJSON *row = step_row(e, "running", 0);
+	cJSON *row = step_row(e, "running", t, 0);
 	cJSON_AddNumberToObject(row, "_t0", t);
 	cJSON_AddItemToArray(f->steps, row);
 }
@@ -203,9 +205,10 @@ static void on_step_end(fold *f, const cJSON *e, double t)
 {
 	const cJSON *index = jget(e, "index");
 	cJSON *old = index ? find_running(f->steps, "index", index) : NULL;
-	double t0 = old ? ksr_json_num(old, "_t0", t) : t;
+	double ms = ksr_json_num(e, "duration_ms", -1);
+	double t0 = old ? ksr_json_num(old, "_t0", t) : t - (ms > 0 ? ms : 0);
 	const char *status = ksr_json_str(e, "status", "error");
-	cJSON *row = step_row(e, status, ksr_json_num(e, "duration_ms", t - t0));
+	cJSON *row = step_row(e, status, t0, ms >= 0 ? ms : t - t0);
 	if (old)
 		cJSON_ReplaceItemViaPointer(f->steps, old, row);
 	else
@@ -267,6 +270,25 @@ static void on_artifact(fold *f, const cJSON *e)
 	add_str(row, "kind", ksr_json_str(e, "kind", "other"));
 	add_str(row, "description", ksr_json_str(e, "description", NULL));
 	cJSON_AddItemToArray(f->artifacts, row);
+}
+
+/* What a model said in its own words: the judge's first-look reason and its
+ * description of a failure screen, with the step it was said in. */
+static void on_model_words(fold *f, const cJSON *e, const char *from, const char *key, double t)
+{
+	const char *text = ksr_json_str(e, key, NULL);
+	if (!text || !*text)
+		return;
+	cJSON *row = cJSON_CreateObject();
+	cJSON_AddStringToObject(row, "from", from);
+	const cJSON *step = jget(e, "step");
+	cJSON_AddNumberToObject(row, "step",
+	                        cJSON_IsNumber(step) && step->valuedouble > 0
+	                                ? (double)(int64_t)step->valuedouble
+	                                : 0);
+	add_ms(row, "t_ms", t);
+	cJSON_AddStringToObject(row, "text", text);
+	cJSON_AddItemToArray(f->model_words, row);
 }
 
 static void on_model_call(fold *f, const cJSON *e)
@@ -353,6 +375,12 @@ static void fold_event(fold *f, const cJSON *e)
 		on_pair(f->output_errors, e, "what", "error");
 	else if (!strcmp(kind, "model_call"))
 		on_model_call(f, e);
+	else if (!strcmp(kind, "judgement"))
+		on_model_words(f, e, "judgement", "reason", t);
+	else if (!strcmp(kind, "screen_description"))
+		on_model_words(f, e, "screen_description", "text", t);
+	else if (!strcmp(kind, "video"))
+		f->video = e;
 	else if (!strncmp(kind, "goal.", 5) || !strcmp(kind, "plan.handover"))
 		on_goal(f, e, kind);
 }
@@ -479,6 +507,24 @@ static cJSON *accessibility_obj(const cJSON *e)
 	return o;
 }
 
+/* The run's video (docs/report.md#the-runs-video): the video event's fields. */
+static cJSON *video_obj(const cJSON *e)
+{
+	if (!e)
+		return cJSON_CreateNull();
+	cJSON *o = cJSON_CreateObject();
+	add_str(o, "name", ksr_json_str(e, "name", NULL));
+	add_ms(o, "start_ms", ksr_json_num(e, "start_ms", 0));
+	add_ms(o, "duration_ms", ksr_json_num(e, "duration_ms", 0));
+	static const char *const nums[] = {"frames", "max_fps", "width", "height", "bytes"};
+	for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
+		cJSON_AddNumberToObject(o, nums[i], (double)(int64_t)ksr_json_num(e, nums[i], 0));
+	add_str(o, "codec", ksr_json_str(e, "codec", NULL));
+	add_str(o, "error", ksr_json_str(e, "error", NULL));
+	add_copy(o, "chapters", e, "chapters", cJSON_IsArray);
+	return o;
+}
+
 static cJSON *model_obj(const fold *f)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -514,6 +560,7 @@ static void fold_init(fold *f)
 	f->artifacts = cJSON_CreateArray();
 	f->output_errors = cJSON_CreateArray();
 	f->failures = cJSON_CreateArray();
+	f->model_words = cJSON_CreateArray();
 }
 
 cJSON *ksr_report_json(const cJSON *events, const ksr_decision *d)
@@ -554,6 +601,8 @@ cJSON *ksr_report_json(const cJSON *events, const ksr_decision *d)
 	cJSON_AddItemToObject(r, "accessibility", accessibility_obj(f.accessibility));
 	cJSON_AddItemToObject(r, "goal", f.goal ? f.goal : cJSON_CreateNull());
 	cJSON_AddItemToObject(r, "model_usage", model_obj(&f));
+	cJSON_AddItemToObject(r, "model_words", f.model_words);
+	cJSON_AddItemToObject(r, "video", video_obj(f.video));
 	cJSON_AddItemToObject(r, "log_tails", f.log_tails);
 	cJSON_AddItemToObject(r, "artifacts", f.artifacts);
 	cJSON_AddItemToObject(r, "output_errors", f.output_errors);

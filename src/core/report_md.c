@@ -159,6 +159,9 @@ static void section_summary(ksr_strbuf *b, const cJSON *r)
 	sb_esc(b, ksr_json_str(rt, "version", NULL));
 	if (jhas_num(rt, "pid"))
 		ksr_strbuf_addf(b, ", PID %.0f", ksr_json_num(rt, "pid", 0));
+	ksr_strbuf_add(b, "\n- **In a browser:** [report.html](report.html) (screenshots, "
+	                  "timeline");
+	ksr_strbuf_add(b, cJSON_IsObject(jget(r, "video")) ? ", the run's video)" : ")");
 	ksr_strbuf_add(b, "\n\n");
 }
 

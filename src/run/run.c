@@ -148,6 +148,7 @@ static void note_output_errors(ksr_run *run)
 
 int ksr_run_finish_report(ksr_run *run)
 {
+	ksr_run_video_stop(run); /* finished and synced before DONE, on every path */
 	note_output_errors(run);
 	ksr_decision d = ksr_verdict_from_events(ksr_events_all(run->ev));
 	cJSON *v = cJSON_CreateObject();
@@ -169,6 +170,9 @@ int ksr_run_finish_report(ksr_run *run)
 	char *md = ksr_report_markdown(report);
 	write_text(run, "report.md", md);
 	free(md);
+	char *html = ksr_report_html(report);
+	write_text(run, "report.html", html);
+	free(html);
 	free(json);
 	int code = d.exit_code;
 	const char *word = ksr_verdict_name(d.verdict);
@@ -256,6 +260,7 @@ int ksr_run_scenario(const ksr_run_opts *opts)
 		ksr_diagnose(&run);
 	}
 	run.current_stage = "teardown (stopping the app and the display)";
+	ksr_run_video_stop(&run); /* while the display is still there */
 	teardown(&run);
 	ksr_watchdog_stop(&run);
 	int code = ksr_run_finish_report(&run);

@@ -40,6 +40,7 @@ enum top_key {
 	TK_REMEDIATION_TIMEOUT,
 	TK_DESKTOP,
 	TK_READY_QUIET,
+	TK_VIDEO,
 	TK_COUNT
 };
 
@@ -74,6 +75,7 @@ static const char *const top_keys[TK_COUNT + 1] = {
         [TK_REMEDIATION_TIMEOUT] = "remediation_timeout_s",
         [TK_DESKTOP] = "desktop",
         [TK_READY_QUIET] = "ready_quiet_ms",
+        [TK_VIDEO] = "video",
         [TK_COUNT] = NULL,
 };
 
@@ -201,6 +203,8 @@ static void timing_keys(scn_ctx *c, const snode *const *v)
 		scn_bool(c, v[TK_KEEP_RUNNING], "keep_running", &s->keep_running);
 	if (v[TK_ATSPI])
 		scn_bool(c, v[TK_ATSPI], "atspi", &s->atspi);
+	if (v[TK_VIDEO])
+		scn_bool(c, v[TK_VIDEO], "video", &s->video);
 	if (v[TK_REMEDIATION_TIMEOUT])
 		scn_num(c, v[TK_REMEDIATION_TIMEOUT], "remediation_timeout_s", 0, DAY_S,
 		        &s->remediation_timeout_s);

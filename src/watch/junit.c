@@ -5,6 +5,7 @@
 #include "ksr/strbuf.h"
 #include "ksr/junit.h"
 #include "ksr/json.h"
+#include "ksr/fleet.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -119,8 +120,9 @@ static void problem(ksr_strbuf *b, int kind, const char *type, const char *messa
 static void system_out(ksr_strbuf *b, const run_view *v)
 {
 	ksr_strbuf_addn(b, "      <system-out>", 18);
-	char *text = ksr_xasprintf("verdict: %s (%s)\nevidence: %s\nreport: %s/report.md\n",
-	                           v->verdict, v->outcome, v->dir, v->dir);
+	char *text = ksr_xasprintf("verdict: %s (%s)\nevidence: %s\nreport: %s/report.md\n"
+	                           "in a browser: %s/report.html\n",
+	                           v->verdict, v->outcome, v->dir, v->dir, v->dir);
 	xesc(b, text);
 	free(text);
 	ksr_strbuf_addn(b, "</system-out>\n", 14);
@@ -232,11 +234,18 @@ static int write_all(int fd, const char *s, size_t n)
 
 int ksr_junit_write(const char *path, const ksr_junit_run *runs, size_t n, ksr_err *err)
 {
+	char *xml = ksr_junit_render(runs, n);
+	int rc = ksr_watch_write_file(path, xml, err);
+	free(xml);
+	return rc;
+}
+
+int ksr_watch_write_file(const char *path, const char *xml, ksr_err *err)
+{
 	/* The temporary file sits beside the target so that rename is atomic. */
 	const char *base = strrchr(path, '/');
 	char *tmp = base ? ksr_xasprintf("%.*s/.%s.tmp", (int)(base - path), path, base + 1)
 	                 : ksr_xasprintf(".%s.tmp", path);
-	char *xml = ksr_junit_render(runs, n);
 	int rc = -1;
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
@@ -257,7 +266,6 @@ int ksr_junit_write(const char *path, const ksr_junit_run *runs, size_t n, ksr_e
 	}
 	rc = 0;
 cleanup:
-	free(xml);
 	free(tmp);
 	return rc;
 }

@@ -264,6 +264,9 @@ static void on_done(ksr_watch *w, ksr_watch_run *r)
 	char *md = path_in(r, "report.md");
 	cJSON_AddStringToObject(l, "report", md);
 	free(md);
+	char *html = path_in(r, "report.html");
+	cJSON_AddStringToObject(l, "report_html", html);
+	free(html);
 	free(done);
 	finish(w, r, l);
 }

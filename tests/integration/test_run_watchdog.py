@@ -51,10 +51,11 @@ def kill_if_alive(pid):
 class RunWatchdogTest(ksr.KsrTestCase):
     needs_testapp = False
 
-    def stop_display_in_steps(self, deadline_s):
+    def stop_display_in_steps(self, deadline_s, extra=()):
         path = self.scenario(textwrap.dedent(SCENARIO))
         out = self.out()
-        rt = self.start_rt(["run", "--xvfb", "--deadline", str(deadline_s), path], out=out)
+        rt = self.start_rt(["run", "--xvfb", "--deadline", str(deadline_s)] + list(extra)
+                           + [path], out=out)
         ksr.wait_for_trace_event(out, ksr.in_stage("steps"), timeout=60, proc=rt)
         xvfb = xvfb_children(rt.pid)
         self.assertEqual(len(xvfb), 1, "the run's private Xvfb")
@@ -71,6 +72,30 @@ class RunWatchdogTest(ksr.KsrTestCase):
         self.assertNoSanitizerReport(rt.stderr)
         report = self.assertEvidence(out, "test-error", "deadline", rc=rc, stderr=rt.stderr)
         self.assertIn("deadline", report["reason"])
+
+    def test_video_finished_with_a_stopped_x_server(self):
+        """The video thread is stuck in Xlib too (its last frame never comes):
+        the file is still finished, synced and named in the report before DONE."""
+        rt, out = self.stop_display_in_steps(deadline_s=20, extra=["--video"])
+        rc = rt.wait(timeout=60)
+        self.assertNoSanitizerReport(rt.stderr)
+        report = self.assertEvidence(out, "test-error", "deadline", rc=rc, stderr=rt.stderr)
+        video = report["video"]
+        self.assertIsNotNone(video)
+        self.assertEqual(video["name"], "video.webm", video)
+        self.assertIn("stuck", video["error"] or "")
+        self.assertGreaterEqual(video["frames"], 1)
+        self.assertNotIn(".video.webm.tmp", ksr.list_files(out))
+        import json
+        import subprocess
+        res = subprocess.run(["ffprobe", "-v", "error", "-show_format", "-show_streams",
+                              "-of", "json", os.path.join(out, "video.webm")],
+                             capture_output=True, timeout=60)
+        self.assertEqual(res.returncode, 0, res.stderr.decode()[-2000:])
+        info = json.loads(res.stdout)
+        self.assertEqual([s["codec_name"] for s in info["streams"]], ["vp9"])
+        self.assertAlmostEqual(float(info["format"]["duration"]) * 1000, video["duration_ms"],
+                               delta=50)
 
     def test_sigterm_with_a_stopped_x_server(self):
         rt, out = self.stop_display_in_steps(deadline_s=300)

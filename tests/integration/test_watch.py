@@ -81,6 +81,8 @@ class WatchTest(ksr.KsrTestCase):
         self.assertEqual((ready["run"], ready["pid"]), (start["run_id"], start["pid"]))
         self.assertEqual(terminal["reason"], report["reason"])
         self.assertEqual(terminal["report"], os.path.join(out, "report.md"))
+        self.assertEqual(terminal["report_html"], os.path.join(out, "report.html"))
+        self.assertTrue(os.path.isfile(terminal["report_html"]))
         for path in ("run.xml", "watch.xml"):
             root = watchlib.validate_junit(self, os.path.join(self.tmp, path))
             cases = root.findall("testsuite/testcase")

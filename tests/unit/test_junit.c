@@ -56,6 +56,7 @@ static void test_app_failed(void)
 	is_int((long long)count(x, "<error"), 0, "no error for app-failed");
 	is_int((long long)count(x, "<system-out>"), 3, "evidence on every testcase");
 	ok(strstr(x, "report: /tmp/out a/report.md") != NULL, "link to report.md");
+	ok(strstr(x, "in a browser: /tmp/out a/report.html") != NULL, "link to report.html");
 	free(x);
 	cJSON_Delete(rep);
 }

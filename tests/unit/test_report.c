@@ -300,6 +300,89 @@ static void check_hostile(void)
 	cJSON_Delete(events);
 }
 
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+static void check_html(const cJSON *r)
+{
+	char *h = ksr_report_html(r);
+	ok(h && !strncmp(h, "<!DOCTYPE html>", 15), "report.html rendered");
+	if (!h)
+		return;
+	ok(strstr(h, "Content-Security-Policy") && strstr(h, "default-src 'none'"),
+	   "a CSP that fetches nothing by default");
+	is_int((long long)count(h, "<script"), 1, "one script: the page's own");
+	ok(strstr(h, "<h1 id=\"verdict\">app-failed: mousepad-smoke</h1>") != NULL,
+	   "verdict and name on top");
+	ok(strstr(h, "Line 14: the file was not saved. (scenario line 14)") != NULL,
+	   "the reason sentence");
+	ok(strstr(h, "<details class=\"step s-failed failing\" id=\"step-2\" open>") != NULL,
+	   "the failing step is opened and marked");
+	is_int((long long)count(h, "details class=\"step"), 2, "a block per step");
+	ok(strstr(h, "src=\"00-first-look.png\"") != NULL, "screenshot shown");
+	ok(strstr(h, "href=\"report.md\"") != NULL, "links report.md");
+	ok(strstr(h, "&lt;script&gt;") && !strstr(h, "<script>alert"), "window title escaped");
+	ok(strstr(h, "id=\"timeline\"") && strstr(h, "class=\"seg st-ok\""), "the timeline");
+	free(h);
+}
+
+/* Hostile text everywhere report.html shows text: nothing but the page's own
+ * markup comes out. */
+static void check_hostile_html(void)
+{
+	cJSON *events = obj(
+	        "[{\"event\":\"run.start\",\"scenario\":{\"name\":\"<script>alert(1)</script>\"}},"
+	        "{\"event\":\"stage.start\",\"t_ms\":1,\"name\":\"x\\\" onmouseover=\\\"a()\"},"
+	        "{\"event\":\"step.start\",\"t_ms\":2,\"index\":1,\"line\":3,\"kind\":\"<b>k\"},"
+	        "{\"event\":\"step.end\",\"t_ms\":9,\"index\":1,\"line\":3,\"kind\":\"<b>k\","
+	        "\"status\":\"failed\",\"reason\":\"<img src=x onerror=alert(2)>\","
+	        "\"screenshot\":\"javascript:alert(3)\",\"ready\":{\"note\":\"</dd><script>\"},"
+	        "\"output\":\"</pre><script>alert(4)</script>\",\"checks\":[{\"kind\":\"<i>\","
+	        "\"status\":\"failed\",\"detail\":\"'><svg onload=alert(5)>\"}]},"
+	        "{\"event\":\"judgement\",\"step\":1,\"reason\":\"<iframe src=//evil>\"},"
+	        "{\"event\":\"grounding\",\"step\":1,\"asked\":\"<a href=//evil>\"},"
+	        "{\"event\":\"failure\",\"outcome\":\"step-failed\",\"reason\":\"<b>r</b>\"},"
+	        "{\"event\":\"accessibility\",\"status\":\"ok\",\"controls\":[{\"role\":"
+	        "\"<u>\",\"name\":\"</li><script>alert(6)</script>\",\"states\":[\"<s>\"]}]},"
+	        "{\"event\":\"video\",\"name\":\"v.webm\\\" onerror=\\\"alert(7)\",\"frames\":1,"
+	        "\"chapters\":[{\"at_ms\":0,\"title\":\"\\\"><script>\",\"step\":1}]},"
+	        "{\"event\":\"log_tail\",\"path\":\"<p "
+	        "id=evil>\",\"text\":\"</pre><script>alert(8)\"}]");
+	cJSON *r = ksr_report_json(events, NULL);
+	char *h = ksr_report_html(r);
+	ok(h != NULL, "hostile report.html rendered");
+	if (h) {
+		is_int((long long)count(h, "<script"), 1, "no script but the page's own");
+		static const char *const raw[] = {"<b>k",
+		                                  "<b>r",
+		                                  "<img src=x",
+		                                  "<iframe",
+		                                  "<a href=//",
+		                                  "<svg",
+		                                  "<u>",
+		                                  "<s>",
+		                                  "<i>",
+		                                  "<p id",
+		                                  "\" onmouseover=",
+		                                  "\" onerror=",
+		                                  "href=\"javascript:",
+		                                  "src=\"javascript:"};
+		for (size_t i = 0; i < sizeof raw / sizeof *raw; i++)
+			ok(strstr(h, raw[i]) == NULL, "no raw %s", raw[i]);
+		ok(strstr(h, "&lt;iframe src=//evil&gt;") != NULL, "the model's words, as text");
+		ok(strstr(h, "src=\"javascript%3Aalert%283%29\"") != NULL,
+		   "a link target is a percent-encoded relative path");
+	}
+	free(h);
+	cJSON_Delete(r);
+	cJSON_Delete(events);
+}
+
 int main(void)
 {
 	ksr_events *ev = synthetic_run();
@@ -315,6 +398,8 @@ int main(void)
 	check_schema(r);
 	check_markdown(r);
 	check_hostile();
+	check_html(r);
+	check_hostile_html();
 	cJSON_Delete(r);
 	cJSON_Delete(events);
 	ksr_events_free(ev);

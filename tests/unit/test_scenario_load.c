@@ -52,7 +52,7 @@ static void top_level(const ksr_scenario *s)
 	ok(ksr_pattern_match(s->window_class, "MOUSEPAD"), "window_class (?i)");
 	ok(near(s->boot_timeout_s, 30) && near(s->launch_timeout_s, 45.5) && near(s->settle_s, 2),
 	   "timeouts");
-	ok(s->keep_running && !s->atspi && !s->desktop, "booleans");
+	ok(s->keep_running && !s->atspi && !s->desktop && s->video, "booleans");
 	is_int((long long)s->n_logs, 2, "two logs");
 	is_str(s->logs[0], "/tmp/mousepad.log", "absolute log kept");
 	is_str(s->logs[1], GOOD "logs/app.log", "relative log resolved");
@@ -248,7 +248,7 @@ static void defaults(void)
 	is_str(s->name, "minimal", "name defaults to the file's base name");
 	ok(near(s->boot_timeout_s, 60) && near(s->launch_timeout_s, 60) && near(s->settle_s, 5),
 	   "default timeouts");
-	ok(!s->keep_running && s->atspi && !s->desktop && !s->cdp, "default booleans");
+	ok(!s->keep_running && s->atspi && !s->desktop && !s->cdp && !s->video, "default booleans");
 	ok(near(s->baseline_tolerance, 0.02) && near(s->remediation_timeout_s, 300),
 	   "default tolerance and remediation");
 	ok(s->goal_turns == 20 && near(s->goal_seconds, 180) && s->goal_model_calls == 60,
@@ -308,7 +308,7 @@ static void key_lists(void)
 	size_t n = 0;
 	while (top[n])
 		n++;
-	is_int((long long)n, 30, "30 top-level keys");
+	is_int((long long)n, 31, "31 top-level keys");
 	const char *const *mods = ksr_scenario_modifier_keys();
 	n = 0;
 	while (mods[n])

@@ -105,7 +105,19 @@ struct ksr_run {
 	/* Set by the stages layer: hold an app crash for diagnosis to tell a
 	 * crash from a crash loop (the context cannot call up into diagnosis). */
 	void (*hold_crash)(ksr_run *run, const char *reason);
+	/* The run's video (video.c), recording from boot to the report; the
+	 * run's clock (t_ms) at the video's time 0. */
+	struct ksr_video *video;
+	int64_t video_t_ms;
 };
+
+/* The run's video (docs/report.md#the-runs-video), when the scenario or the
+ * command line asks for it: start once the display is up; stop (a last
+ * frame, the chapters from the recorded stage and step starts, the file
+ * finished and synced, a video and an artifact event) before the report. Stop
+ * runs once, on whichever thread gets there first (the watchdog's too). */
+void ksr_run_video_start(ksr_run *run);
+void ksr_run_video_stop(ksr_run *run);
 
 /* Record an event (and show it as progress). fields is consumed. */
 const cJSON *ksr_run_emit(ksr_run *run, const char *event, cJSON *fields);

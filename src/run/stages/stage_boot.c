@@ -54,6 +54,7 @@ static ksr_stage_status stage_boot_wait(ksr_run *run, char *note, size_t len)
 	if (w == KSR_WAIT_READY) {
 		if (!run->session)
 			snprintf(note, len, "display %s", ksr_x11_display_name(run->x));
+		ksr_run_video_start(run);
 		return KSR_STAGE_OK;
 	}
 	if (w == KSR_WAIT_ERROR) {
