@@ -223,8 +223,8 @@ static bool listed(const ksr_strbuf *list, const char *name)
 /* The files a run of ours writes whatever it does. */
 static bool own_fixed_name(const char *name)
 {
-	static const char *const own[] = {"DONE", "BLOCKED", "trace.jsonl", "report.json",
-	                                  "report.md"};
+	static const char *const own[] = {"DONE",        "BLOCKED",   "trace.jsonl",
+	                                  "report.json", "report.md", "report.html"};
 	for (size_t i = 0; i < sizeof own / sizeof *own; i++)
 		if (!strcmp(name, own[i]))
 			return true;
