@@ -2,8 +2,8 @@
  * like report.md (docs/report.md#reporthtml). One self-contained file: inline
  * CSS and script, nothing fetched but the run's own files beside it (the
  * screenshots, the video). Every string that may come from a window, a page, a
- * log or a model goes through esc() (text and attribute values alike) or
- * url() (relative link targets); a Content-Security-Policy with a fresh nonce
+ * log or a model goes through ksr_strbuf_add_html() (text and attribute values alike) or
+ * ksr_strbuf_add_url() (relative link targets); a Content-Security-Policy with a fresh nonce
  * for the one script is the second fence: should text ever escape, no script
  * of its own runs and nothing outside the folder is fetched. */
 #include "ksr/report.h"
@@ -29,58 +29,12 @@ static const cJSON *jget(const cJSON *obj, const char *key)
 	return cJSON_GetObjectItemCaseSensitive(obj, key);
 }
 
-/* Text and attribute values: the five HTML specials become entities, control
- * characters but newline and tab become spaces (a NUL never reaches here). */
-static void esc(ksr_strbuf *b, const char *s)
-{
-	for (const char *c = s ? s : ""; *c; c++) {
-		switch (*c) {
-		case '&':
-			ksr_strbuf_add(b, "&amp;");
-			break;
-		case '<':
-			ksr_strbuf_add(b, "&lt;");
-			break;
-		case '>':
-			ksr_strbuf_add(b, "&gt;");
-			break;
-		case '"':
-			ksr_strbuf_add(b, "&quot;");
-			break;
-		case '\'':
-			ksr_strbuf_add(b, "&#39;");
-			break;
-		default:
-			if ((unsigned char)*c < 0x20 && *c != '\n' && *c != '\t')
-				ksr_strbuf_add(b, " ");
-			else if (*c == 0x7f)
-				ksr_strbuf_add(b, " ");
-			else
-				ksr_strbuf_addn(b, c, 1);
-		}
-	}
-}
-
 /* A relative link target: bytes outside a safe set percent-encoded (a ':'
  * too, so no scheme such as javascript: can form), and never starting with
  * '/' (no path outside the folder). */
-static void url(ksr_strbuf *b, const char *s)
-{
-	const unsigned char *c = (const unsigned char *)(s ? s : "");
-	while (*c == '/')
-		c++;
-	for (; *c; c++) {
-		if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
-		    (*c >= '0' && *c <= '9') || strchr("._-~", *c))
-			ksr_strbuf_addn(b, (const char *)c, 1);
-		else
-			ksr_strbuf_addf(b, "%%%02X", *c);
-	}
-}
-
 static void esc_str(ksr_strbuf *b, const cJSON *o, const char *key, const char *dflt)
 {
-	esc(b, ksr_json_str(o, key, dflt));
+	ksr_strbuf_add_html(b, ksr_json_str(o, key, dflt));
 }
 
 static void ms_text(ksr_strbuf *b, double ms)
@@ -120,7 +74,7 @@ static char *value_text(const cJSON *v)
 static void esc_value(ksr_strbuf *b, const cJSON *v)
 {
 	char *t = value_text(v);
-	esc(b, t);
+	ksr_strbuf_add_html(b, t);
 	free(t);
 }
 
@@ -239,7 +193,7 @@ static void page_head(ksr_strbuf *b, const cJSON *r, const html_ctx *c)
 	ksr_strbuf_addf(b, "%s'\"><title>", c->nonce);
 	esc_str(b, r, "verdict", "unknown");
 	ksr_strbuf_add(b, ": ");
-	esc(b, ksr_json_str(jget(r, "scenario"), "name", "unnamed scenario"));
+	ksr_strbuf_add_html(b, ksr_json_str(jget(r, "scenario"), "name", "unnamed scenario"));
 	ksr_strbuf_addf(b, "</title><style>%s</style></head><body><main>\n", STYLE);
 }
 
@@ -250,7 +204,7 @@ static void section_verdict(ksr_strbuf *b, const cJSON *r, const html_ctx *c)
 	ksr_strbuf_add(b, "\"><h1 id=\"verdict\">");
 	esc_str(b, r, "verdict", "unknown");
 	ksr_strbuf_add(b, ": ");
-	esc(b, ksr_json_str(jget(r, "scenario"), "name", "unnamed scenario"));
+	ksr_strbuf_add_html(b, ksr_json_str(jget(r, "scenario"), "name", "unnamed scenario"));
 	ksr_strbuf_add(b, "</h1><div class=\"outcome\">outcome <b id=\"outcome\">");
 	esc_str(b, r, "outcome", "unknown");
 	ksr_strbuf_addf(b, "</b>, exit code %.0f</div><p class=\"reason\" id=\"reason\">",
@@ -416,7 +370,7 @@ static void section_video(ksr_strbuf *b, const cJSON *r, const html_ctx *c)
 		return;
 	}
 	ksr_strbuf_add(b, "<video id=\"video\" controls preload=\"metadata\" src=\"");
-	url(b, name);
+	ksr_strbuf_add_url(b, name, 0);
 	ksr_strbuf_add(b, "\"></video><div class=\"chapters\" id=\"chapters\">");
 	double dur = ksr_json_num(v, "duration_ms", 0);
 	const cJSON *ch;
@@ -433,7 +387,7 @@ static void section_video(ksr_strbuf *b, const cJSON *r, const html_ctx *c)
 		ksr_strbuf_add(b, "\"></button>");
 	}
 	ksr_strbuf_addf(b, "</div><p class=\"muted\">");
-	esc(b, name);
+	ksr_strbuf_add_html(b, name);
 	ksr_strbuf_addf(b,
 	                ": %.0f frames (at most %.0f a second, when the screen changed), "
 	                "%.0fx%.0f, ",
@@ -449,15 +403,15 @@ static void section_video(ksr_strbuf *b, const cJSON *r, const html_ctx *c)
 static void figure(ksr_strbuf *b, const char *file, const char *caption)
 {
 	ksr_strbuf_add(b, "<figure><a href=\"");
-	url(b, file);
+	ksr_strbuf_add_url(b, file, 0);
 	ksr_strbuf_add(b, "\"><img class=\"zoom\" decoding=\"async\" src=\"");
-	url(b, file);
+	ksr_strbuf_add_url(b, file, 0);
 	ksr_strbuf_add(b, "\" alt=\"");
-	esc(b, caption);
+	ksr_strbuf_add_html(b, caption);
 	ksr_strbuf_add(b, "\"></a><figcaption>");
-	esc(b, caption);
+	ksr_strbuf_add_html(b, caption);
 	ksr_strbuf_add(b, " (");
-	esc(b, file);
+	ksr_strbuf_add_html(b, file);
 	ksr_strbuf_add(b, ")</figcaption></figure>");
 }
 
@@ -478,7 +432,7 @@ static void waited_for(ksr_strbuf *b, const cJSON *details)
 		{
 			ksr_strbuf_add(b, first ? "" : "; ");
 			first = false;
-			esc(b, f->string);
+			ksr_strbuf_add_html(b, f->string);
 			ksr_strbuf_add(b, " ");
 			esc_value(b, f);
 		}
@@ -555,7 +509,7 @@ static void other_details(ksr_strbuf *b, const cJSON *details)
 		ksr_strbuf_add(b, any ? "" : "<h4>Details</h4><dl class=\"kv\">");
 		any = true;
 		ksr_strbuf_add(b, "<dt>");
-		esc(b, f->string);
+		ksr_strbuf_add_html(b, f->string);
 		ksr_strbuf_add(b, "</dt><dd>");
 		esc_value(b, f);
 		ksr_strbuf_add(b, "</dd>");
@@ -761,9 +715,9 @@ static void section_files(ksr_strbuf *b, const cJSON *r, const html_ctx *c)
 		ksr_strbuf_add(b, any ? "" : "<h2>Other files</h2><div class=\"card\"><ul>");
 		any = true;
 		ksr_strbuf_add(b, "<li><a href=\"");
-		url(b, name);
+		ksr_strbuf_add_url(b, name, 0);
 		ksr_strbuf_add(b, "\">");
-		esc(b, name);
+		ksr_strbuf_add_html(b, name);
 		ksr_strbuf_add(b, "</a> <span class=\"muted\">(");
 		esc_str(b, a, "kind", "");
 		ksr_strbuf_add(b, ")</span> ");
@@ -838,7 +792,7 @@ static void section_a11y(ksr_strbuf *b, const cJSON *r, const html_ctx *c)
 		ksr_strbuf_addf(b, ", %.0f nodes", ksr_json_num(a, "nodes", 0));
 	if (ksr_json_str(a, "artifact", NULL)) {
 		ksr_strbuf_add(b, ", the whole tree in <a href=\"");
-		url(b, ksr_json_str(a, "artifact", NULL));
+		ksr_strbuf_add_url(b, ksr_json_str(a, "artifact", NULL), 0);
 		ksr_strbuf_add(b, "\">");
 		esc_str(b, a, "artifact", "");
 		ksr_strbuf_add(b, "</a>");

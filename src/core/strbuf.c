@@ -56,3 +56,45 @@ void ksr_strbuf_free(ksr_strbuf *b)
 	b->p = NULL;
 	b->len = b->cap = 0;
 }
+
+void ksr_strbuf_add_html(ksr_strbuf *b, const char *s)
+{
+	for (const char *c = s ? s : ""; *c; c++) {
+		switch (*c) {
+		case '&':
+			ksr_strbuf_add(b, "&amp;");
+			break;
+		case '<':
+			ksr_strbuf_add(b, "&lt;");
+			break;
+		case '>':
+			ksr_strbuf_add(b, "&gt;");
+			break;
+		case '"':
+			ksr_strbuf_add(b, "&quot;");
+			break;
+		case '\'':
+			ksr_strbuf_add(b, "&#39;");
+			break;
+		default:
+			if (((unsigned char)*c < 0x20 && *c != '\n' && *c != '\t') || *c == 0x7f)
+				ksr_strbuf_add(b, " ");
+			else
+				ksr_strbuf_addn(b, c, 1);
+		}
+	}
+}
+
+void ksr_strbuf_add_url(ksr_strbuf *b, const char *s, int subfolders)
+{
+	const unsigned char *c = (const unsigned char *)(s ? s : "");
+	while (*c == '/')
+		c++;
+	for (; *c; c++) {
+		if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+		    (*c >= '0' && *c <= '9') || strchr("._-~", *c) || (subfolders && *c == '/'))
+			ksr_strbuf_addn(b, (const char *)c, 1);
+		else
+			ksr_strbuf_addf(b, "%%%02X", *c);
+	}
+}

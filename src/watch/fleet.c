@@ -11,43 +11,6 @@
 #include "ksr/json.h"
 #include "ksr/strbuf.h"
 
-static void esc(ksr_strbuf *b, const char *s)
-{
-	for (const char *c = s ? s : ""; *c; c++) {
-		switch (*c) {
-		case '&':
-			ksr_strbuf_add(b, "&amp;");
-			break;
-		case '<':
-			ksr_strbuf_add(b, "&lt;");
-			break;
-		case '>':
-			ksr_strbuf_add(b, "&gt;");
-			break;
-		case '"':
-			ksr_strbuf_add(b, "&quot;");
-			break;
-		case '\'':
-			ksr_strbuf_add(b, "&#39;");
-			break;
-		default:
-			ksr_strbuf_addn(b, (unsigned char)*c < 0x20 || *c == 0x7f ? " " : c, 1);
-		}
-	}
-}
-
-/* A link target: percent-encoded path bytes (so no scheme can form). */
-static void url(ksr_strbuf *b, const char *s)
-{
-	for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
-		if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
-		    (*c >= '0' && *c <= '9') || strchr("._-~/", *c))
-			ksr_strbuf_addn(b, (const char *)c, 1);
-		else
-			ksr_strbuf_addf(b, "%%%02X", *c);
-	}
-}
-
 /* dir relative to from (both absolute, no trailing slash): "../a/b". */
 static char *relative(const char *from, const char *dir)
 {
@@ -110,25 +73,25 @@ static void row(ksr_strbuf *b, const ksr_junit_run *r, const char *page_dir)
 	                    : ksr_xasprintf("%s/", r->out_dir ? r->out_dir : ".");
 	if (rep) {
 		ksr_strbuf_add(b, "<a href=\"");
-		url(b, rel);
+		ksr_strbuf_add_url(b, rel, 1);
 		ksr_strbuf_add(b, "report.html\">");
 	}
-	esc(b, name ? name : r->out_dir);
+	ksr_strbuf_add_html(b, name ? name : r->out_dir);
 	ksr_strbuf_add(b, rep ? "</a>" : "");
 	ksr_strbuf_add(b, "<br><span class=\"muted\">");
-	esc(b, r->out_dir);
+	ksr_strbuf_add_html(b, r->out_dir);
 	ksr_strbuf_add(b, "</span></td><td>");
 	const char *outcome =
 	        ksr_json_str(rep, "outcome", ksr_json_str(r->terminal, "outcome", ""));
-	esc(b, outcome);
+	ksr_strbuf_add_html(b, outcome);
 	ksr_strbuf_add(b, "</td><td class=\"duration\">");
 	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(tm, "duration_ms")))
 		ksr_strbuf_addf(b, "%.1f s", ksr_json_num(tm, "duration_ms", 0) / 1000.0);
 	ksr_strbuf_add(b, "</td><td>");
 	const char *reason = ksr_json_str(rep, "reason", ksr_json_str(r->terminal, "reason", ""));
-	esc(b, reason);
+	ksr_strbuf_add_html(b, reason);
 	ksr_strbuf_add(b, "</td><td class=\"muted\">");
-	esc(b, ksr_json_str(tm, "started_at", ""));
+	ksr_strbuf_add_html(b, ksr_json_str(tm, "started_at", ""));
 	ksr_strbuf_add(b, "</td></tr>\n");
 	free(rel);
 }
