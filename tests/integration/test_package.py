@@ -27,6 +27,7 @@ import ksr
 # docs/packaging.md.
 PORTABLE_ALLOWED = {
     "libX11.so.6", "libXtst.so.6", "libXext.so.6", "libXdamage.so.1", "libXrandr.so.2",
+    "libxkbcommon.so.0",  # the same soname everywhere; GTK and Qt need it (docs/packaging.md)
     "libcurl.so.4", "libssl.so.3", "libcrypto.so.3",
     "libpng16.so.16", "libz.so.1",
     "libatspi.so.0", "libdbus-1.so.3",
