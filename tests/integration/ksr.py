@@ -753,15 +753,24 @@ def wait_window_title(tc, display, title, proc=None, timeout=60):
     """Until a window titled `title` (a substring) is mapped on display: xdotool
     search --sync waits on X events. A fault injected after this is injected
     while what set the title (a page's script, an app's call) is in flight."""
-    try:
-        r = subprocess.run(["xdotool", "search", "--sync", "--name", re.escape(title)],
-                           env=clean_env(DISPLAY=display), capture_output=True, text=True,
-                           timeout=timeout)
-    except subprocess.TimeoutExpired:
-        tc.fail("no window titled %r within %d s" % (title, timeout))
-    if proc is not None and proc.poll() is not None:
-        tc.fail("the runtime exited (rc %s) before %r showed" % (proc.poll(), title))
-    tc.assertEqual(r.returncode, 0, r.stderr)
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            tc.fail("no window titled %r within %d s" % (title, timeout))
+        try:
+            r = subprocess.run(["xdotool", "search", "--sync", "--name", re.escape(title)],
+                               env=clean_env(DISPLAY=display), capture_output=True,
+                               text=True, timeout=left)
+        except subprocess.TimeoutExpired:
+            tc.fail("no window titled %r within %d s" % (title, timeout))
+        if proc is not None and proc.poll() is not None:
+            tc.fail("the runtime exited (rc %s) before %r showed" % (proc.poll(), title))
+        if r.returncode == 0:
+            return
+        # xdotool dies on an X error (a window it was reading went away
+        # meanwhile, as short-lived ones do): search again.
+        tc.assertIn("BadWindow", r.stderr, r.stderr)
 
 
 def line_of(path, needle):
