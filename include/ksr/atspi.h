@@ -44,6 +44,14 @@ void ksr_atspi_close(ksr_atspi *a); /* NULL-safe */
 const char *ksr_atspi_address(const ksr_atspi *a);
 ksr_atspi_source ksr_atspi_bus_source(const ksr_atspi *a);
 
+/* Before an app starts: where the X root has no AT_SPI_BUS property (and no
+ * AT_SPI_BUS_ADDRESS is set), ask the session bus for the accessibility bus
+ * and publish its address there, as at-spi-bus-launcher does on X11. Qt 5
+ * finds the bus reliably only through that property: asked over the session
+ * bus, its bridge turns on before the answer arrives and never registers.
+ * 1 with *published (free it) when set, 0 when not needed, -1 with err. */
+int ksr_atspi_publish_root(ksr_x11 *x, ksr_deadline d, char **published, ksr_err *err);
+
 /* For the embedded session: wait until org.a11y.Bus has an owner on the
  * session bus at address (bounded polling of NameHasOwner: asking GetAddress
  * earlier would activate a second launcher), then set IsEnabled true. */
