@@ -49,7 +49,8 @@ ksr_atspi_source ksr_atspi_bus_source(const ksr_atspi *a);
  * and publish its address there, as at-spi-bus-launcher does on X11. Qt 5
  * finds the bus reliably only through that property: asked over the session
  * bus, its bridge turns on before the answer arrives and never registers.
- * 1 with *published (free it) when set, 0 when not needed, -1 with err. */
+ * 1 with *published (free it; published may be NULL) when set, 0 when not
+ * needed, -1 with err (may be NULL). */
 int ksr_atspi_publish_root(ksr_x11 *x, ksr_deadline d, char **published, ksr_err *err);
 
 /* For the embedded session: wait until org.a11y.Bus has an owner on the

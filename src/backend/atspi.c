@@ -282,7 +282,8 @@ static void start_registry(GMainContext *ctx, const char *session_address, ksr_d
 
 int ksr_atspi_publish_root(ksr_x11 *x, ksr_deadline d, char **published, ksr_err *err)
 {
-	*published = NULL;
+	if (published)
+		*published = NULL;
 	const char *env = getenv("AT_SPI_BUS_ADDRESS");
 	const char *session = getenv("DBUS_SESSION_BUS_ADDRESS");
 	char *have = ksr_x11_root_property_string(x, "AT_SPI_BUS", NULL);
@@ -303,7 +304,10 @@ int ksr_atspi_publish_root(ksr_x11 *x, ksr_deadline d, char **published, ksr_err
 		free(addr);
 		return -1;
 	}
-	*published = addr;
+	if (published)
+		*published = addr;
+	else
+		free(addr);
 	return 1;
 }
 
