@@ -168,30 +168,6 @@ static char *child_at(ksr_atspi *a, const ksr_atspi_app *app, const char *path,
 	return out;
 }
 
-/* A control: an Action interface with a click-like action
- * (ksr_atspi_pick_action), or with none at all, as Qt lists a disabled
- * button's; a GTK 4 label lists only widget actions ("clipboard.copy") and
- * is no control. */
-static bool clickable(ksr_atspi *a, const ksr_atspi_app *app, const char *path, ksr_deadline d)
-{
-	ksr_err ignored = {0};
-	GVariant *r = app_call(a, app, path, ATSPI_IFACE_ACTION, "GetActions", NULL, "(a(sss))", d,
-	                       &ignored);
-	if (!r)
-		return false; /* no Action interface */
-	GVariantIter *it = NULL;
-	const char *name, *desc, *key;
-	g_variant_get(r, "(a(sss))", &it);
-	char *names[64];
-	ksr_atspi_node n = {.actions = names};
-	while (n.n_actions < 64 && g_variant_iter_next(it, "(&s&s&s)", &name, &desc, &key))
-		names[n.n_actions++] = (char *)name;
-	bool yes = n.n_actions == 0 || ksr_atspi_pick_action(&n) >= 0;
-	g_variant_iter_free(it);
-	g_variant_unref(r);
-	return yes;
-}
-
 /* The standard role name (GetRole), else the toolkit's (GetRoleName). */
 static char *role_of(ksr_atspi *a, const ksr_atspi_app *app, const char *path, ksr_deadline d)
 {
@@ -215,6 +191,52 @@ static char *role_of(ksr_atspi *a, const ksr_atspi_app *app, const char *path, k
 	if (r)
 		g_variant_unref(r);
 	return role;
+}
+
+/* Roles a person clicks. Qt lists no actions for a disabled button, GTK 4
+ * none for any widget inside an insensitive one (the label in a greyed
+ * button): with no actions, only these roles count as a control. */
+static bool control_role(const char *role)
+{
+	static const char *const roles[] = {
+	        "push button",     "toggle button",   "check box", "radio button",  "menu item",
+	        "check menu item", "radio menu item", "page tab",  "link",          "combo box",
+	        "spin button",     "slider",          "text",      "password text", "entry",
+	};
+	for (size_t i = 0; role && i < sizeof roles / sizeof roles[0]; i++)
+		if (strcmp(role, roles[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A control: an Action interface with a click-like action
+ * (ksr_atspi_pick_action), or with none at all and a control's role; a
+ * GTK 4 label lists only widget actions ("clipboard.copy") and is no
+ * control. */
+static bool clickable(ksr_atspi *a, const ksr_atspi_app *app, const char *path, ksr_deadline d)
+{
+	ksr_err ignored = {0};
+	GVariant *r = app_call(a, app, path, ATSPI_IFACE_ACTION, "GetActions", NULL, "(a(sss))", d,
+	                       &ignored);
+	if (!r)
+		return false; /* no Action interface */
+	GVariantIter *it = NULL;
+	const char *name, *desc, *key;
+	g_variant_get(r, "(a(sss))", &it);
+	char *names[64];
+	ksr_atspi_node n = {.actions = names};
+	while (n.n_actions < 64 && g_variant_iter_next(it, "(&s&s&s)", &name, &desc, &key))
+		names[n.n_actions++] = (char *)name;
+	bool yes = ksr_atspi_pick_action(&n) >= 0;
+	bool none = n.n_actions == 0;
+	g_variant_iter_free(it);
+	g_variant_unref(r);
+	if (none) {
+		char *role = role_of(a, app, path, d);
+		yes = control_role(role);
+		free(role);
+	}
+	return yes;
 }
 
 static int describe(ksr_atspi *a, const ksr_atspi_app *app, char *path, int depth, ksr_deadline d,
