@@ -295,6 +295,7 @@ void ksr_exec_spawn(ksr_run *run, const ksr_step *step, const ksr_step_target *t
 			res->status = KSR_STEP_OK, res->outcome = KSR_OUTCOME_COMPLETED,
 			res->reason[0] = '\0';
 			t->window = found.id;
+			t->window_pid = found.pid;
 			ksr_run_watch_tool(run, t); /* its death ends every wait from now */
 			res->has_window = true;
 			res->win_x = found.x, res->win_y = found.y;
