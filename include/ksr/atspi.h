@@ -256,6 +256,14 @@ int ksr_atspi_control_at(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi
 bool ksr_atspi_control_ready(const ksr_atspi_control *c, bool visible_is_showing, bool *sensitive,
                              bool *showing);
 void ksr_atspi_control_clear(ksr_atspi_control *c); /* NULL-safe */
+/* The default button of the app's top-level named window_title (the state
+ * "is default", visible): what Return activates. 1 with *out set, 0 when the
+ * window has none, -1 with err. */
+int ksr_atspi_default_control(ksr_atspi *a, const ksr_atspi_app *app, const char *window_title,
+                              ksr_deadline d, ksr_atspi_control *out, ksr_err *err);
+/* Read c's states again (c->path); -1 with err when the app did not answer. */
+int ksr_atspi_control_refresh(ksr_atspi *a, const ksr_atspi_app *app, ksr_atspi_control *c,
+                              ksr_deadline d, ksr_err *err);
 /* The toolkit answers coordinates relative to the window (GTK 4). */
 bool ksr_atspi_app_window_coords(const ksr_atspi_app *app);
 

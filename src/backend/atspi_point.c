@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_HOPS    48
-#define MAX_WINDOWS 64
-#define NULL_PATH   "/org/a11y/atspi/null"
+/* The window's default button is looked for in at most this many nodes. */
+#define DEFAULT_WALK_NODES 3000
+#define MAX_HOPS           48
+#define MAX_WINDOWS        64
+#define NULL_PATH          "/org/a11y/atspi/null"
 
 static GVariant *app_call(ksr_atspi *a, const ksr_atspi_app *app, const char *path,
                           const char *iface, const char *method, GVariant *params,
@@ -282,6 +284,49 @@ int ksr_atspi_control_at(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi
 		free(chain[i]);
 	ksr_atspi_ctx_leave(a->ctx);
 	return rc;
+}
+
+/* The node's top-level ancestor (a child of the application), or -1. */
+static int top_of(const ksr_atspi_tree *t, int i)
+{
+	while (i > 0 && t->nodes[i].parent > 0)
+		i = t->nodes[i].parent;
+	return i > 0 ? i : -1;
+}
+
+int ksr_atspi_default_control(ksr_atspi *a, const ksr_atspi_app *app, const char *window_title,
+                              ksr_deadline d, ksr_atspi_control *out, ksr_err *err)
+{
+	*out = (ksr_atspi_control){0};
+	if (!a || !app || !app->bus || !window_title)
+		return 0;
+	ksr_atspi_tree t = {0};
+	ksr_atspi_walk_opts o = {.max_nodes = DEFAULT_WALK_NODES};
+	if (ksr_atspi_walk(a, app, &o, d, &t, err) < 0)
+		return -1;
+	const uint64_t want = (1ull << ATSPI_STATE_IS_DEFAULT) | (1ull << ATSPI_STATE_VISIBLE);
+	int rc = 0;
+	for (size_t i = 1; i < t.len && rc == 0; i++) {
+		const ksr_atspi_node *n = &t.nodes[i];
+		int top = top_of(&t, (int)i);
+		if ((n->states & want) != want || top < 0 ||
+		    !same_title(t.nodes[top].name ? t.nodes[top].name : "", window_title))
+			continue;
+		*out = (ksr_atspi_control){.path = ksr_xstrdup(n->path),
+		                           .name = ksr_atspi_name_display(n->name ? n->name : ""),
+		                           .role = ksr_xstrdup(n->role ? n->role : ""),
+		                           .states = n->states,
+		                           .depth = n->depth - t.nodes[top].depth};
+		rc = 1;
+	}
+	ksr_atspi_tree_clear(&t);
+	return rc;
+}
+
+int ksr_atspi_control_refresh(ksr_atspi *a, const ksr_atspi_app *app, ksr_atspi_control *c,
+                              ksr_deadline d, ksr_err *err)
+{
+	return ksr_atspi_node_states(a, app, c->path, d, &c->states, NULL, err);
 }
 
 bool ksr_atspi_control_ready(const ksr_atspi_control *c, bool visible_is_showing, bool *sensitive,
