@@ -73,10 +73,24 @@ typedef struct ksr_atspi_app {
 } ksr_atspi_app;
 
 /* The app with this PID; else (pid 0, or none) the first whose name equals
- * name_hint (NULL: none). found_by gets "pid" or "name". -1 with err when none. */
+ * name_hint (NULL: none). found_by gets "pid" or "name". -1 with err when none;
+ * -2 with err when the app is on the bus but did not answer (busy, stopped). */
 int ksr_atspi_find_app(ksr_atspi *a, int pid, const char *name_hint, ksr_deadline d,
                        ksr_atspi_app *out, const char **found_by, ksr_err *err);
 void ksr_atspi_app_clear(ksr_atspi_app *app);
+
+/* Apps joining, by the bus's signals (no polling): after watch, wait returns
+ * READY once the registry's root reported a child added or removed, or a
+ * connection came or went on the bus, since the last wait (then look again
+ * with ksr_atspi_find_app); TIMEOUT at d, CANCELLED. Subscribe before the
+ * first look, so that nothing between the look and the wait is missed. */
+void ksr_atspi_watch_apps(ksr_atspi *a);
+ksr_wait ksr_atspi_wait_apps(ksr_atspi *a, ksr_deadline d);
+/* After ksr_atspi_find_app returned find_rc (< 0), with the apps watched:
+ * wait until it is worth looking again, the bus's next signal (not
+ * registered yet) or, for an app there that did not answer (-2), that or one
+ * call's bound. false at until or when cancelled. */
+bool ksr_atspi_await_app(ksr_atspi *a, int find_rc, ksr_deadline until);
 
 /* ---- the tree ---- */
 

@@ -53,6 +53,9 @@ void ksr_atspi_close(ksr_atspi *a)
 {
 	if (!a)
 		return;
+	for (int i = 0; i < 2 && a->conn; i++)
+		if (a->apps_sub[i])
+			g_dbus_connection_signal_unsubscribe(a->conn, a->apps_sub[i]);
 	if (a->conn) {
 		g_dbus_connection_close_sync(a->conn, NULL, NULL);
 		g_object_unref(a->conn);
@@ -503,7 +506,61 @@ int ksr_atspi_find_app(ksr_atspi *a, int pid, const char *name_hint, ksr_deadlin
 		                  "without DISPLAY, or the X server reset since; Qt 5 joins "
 		                  "reliably only through it, docs/accessibility.md)");
 	ksr_atspi_apps_free(apps, n);
-	return rc < 0 ? -1 : 0;
+	return rc;
+}
+
+/* ---- apps joining ---- */
+
+static void on_apps_signal(GDBusConnection *c, const gchar *sender, const gchar *path,
+                           const gchar *iface, const gchar *member, GVariant *params, gpointer ud)
+{
+	(void)c, (void)sender, (void)path, (void)iface, (void)member, (void)params;
+	((ksr_atspi *)ud)->apps_changed = true;
+}
+
+void ksr_atspi_watch_apps(ksr_atspi *a)
+{
+	if (!a || !a->conn || a->apps_sub[0])
+		return;
+	ksr_atspi_ctx_enter(a->ctx); /* the callbacks run in a's context */
+	a->apps_sub[0] = g_dbus_connection_signal_subscribe(
+	        a->conn, NULL, "org.a11y.atspi.Event.Object", "ChildrenChanged", ATSPI_ROOT_PATH,
+	        NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_apps_signal, a, NULL);
+	a->apps_sub[1] = g_dbus_connection_signal_subscribe(
+	        a->conn, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged",
+	        "/org/freedesktop/DBus", NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_apps_signal, a, NULL);
+	ksr_atspi_ctx_leave(a->ctx);
+}
+
+ksr_wait ksr_atspi_wait_apps(ksr_atspi *a, ksr_deadline d)
+{
+	if (!a || !a->apps_sub[0])
+		return KSR_WAIT_ERROR;
+	ksr_atspi_ctx_enter(a->ctx);
+	ksr_wait w = KSR_WAIT_READY;
+	while (!a->apps_changed && w == KSR_WAIT_READY) {
+		w = ksr_atspi_iterate(a->ctx, d, false);
+		if (w == KSR_WAIT_READY && !a->apps_changed && ksr_deadline_passed(d))
+			w = KSR_WAIT_TIMEOUT;
+		else if (w == KSR_WAIT_TIMEOUT && !ksr_deadline_passed(d))
+			w = KSR_WAIT_READY; /* GLib's own timeout, not ours: go on */
+	}
+	if (a->apps_changed)
+		w = KSR_WAIT_READY;
+	a->apps_changed = false;
+	ksr_atspi_ctx_leave(a->ctx);
+	return w;
+}
+
+bool ksr_atspi_await_app(ksr_atspi *a, int find_rc, ksr_deadline until)
+{
+	if (ksr_deadline_passed(until))
+		return false;
+	bool busy = find_rc == -2;
+	ksr_deadline next =
+	        busy ? ksr_deadline_min(until, ksr_deadline_in_ms(KSR_ATSPI_CALL_MS)) : until;
+	ksr_wait w = ksr_atspi_wait_apps(a, next);
+	return w == KSR_WAIT_READY || (w == KSR_WAIT_TIMEOUT && busy && !ksr_cancelled());
 }
 
 /* ---- states ---- */

@@ -22,6 +22,8 @@ struct ksr_atspi {
 	char *address;
 	ksr_atspi_source source;
 	bool root_names_bus; /* the X root had AT_SPI_BUS (Qt 5 needs it to join) */
+	guint apps_sub[2];   /* ChildrenChanged on the registry's root; NameOwnerChanged */
+	bool apps_changed;   /* one of them arrived since the last ksr_atspi_wait_apps */
 };
 
 /* Make ctx the thread's default (async replies are dispatched there) and own it. */

@@ -17,7 +17,6 @@
 
 #define DEFAULT_TIMEOUT_S 30
 #define REGISTER_MS       5000 /* a launched app may join the AT-SPI bus after it maps */
-#define REGISTER_POLL_MS  200
 #define STOP_GRACE_MS     2000
 #define WALK_SHARE        2 /* each app's walk gets at most 1/WALK_SHARE of what is left */
 
@@ -184,12 +183,13 @@ static int find_app(insp *s, ksr_atspi *a, int pid, const char *hint, ksr_atspi_
 	 * is not on the bus (xterm) would cost the whole wait. */
 	bool wait = pid > 0 && pid == s->app_pid;
 	ksr_deadline until = ksr_deadline_min(s->d, ksr_deadline_in_ms(REGISTER_MS));
+	if (wait)
+		ksr_atspi_watch_apps(a); /* before the first look: nothing is missed */
 	for (;;) {
-		if (ksr_atspi_find_app(a, pid, hint, s->d, app, found_by, err) == 0)
+		int rc = ksr_atspi_find_app(a, pid, hint, s->d, app, found_by, err);
+		if (rc == 0)
 			return 0;
-		if (!wait || ksr_deadline_passed(until) ||
-		    ksr_sleep_until(ksr_deadline_min(
-		            until, ksr_deadline_in_ms(REGISTER_POLL_MS))) == KSR_WAIT_CANCELLED)
+		if (!wait || !ksr_atspi_await_app(a, rc, until))
 			return -1;
 	}
 }
