@@ -54,8 +54,8 @@ ksr_atspi_source ksr_atspi_bus_source(const ksr_atspi *a);
 int ksr_atspi_publish_root(ksr_x11 *x, ksr_deadline d, char **published, ksr_err *err);
 
 /* For the embedded session: wait until org.a11y.Bus has an owner on the
- * session bus at address (bounded polling of NameHasOwner: asking GetAddress
- * earlier would activate a second launcher), then set IsEnabled true. */
+ * session bus at address (NameOwnerChanged; asking GetAddress earlier would
+ * activate a second launcher), then set IsEnabled true. */
 int ksr_atspi_session_ready(const char *session_address, ksr_deadline d, ksr_err *err);
 
 /* The bus address from an environment block (NUL-separated NAME=VALUE, as in

@@ -22,7 +22,6 @@
 
 #define ENVIRON_MAX   (256 * 1024)
 #define PROC_SCAN_MAX 4 /* distinct session bus addresses tried from /proc */
-#define OWNER_POLL_MS 50
 
 const char *ksr_atspi_source_name(ksr_atspi_source s)
 {
@@ -314,37 +313,61 @@ int ksr_atspi_publish_root(ksr_x11 *x, ksr_deadline d, char **published, ksr_err
 	return 1;
 }
 
+static void on_owner_changed(GDBusConnection *c, const gchar *sender, const gchar *path,
+                             const gchar *iface, const gchar *member, GVariant *params, gpointer ud)
+{
+	(void)c, (void)sender, (void)path, (void)iface, (void)member, (void)params;
+	*(bool *)ud = true;
+}
+
+static bool a11y_bus_owned(GMainContext *ctx, GDBusConnection *c, ksr_deadline d, ksr_err *err)
+{
+	GVariant *r = ksr_atspi_call(ctx, c, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+	                             "org.freedesktop.DBus", "NameHasOwner",
+	                             g_variant_new("(s)", "org.a11y.Bus"), "(b)", d, err);
+	gboolean owned = FALSE;
+	if (r) {
+		g_variant_get(r, "(b)", &owned);
+		g_variant_unref(r);
+	}
+	return owned;
+}
+
+/* org.a11y.Bus's owner is waited for by NameOwnerChanged (subscribed before
+ * the first NameHasOwner, so a claim between the two is not missed). */
 int ksr_atspi_session_ready(const char *session_address, ksr_deadline d, ksr_err *err)
 {
 	GMainContext *ctx = g_main_context_new();
 	ksr_atspi_ctx_enter(ctx);
 	GDBusConnection *c = ksr_atspi_connect(ctx, session_address, d, err);
+	bool changed = false;
+	guint sub = c ? g_dbus_connection_signal_subscribe(
+	                        c, "org.freedesktop.DBus", "org.freedesktop.DBus",
+	                        "NameOwnerChanged", "/org/freedesktop/DBus", "org.a11y.Bus",
+	                        G_DBUS_SIGNAL_FLAGS_NONE, on_owner_changed, &changed, NULL)
+	              : 0;
 	int rc = -1;
-	while (c) {
-		GVariant *r =
-		        ksr_atspi_call(ctx, c, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-		                       "org.freedesktop.DBus", "NameHasOwner",
-		                       g_variant_new("(s)", "org.a11y.Bus"), "(b)", d, err);
-		gboolean owned = FALSE;
-		if (r) {
-			g_variant_get(r, "(b)", &owned);
-			g_variant_unref(r);
-		}
-		if (owned) {
+	ksr_wait w = KSR_WAIT_READY;
+	while (c && rc < 0 && w != KSR_WAIT_CANCELLED) {
+		changed = false;
+		if (a11y_bus_owned(ctx, c, d, err)) {
 			set_enabled(ctx, c, d);
 			start_registry(ctx, session_address, d);
 			rc = 0;
 			break;
 		}
-		ksr_wait w =
-		        ksr_sleep_until(ksr_deadline_min(d, ksr_deadline_in_ms(OWNER_POLL_MS)));
-		if (w == KSR_WAIT_CANCELLED || ksr_deadline_passed(d)) {
+		while (!changed && !ksr_deadline_passed(d) &&
+		       (w = ksr_atspi_iterate(ctx, d, false)) != KSR_WAIT_CANCELLED &&
+		       w != KSR_WAIT_ERROR)
+			;
+		if (!changed) {
 			ksr_err_set(err, "org.a11y.Bus got no owner on the session bus (%s)",
 			            w == KSR_WAIT_CANCELLED ? "cancelled" : "timed out");
 			break;
 		}
 	}
 	if (c) {
+		g_dbus_connection_signal_unsubscribe(c, sub);
 		g_dbus_connection_close_sync(c, NULL, NULL);
 		g_object_unref(c);
 	}
