@@ -735,6 +735,21 @@ def start_xvfb_once(env, size="1280x720", wm=True, timeout=60, kind="xvfb"):
     return display, procs
 
 
+def start_session_bus(tc, env):
+    """A D-Bus session bus (dbus-daemon --session) the test owns; its address.
+    tc: the KsrTestCase that kills it at the end."""
+    bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address"],
+                           env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, start_new_session=True)
+    tc.procs.append(bus)
+    tc.addCleanup(bus.stdout.close)
+    r, _, _ = select.select([bus.stdout], [], [], 30)
+    tc.assertTrue(r, "dbus-daemon printed no address")
+    addr = bus.stdout.readline().decode().strip()
+    tc.assertTrue(addr, "dbus-daemon printed no address")
+    return addr
+
+
 # --------------------------------------------------------------------------
 # scenarios and test base
 

@@ -41,18 +41,17 @@ GTK4_SEVEN = "[0.118, 0.63]"
 class DialogFlowTest(ksr.KsrTestCase):
     needs_testapp = False
 
-    def test_save_as_flow_twenty_times(self):
-        saved = os.path.join(self.tmp, "saved.txt")
-        path = self.scenario(textwrap.dedent("""\
-            name: save-as-flow
-            launch: exec mousepad
-            process: ^mousepad$
-            window: Mousepad$
+    def save_as_scenario(self, name, app, text, save_key, saved):
+        """A person's Save As flow: type, the save chord, select the name,
+        type the path, Return; the dialog gone and the file written."""
+        return self.scenario(textwrap.dedent("""\
+            name: %s
+            %s
             launch_timeout_s: 60
             settle_s: 1
             steps:
-              - type: "hello from the dialog flow\\n"
-              - key: ctrl+s
+              - type: "%s"
+              - key: %s
                 checks:
                   - window: ^Save As$
                     timeout_s: 15
@@ -64,26 +63,41 @@ class DialogFlowTest(ksr.KsrTestCase):
                     timeout_s: 10
                   - file: %s
                     timeout_s: 10
-            """ % (saved, saved)))
-        for i in range(RUNS):
+            """) % (name, app, text, save_key, saved, saved), name=name + ".yaml")
+
+    def save_as_runs(self, path, saved, text, runs, check_rows=None):
+        """Each run passes, saves the typed text (read here) and sends every
+        input from the Save As step on to the dialog, not the window it
+        blocks; check_rows(rows) checks more of each run's step rows."""
+        for i in range(runs):
             with self.subTest(run=i + 1):
                 if os.path.exists(saved):
                     os.unlink(saved)
-                out = self.out("out-%02d" % i)
+                out = self.out("%s-%02d" % (os.path.basename(path), i))
                 rc, _so, se, _el = self.run_rt(["run", "--xvfb", path], out=out, timeout=180)
                 self.assertNoSanitizerReport(se)
                 self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
                 with open(saved, encoding="utf-8") as f:
-                    self.assertEqual(f.read().rstrip("\n"), "hello from the dialog flow")
+                    self.assertEqual(f.read().rstrip("\n"), text)
                 rows = [e for e in ksr.read_trace(out) if e.get("event") == "step.end"]
                 main = rows[0]["window_id"]
                 for r in rows[2:]:
                     self.assertEqual((r["window_title"], r.get("dialog_of")), ("Save As", main), r)
-                # Return waited for the dialog's default button (greyed while
-                # the folder the typed path names loads).
-                self.assertEqual(rows[4]["ready"]["control"],
-                                 {"name": "Save", "role": "push button", "sensitive": True,
-                                  "showing": True, "default": True}, rows[4]["ready"])
+                if check_rows:
+                    check_rows(rows)
+
+    def test_save_as_flow_twenty_times(self):
+        saved = os.path.join(self.tmp, "saved.txt")
+        path = self.save_as_scenario("save-as-flow", "launch: exec mousepad\nprocess: ^mousepad$"
+                                     "\nwindow: Mousepad$", "hello from the dialog flow\\n",
+                                     "ctrl+s", saved)
+        # Return waited for the dialog's default button (greyed while the
+        # folder the typed path names loads).
+        self.save_as_runs(path, saved, "hello from the dialog flow", RUNS,
+                          lambda rows: self.assertEqual(
+                                  rows[4]["ready"]["control"],
+                                  {"name": "Save", "role": "push button", "sensitive": True,
+                                   "showing": True, "default": True}, rows[4]["ready"]))
 
     def qt_scenario(self, saved, name_steps, click_extra=""):
         return self.scenario(textwrap.dedent("""\
@@ -149,42 +163,11 @@ class DialogFlowTest(ksr.KsrTestCase):
 
     def test_gtk4_save_as_flow(self):
         saved = os.path.join(self.tmp, "gtk4-saved.txt")
-        path = self.scenario(textwrap.dedent("""\
-            name: gtk4-save-as-flow
-            launch: exec gnome-text-editor --standalone
-            process: ^gnome-text-editor$
-            window_class: (?i)gnome-text-editor
-            launch_timeout_s: 60
-            settle_s: 1
-            steps:
-              - type: "hello from gtk 4"
-              - key: ctrl+shift+s
-                checks:
-                  - window: ^Save As$
-                    timeout_s: 15
-              - key: ctrl+a
-              - type: %s
-              - key: Return
-                checks:
-                  - no_window: ^Save As$
-                    timeout_s: 10
-                  - file: %s
-                    timeout_s: 10
-            """) % (saved, saved), name="gtk4-save.yaml")
-        for i in range(GTK4_RUNS):
-            with self.subTest(run=i + 1):
-                if os.path.exists(saved):
-                    os.unlink(saved)
-                out = self.out("gtk4-save-%02d" % i)
-                rc, _so, se, _el = self.run_rt(["run", "--xvfb", path], out=out, timeout=180)
-                self.assertNoSanitizerReport(se)
-                self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
-                with open(saved, encoding="utf-8") as f:
-                    self.assertEqual(f.read().rstrip("\n"), "hello from gtk 4")
-                rows = [e for e in ksr.read_trace(out) if e.get("event") == "step.end"]
-                main = rows[0]["window_id"]
-                for r in rows[2:]:
-                    self.assertEqual((r["window_title"], r.get("dialog_of")), ("Save As", main), r)
+        path = self.save_as_scenario(
+                "gtk4-save-as-flow", "launch: exec gnome-text-editor --standalone\n"
+                "process: ^gnome-text-editor$\nwindow_class: (?i)gnome-text-editor",
+                "hello from gtk 4", "ctrl+shift+s", saved)
+        self.save_as_runs(path, saved, "hello from gtk 4", GTK4_RUNS)
 
     def test_gtk4_control_under_a_declared_click(self):
         path = self.scenario(textwrap.dedent("""\

@@ -16,7 +16,6 @@
 """
 
 import os
-import select
 import shutil
 import subprocess
 import textwrap
@@ -205,19 +204,6 @@ class HandStartedSession(ksr.KsrTestCase):
     needs_testapp = False
     RUNS = 3
 
-    def session_bus(self):
-        bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address"],
-                               env=self.env(), stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
-        self.procs.append(bus)
-        self.addCleanup(bus.stdout.close)
-        r, _, _ = select.select([bus.stdout], [], [], 30)
-        self.assertTrue(r, "dbus-daemon printed no address")
-        addr = bus.stdout.readline().decode().strip()
-        self.assertTrue(addr, "dbus-daemon printed no address")
-        return addr
-
     def a11y_bus_without_display(self, bus_addr):
         """at-spi-bus-launcher as a user service starts it: no DISPLAY, so it
         cannot set AT_SPI_BUS on the root."""
@@ -249,7 +235,7 @@ class HandStartedSession(ksr.KsrTestCase):
         # accessibility bus (a user service, no DISPLAY), then the X server and
         # a window manager that uses that bus (with none, xfwm4's GTK would
         # autolaunch a bus of its own, whose launcher would set the property).
-        bus = self.session_bus()
+        bus = ksr.start_session_bus(self, self.env())
         self.a11y_bus_without_display(bus)
         display, procs = ksr.start_xvfb(self.env(DBUS_SESSION_BUS_ADDRESS=bus))
         self.procs.extend(procs)
