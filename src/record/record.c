@@ -181,6 +181,17 @@ static void declared_click(rec *r, const ksr_window *w, const ksr_rec_event *e, 
 		abort();
 }
 
+static void keep_press_window(rec *r, const ksr_window *w)
+{
+	free(r->press_win.title);
+	memset(&r->press_win, 0, sizeof r->press_win);
+	if (!w)
+		return;
+	r->press_win = (ksr_window){.id = w->id, .x = w->x, .y = w->y, .w = w->w, .h = w->h};
+	r->press_win.title = ksr_xstrdup(w->title ? w->title : "");
+	r->press_win.is_dialog = w->is_dialog;
+}
+
 /* At the press: what was under the pointer, into r->pending. */
 static void on_press(rec *r, const ksr_rec_event *e)
 {
@@ -193,6 +204,7 @@ static void on_press(rec *r, const ksr_rec_event *e)
 	const ksr_window *w = window_at(r, &l, e->x, e->y);
 	if (w)
 		adopt(r, w);
+	keep_press_window(r, w && w->pid == r->app_pid ? w : NULL);
 	if (!w) {
 		if (asprintf(&r->pending.comment, "a %s at %d,%d on the desktop (no window there)",
 		             button_word(e->detail), e->x, e->y) < 0)
@@ -256,6 +268,43 @@ static void to_double(rec *r, const rec_step *p)
 	s->time_ms = p->time_ms;
 }
 
+static bool inside(const ksr_window *w, int x, int y)
+{
+	return x >= w->x && y >= w->y && x < w->x + w->w && y < w->y + w->h;
+}
+
+/* A press, the pointer moved further than DRAG_PX, the release: a drag
+ * step when both ends are in the app's window the press was in (its
+ * geometry at the press), else a comment. */
+static void on_drag(rec *r, const ksr_rec_event *e)
+{
+	const ksr_window *w = &r->press_win;
+	const rec_step *p = &r->pending;
+	if (r->press.detail != 1 || !w->id || !inside(w, e->x, e->y) || w->w <= 0 || w->h <= 0) {
+		rec_unplaced(r, "a drag from %d,%d to %d,%d (%s)%s", r->press.x, r->press.y, e->x,
+		             e->y, p->comment ? p->comment : "",
+		             r->press.detail != 1 ? ": a drag step holds button 1"
+		             : !w->id             ? ""
+		                                  : ": it ended outside the window it began in");
+		return;
+	}
+	rec_step *s = rec_add(r);
+	s->action = ksr_xstrdup("drag");
+	s->drag = true;
+	s->fx = (double)(r->press.x - w->x) / w->w;
+	s->fy = (double)(r->press.y - w->y) / w->h;
+	s->tx = (double)(e->x - w->x) / w->w;
+	s->ty = (double)(e->y - w->y) / w->h;
+	s->window = w->id;
+	s->px = r->press.x, s->py = r->press.y, s->button = 1, s->time_ms = e->time_ms;
+	if (w->id != r->main_win)
+		s->target_window = rec_exact_pattern(w->title);
+	if (asprintf(&s->comment, "a drag from %d,%d to %d,%d in \"%s\"%s (pressed: %s)",
+	             r->press.x, r->press.y, e->x, e->y, w->title, w->is_dialog ? " (dialog)" : "",
+	             p->comment ? p->comment : "?") < 0)
+		abort();
+}
+
 static void on_release(rec *r, const ksr_rec_event *e)
 {
 	if (!r->pressed || e->detail != r->press.detail)
@@ -264,8 +313,7 @@ static void on_release(rec *r, const ksr_rec_event *e)
 	rec_step *p = &r->pending;
 	int dx = abs(e->x - r->press.x), dy = abs(e->y - r->press.y);
 	if (dx > DRAG_PX || dy > DRAG_PX) {
-		rec_unplaced(r, "a drag from %d,%d to %d,%d (%s): the step vocabulary has no drag",
-		             r->press.x, r->press.y, e->x, e->y, p->comment ? p->comment : "");
+		on_drag(r, e);
 	} else if (!r->pending_placed) {
 		rec_unplaced(r, "%s", p->comment ? p->comment : "an input event");
 	} else if (p->point && doubles(r, p)) {
@@ -767,6 +815,7 @@ static void teardown(rec *r)
 		free(r->files[i]);
 	free(r->files);
 	free(r->main_title);
+	free(r->press_win.title);
 	free(r->last_role);
 	free(r->a11y_error);
 	free(r->display);

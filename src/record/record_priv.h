@@ -25,6 +25,8 @@ typedef struct rec_step {
 	char *value;  /* its value, a string; NULL for a click point */
 	bool point;   /* click, double_click, right_click: fx, fy */
 	double fx, fy;
+	bool drag;           /* drag: from fx, fy to tx, ty */
+	double tx, ty;       /* fractions of the same window */
 	char *role;          /* click_element */
 	char *target_window; /* a pattern: the step acts on (or in) that window */
 	char *expect_state;  /* "NAME STATE" */
@@ -71,7 +73,8 @@ typedef struct rec {
 	ksr_window_list seen; /* the windows at the last step's start */
 	bool pressed;         /* a button is down: where */
 	ksr_rec_event press;
-	rec_step pending; /* the click being resolved at the press */
+	ksr_window press_win; /* the app's window under the press (id 0: none), as it was */
+	rec_step pending;     /* the click being resolved at the press */
 	bool pending_placed;
 	char *last_role; /* the role of the control under the last click */
 	int secrets;

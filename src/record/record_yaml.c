@@ -110,7 +110,10 @@ static void write_step(ksr_strbuf *b, const rec_step *s)
 		comment(b, "  ", s->comment);
 	if (!s->action)
 		return;
-	if (s->point) {
+	if (s->drag) { /* four places: the same pixels again in a window up to 5000 px */
+		ksr_strbuf_addf(b, "  - drag: {from: [%.4f, %.4f], to: [%.4f, %.4f]}\n", s->fx,
+		                s->fy, s->tx, s->ty);
+	} else if (s->point) {
 		ksr_strbuf_addf(b, "  - %s: [%.3f, %.3f]\n", s->action, s->fx, s->fy);
 	} else {
 		ksr_strbuf_addf(b, "  - %s: ", s->action);
