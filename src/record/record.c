@@ -60,30 +60,17 @@ static void adopt(rec *r, const ksr_window *w)
 	find_atspi_app(r);
 }
 
+/* The window keys went to, from the windows seen at the last step. One not
+ * seen then (a dialog that came) ends the last step first: the boundary
+ * writes its wait_window and takes the windows as they are now. */
 static const ksr_window *find_window(rec *r, unsigned long id)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < r->seen.len; i++)
 			if (r->seen.items[i].id == id)
 				return &r->seen.items[i];
-		if (pass == 0) {
-			ksr_window_list now = {0};
-			ksr_err err = {0};
-			if (ksr_x11_list_windows(r->x, &now, &err) < 0)
-				return NULL;
-			/* a refresh keeps the old list's view of what changed: merge new ones only
-			 */
-			for (size_t i = 0; i < now.len; i++) {
-				if (now.items[i].id != id)
-					continue;
-				r->seen.items = ksr_xrealloc(
-				        r->seen.items, (r->seen.len + 1) * sizeof *r->seen.items);
-				r->seen.items[r->seen.len++] = now.items[i];
-				now.items[i] = now.items[--now.len];
-				break;
-			}
-			ksr_window_list_clear(&now);
-		}
+		if (pass == 0)
+			rec_boundary(r, true);
 	}
 	return NULL;
 }
@@ -121,8 +108,29 @@ static const char *button_word(int b)
 	return b == 3 ? "right click" : b == 2 ? "middle click" : "click";
 }
 
+/* click_element NAME (role: ROLE) finds the control that was clicked: the
+ * replay's own finder (showing first, then tree order) on a walk of the
+ * app now picks that very node. A name shared with another control (the
+ * widget factory's many "checkbutton"s) would act on the wrong one. */
+static bool names_it(rec *r, const ksr_atspi_control *c, const char *shown)
+{
+	ksr_name_match m = {.text = ksr_xstrdup(shown)};
+	ksr_atspi_walk_opts wo = {.find_name = &m, .find_role = c->role};
+	ksr_atspi_tree t = {0};
+	ksr_err err = {0};
+	bool same = false;
+	if (ksr_atspi_walk(r->a, &r->app, &wo, ksr_deadline_in_ms(CALL_MS), &t, &err) == 0) {
+		int i = ksr_atspi_tree_find(&t, &m, c->role);
+		same = i >= 0 && t.nodes[i].path && !strcmp(t.nodes[i].path, c->path);
+		ksr_atspi_tree_clear(&t);
+	}
+	ksr_name_match_clear(&m);
+	return same;
+}
+
 /* The control a click at the point reaches, as click_element: 1, or 0 when
- * it is not one a step can name (no name, not showing, a text field). */
+ * it is not one a step can name (no name, not showing, a text field, a name
+ * that finds another control). */
 static int element_click(rec *r, const ksr_window *w, const ksr_rec_event *e, rec_step *s)
 {
 	free(r->last_role);
@@ -146,7 +154,10 @@ static int element_click(rec *r, const ksr_window *w, const ksr_rec_event *e, re
 	bool ready = ksr_atspi_control_ready(&c, wc, &sensitive, &showing);
 	char *name = ksr_atspi_name_display(c.name);
 	int placed = 0;
-	if (e->detail == 1 && ready && name && *name && c.role && !is_text_role(c.role)) {
+	bool nameable = e->detail == 1 && ready && name && *name && c.role && c.path &&
+	                !is_text_role(c.role);
+	bool unique = nameable && names_it(r, &c, name);
+	if (unique) {
 		s->action = ksr_xstrdup("click_element");
 		s->value = ksr_xstrdup(name);
 		s->role = ksr_xstrdup(c.role);
@@ -157,10 +168,12 @@ static int element_click(rec *r, const ksr_window *w, const ksr_rec_event *e, re
 	}
 	if (asprintf(&s->comment, "a %s at %d,%d on %s \"%s\" in \"%s\"%s", button_word(e->detail),
 	             e->x, e->y, c.role ? c.role : "control", name ? name : "", w->title,
-	             placed   ? ""
-	             : !ready ? " (not sensitive or not showing: a declared point)"
-	             : !*name ? " (it has no name: a declared point)"
-	                      : " (a declared point)") < 0)
+	             placed     ? ""
+	             : !ready   ? " (not sensitive or not showing: a declared point)"
+	             : !*name   ? " (it has no name: a declared point)"
+	             : nameable ? " (another control has its name and role, which "
+	                          "click_element would find first: a declared point)"
+	                        : " (a declared point)") < 0)
 		abort();
 	free(name);
 	ksr_atspi_control_clear(&c);
