@@ -157,18 +157,28 @@ static int element_click(rec *r, const ksr_window *w, const ksr_rec_event *e, re
 	bool nameable = e->detail == 1 && ready && name && *name && c.role && c.path &&
 	                !is_text_role(c.role);
 	bool unique = nameable && names_it(r, &c, name);
+	/* A dialog's controls are clicked with the pointer, as the person did:
+	 * GTK's file chooser was seen to ignore an accessibility Click on Save
+	 * right after the name was typed (the focus never left the name field),
+	 * never a pointer click. Its states are still checked after the step. */
+	bool in_dialog = w->id != r->main_win && w->is_dialog;
 	if (unique) {
-		s->action = ksr_xstrdup("click_element");
-		s->value = ksr_xstrdup(name);
-		s->role = ksr_xstrdup(c.role);
 		s->ctl_path = c.path ? ksr_xstrdup(c.path) : NULL;
 		s->ctl_name = ksr_xstrdup(c.name ? c.name : "");
 		s->ctl_states = c.states;
+		s->role_seen = ksr_xstrdup(c.role);
+	}
+	if (unique && !in_dialog) {
+		s->action = ksr_xstrdup("click_element");
+		s->value = ksr_xstrdup(name);
+		s->role = ksr_xstrdup(c.role);
 		placed = 1;
 	}
 	if (asprintf(&s->comment, "a %s at %d,%d on %s \"%s\" in \"%s\"%s", button_word(e->detail),
 	             e->x, e->y, c.role ? c.role : "control", name ? name : "", w->title,
 	             placed     ? ""
+	             : unique   ? " (in a dialog: a declared point of it, the pointer's "
+	                          "click as the person's)"
 	             : !ready   ? " (not sensitive or not showing: a declared point)"
 	             : !*name   ? " (it has no name: a declared point)"
 	             : nameable ? " (another control has its name and role, which "

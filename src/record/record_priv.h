@@ -38,6 +38,7 @@ typedef struct rec_step {
 	size_t n_checks;
 	/* A click_element's control: its states are read again at the next step. */
 	char *ctl_path, *ctl_name;
+	char *role_seen; /* its role (a declared click in a dialog has no role:) */
 	uint64_t ctl_states;
 	/* A click's place, kept for a double click. */
 	int px, py, button;

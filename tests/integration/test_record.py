@@ -27,7 +27,10 @@ def _read(path):
         return f.read()
 
 
-class RecordTestApp(ksr.KsrTestCase):
+class RecordCase(ksr.KsrTestCase):
+    """What the record tests share: `record --xvfb` in the background, xdotool
+    on its display, the controls from `inspect --json`, validate and replay."""
+
     def start_record(self, *extra, launch=None):
         out = os.path.join(self.tmp, "recorded.yaml")
         args = ["record", "--xvfb", "-o", out] + list(extra)
@@ -48,19 +51,24 @@ class RecordTestApp(ksr.KsrTestCase):
         subprocess.run(["xdotool"] + list(args), env=self.env(DISPLAY=display), check=True,
                        timeout=30)
 
-    def controls(self, display):
-        """The test app's controls and their centres, from `inspect --json`."""
-        rc, so, se, _t = self.run_rt(["inspect", "--json", "--window", "^%s$" % TITLE,
+    def inspect(self, display, window="^%s$" % TITLE):
+        """`inspect --json` on the recording's display: its controls, each
+        with "centre" (x, y) added where it has extents."""
+        rc, so, se, _t = self.run_rt(["inspect", "--json", "--window", window,
                                       "--timeout", "60"], env=self.env(DISPLAY=display))
         self.assertEqual(rc, 0, se[-2000:])
-        doc = json.loads(so)
-        out = {}
-        for app in doc["accessibility"]["apps"]:
+        out = []
+        for app in json.loads(so)["accessibility"]["apps"]:
             for c in app.get("controls", []):
                 e = c.get("extents")
                 if e:
-                    out[c["name"]] = (e["x"] + e["w"] // 2, e["y"] + e["h"] // 2)
+                    c["centre"] = (e["x"] + e["w"] // 2, e["y"] + e["h"] // 2)
+                out.append(c)
         return out
+
+    def controls(self, display):
+        """The test app's controls and their centres, from `inspect --json`."""
+        return {c["name"]: c["centre"] for c in self.inspect(display) if "centre" in c}
 
     def click(self, display, point):
         self.xdo(display, "mousemove", str(point[0]), str(point[1]), "click", "1")
@@ -115,8 +123,8 @@ class RecordTestApp(ksr.KsrTestCase):
         rc, so, se, _t = self.run_rt(["validate", path], env=self.env(**env))
         self.assertEqual(rc, 0, "validate:\n%s%s\n%s" % (so, se, open(path).read()))
 
-    def replay(self, path, app_record, **env):
-        if os.path.exists(app_record):
+    def replay(self, path, app_record=None, **env):
+        if app_record and os.path.exists(app_record):
             os.unlink(app_record)
         rc, so, se, _t = self.run_rt(["run", "--xvfb", path], out=self.out("replay"),
                                      env=self.env(**env), timeout=300)
@@ -124,8 +132,10 @@ class RecordTestApp(ksr.KsrTestCase):
         self.assertEqual(rc, 0, "replay failed:\n%s\n%s" % (
             se[-3000:], open(os.path.join(self.out("replay"), "report.md")).read()[-4000:]
             if os.path.exists(os.path.join(self.out("replay"), "report.md")) else ""))
-        return _read(app_record).split("\n")
+        return _read(app_record).split("\n") if app_record else None
 
+
+class RecordTestApp(RecordCase):
     def test_testapp_hotkey(self):
         app_rec = os.path.join(self.tmp, "app.rec")
         rt, out, display = self.start_record(launch="%s --record %s" % (ksr.TESTAPP, app_rec))
