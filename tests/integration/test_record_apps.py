@@ -7,6 +7,7 @@ the app leaves it (the file mousepad saved), never from the runtime."""
 
 import os
 import re
+import subprocess
 import time
 import unittest
 
@@ -41,6 +42,23 @@ class RecordApps(test_record.RecordCase):
                 return c
         return None
 
+    def bind_keys(self, display, text):
+        """Bind text's non-ASCII characters to spare keycodes, as a keyboard
+        with those keys has them: xdotool otherwise binds one for a moment per
+        character, and mousepad was seen to lose the first such key (1 run in
+        4) when its keymap update came too late. (Typing through keycodes
+        bound on the fly is test_record.py's.)"""
+        rc = subprocess.run(["xmodmap", "-pke"], env=self.env(DISPLAY=display),
+                            capture_output=True, text=True, timeout=30, check=True)
+        spare = [int(m.group(1)) for m in re.finditer(r"^keycode\s+(\d+) =\s*$",
+                                                       rc.stdout, re.M)]
+        chars = sorted({c for c in text if ord(c) > 127})
+        self.assertGreaterEqual(len(spare), len(chars), rc.stdout)
+        expr = ["keycode %d = U%04X" % (kc, ord(c)) for kc, c in zip(spare, chars)]
+        for e in expr:
+            subprocess.run(["xmodmap", "-e", e], env=self.env(DISPLAY=display), timeout=30,
+                           check=True)
+
     def test_mousepad_save_as(self):
         """Type a line with non-ASCII, ctrl+s, a path into the Save As dialog,
         a click on its Save button: key, type, wait_window, a click in the
@@ -49,6 +67,10 @@ class RecordApps(test_record.RecordCase):
         os.mkdir(folder)
         saved = os.path.join(folder, "note.txt")
         rt, out, display = self.start_record("--watch-dir", folder, launch="exec mousepad")
+        self.bind_keys(display, LINE)
+        # The app answers on the bus (through its main loop, after the
+        # keymap change reached it).
+        self.until("mousepad's controls", lambda: self.inspect(display, "Mousepad$"))
         self.xdo(display, "type", "--delay", "20", LINE)
         self.xdo(display, "key", "ctrl+s")
         ksr.wait_window_title(self, display, "Save As", proc=rt.proc)
@@ -62,7 +84,8 @@ class RecordApps(test_record.RecordCase):
         self.click(display, save["centre"])
         deadline = time.monotonic() + 30
         while not (os.path.exists(saved) and test_record._read(saved).rstrip("\n") == LINE):
-            self.assertLess(time.monotonic(), deadline, "mousepad did not save %s" % saved)
+            self.assertLess(time.monotonic(), deadline, "mousepad did not save %s (%r)" % (
+                saved, test_record._read(saved) if os.path.exists(saved) else None))
             time.sleep(0.05)  # a file has no X event: bounded polling
         self.stop(rt)
         text = test_record._read(out)
