@@ -1,6 +1,7 @@
 /* record: set up (a private session, the launch, the accessibility bus, the
  * RECORD stream, inotify), turn each input event into a step at the highest
- * rung it allows, and write the scenario when told to stop. Each event is
+ * rung it allows (a page element over CDP, record_cdp.c; a control; a
+ * declared point), and write the scenario when told to stop. Each event is
  * placed as it arrives: the window under the pointer and the control there
  * are asked at once, before the app has reacted much to a click. */
 #include "record/record_priv.h"
@@ -239,7 +240,9 @@ static void on_press(rec *r, const ksr_rec_event *e)
 			abort();
 	} else {
 		r->pending_placed = true;
-		if (e->detail == 2 || !element_click(r, w, e, &r->pending)) {
+		if (rec_cdp_click(r, w, e, &r->pending)) {
+			/* a page element: rung 0 */
+		} else if (e->detail == 2 || !element_click(r, w, e, &r->pending)) {
 			if (e->detail == 2) {
 				if (asprintf(&r->pending.comment,
 				             "a middle click at %d,%d in \"%s\": no step presses "
@@ -825,6 +828,7 @@ static void teardown(rec *r)
 	if (r->have_app)
 		ksr_atspi_app_clear(&r->app);
 	ksr_atspi_close(r->a);
+	rec_cdp_close(r);
 	if (r->launched_pid > 0)
 		ksr_proc_stop_group(r->launched_pid, STOP_GRACE_MS);
 	ksr_window_list_clear(&r->seen);

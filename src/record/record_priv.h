@@ -83,6 +83,9 @@ typedef struct rec {
 	size_t n_files;
 	int unplaced;
 	char *display;
+	struct ksr_cdp *cdp; /* the browser's DevTools connection, once asked (record_cdp.c) */
+	int cdp_port;
+	bool cdp_tried;
 } rec;
 
 /* record_steps.c */
@@ -96,6 +99,10 @@ void rec_boundary(rec *r, bool can_ask);
 /* A PCRE2 pattern matching exactly this title (metacharacters escaped). */
 char *rec_exact_pattern(const char *title);
 void rec_files(rec *r);
+
+/* record_cdp.c: a left click on a page element as cdp_click: 1, else 0 */
+int rec_cdp_click(rec *r, const ksr_window *w, const ksr_rec_event *e, rec_step *s);
+void rec_cdp_close(rec *r);
 
 /* record_yaml.c */
 char *rec_yaml_text(const rec *r, const char *launch, const char *process, const char *stopped_by);

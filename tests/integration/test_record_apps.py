@@ -5,11 +5,14 @@ scenario must validate, hold the steps at the rungs expected, and replay to a
 pass on a fresh instance of the app; what the replay did is read back where
 the app leaves it (the file mousepad saved), never from the runtime."""
 
+import json
 import os
 import re
+import shutil
 import subprocess
 import time
 import unittest
+import urllib.request
 
 import ksr
 import test_record
@@ -151,6 +154,74 @@ class RecordApps(test_record.RecordCase):
         for r in rows[1:]:
             self.assertEqual([(c["kind"], c["status"]) for c in r["checks"]], [("state", "held")],
                              r)
+
+    def test_chromium_page_clicks_are_cdp_clicks(self):
+        """Clicks on page elements of a Chromium with a debugging port are
+        cdp_click steps with the elements' ids; the replay submits the same
+        form (the page server's own log has the query)."""
+        pages = os.path.join(ksr.SOURCE_DIR, "tests", "integration", "pages")
+        http = subprocess.Popen(["/usr/bin/python3", "-u", "-m", "http.server", "--bind",
+                                 "127.0.0.1", "--directory", pages, "0"], env=self.env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        self.procs.append(http)
+        port = int(re.search(r"port (\d+)", http.stdout.readline().decode()).group(1))
+        profile = os.path.join(self.tmp, "profile")
+        launch = " ".join(["chromium", "--user-data-dir=" + profile,
+                           "--remote-debugging-port=0", "--no-first-run",
+                           "--no-default-browser-check", "--disable-component-update",
+                           "--disable-sync", "--disable-gpu", "--no-sandbox",
+                           "--window-size=1000,700",
+                           "http://127.0.0.1:%d/form.html" % port])
+        rt, out, display = self.start_record(launch=launch)
+        ksr.wait_window_title(self, display, "KSR Form", proc=rt.proc)
+        page = self.page_points(display, profile, ["#name", "#send"])
+        self.click(display, page["#name"])
+        self.xdo(display, "key", "ctrl+a")
+        self.xdo(display, "type", "Ada")
+        self.click(display, page["#send"])
+        ksr.wait_window_title(self, display, "KSR Done", proc=rt.proc)
+        self.stop(rt)
+        text = test_record._read(out)
+        doc, steps = self.steps(out)
+        acts = _acts(steps)
+        self.assertEqual(acts, [("cdp_click", "#name"), ("key", "ctrl+a"), ("type", "Ada"),
+                                ("cdp_click", "#send")], text)
+        self.assertIn({"window": "^KSR Done - Chromium$", "timeout_s": 10}, steps[3]["checks"],
+                      text)
+        self.validate(out)
+        shutil.rmtree(profile)  # a fresh profile for the replay's browser
+        self.replay(out)
+        http.terminate()
+        log = http.communicate(timeout=30)[1].decode()
+        self.assertEqual(len(re.findall(r"GET /done\.html\?name=Ada&email= ", log)), 2, log)
+
+    def page_points(self, display, profile, selectors):
+        """Screen centres of page elements: their boxes from the page (CDP),
+        the viewport at the bottom of the browser's X window (inspect)."""
+        import websocket  # python3-websocket, as test_cdp's browser helper
+        with open(os.path.join(profile, "DevToolsActivePort")) as f:
+            port = int(f.readline())
+        with urllib.request.urlopen("http://127.0.0.1:%d/json/list" % port, timeout=10) as r:
+            tab = [t for t in json.load(r) if t["type"] == "page"][0]
+        ws = websocket.create_connection(tab["webSocketDebuggerUrl"], timeout=10)
+        js = ("JSON.stringify({h: innerHeight, w: innerWidth, boxes: %s.map(s => {"
+              "const b = document.querySelector(s).getBoundingClientRect();"
+              "return [b.x + b.width / 2, b.y + b.height / 2]; })})" % json.dumps(selectors))
+        ws.send(json.dumps({"id": 1, "method": "Runtime.evaluate",
+                            "params": {"expression": js, "returnByValue": True}}))
+        while True:
+            m = json.loads(ws.recv())
+            if m.get("id") == 1:
+                break
+        ws.close()
+        v = json.loads(m["result"]["result"]["value"])
+        rc, so, se, _t = self.run_rt(["inspect", "--json", "--window", "KSR Form",
+                                      "--timeout", "60"], env=self.env(DISPLAY=display))
+        self.assertEqual(rc, 0, se[-2000:])
+        g = [w for w in json.loads(so)["windows"] if "KSR Form" in w["title"]][0]["geometry"]
+        ox, oy = g["x"] + (g["w"] - v["w"]) // 2, g["y"] + g["h"] - v["h"]
+        return {s: (int(ox + b[0]), int(oy + b[1])) for s, b in zip(selectors, v["boxes"])}
 
 
 if __name__ == "__main__":
