@@ -543,11 +543,33 @@ static bool is_stop(rec *r, const ksr_rec_event *e)
 	return key && unseen && ((r->chord_mods | e->mods) & CHORD_MASK) == r->stop_mods;
 }
 
+/* Until the first step the app's window may still change its title (a
+ * browser's "Untitled" becomes the page's): the header's window: takes
+ * both the first title and the one the first input found, as a replay may
+ * see either first. */
+static void start_title(rec *r, const ksr_rec_event *e)
+{
+	if (r->start_title || !r->main_win || r->n ||
+	    (e->kind != KSR_REC_KEY_PRESS && e->kind != KSR_REC_BUTTON_PRESS) || e->is_modifier)
+		return;
+	ksr_window w = {.id = r->main_win};
+	ksr_err err = {0};
+	if (ksr_x11_window_refresh(r->x, &w, &err) == 0 && w.title && *w.title &&
+	    strcmp(w.title, r->main_title)) {
+		r->start_title = w.title;
+		w.title = NULL;
+	}
+	free(w.title);
+	free(w.res_name);
+	free(w.res_class);
+}
+
 /* 1: the stop chord. */
 static int on_event(rec *r, const ksr_rec_event *e)
 {
 	if (is_stop(r, e))
 		return 1;
+	start_title(r, e);
 	switch (e->kind) {
 	case KSR_REC_KEY_PRESS:
 		if (!e->is_modifier)
@@ -842,6 +864,7 @@ static void teardown(rec *r)
 		free(r->files[i]);
 	free(r->files);
 	free(r->main_title);
+	free(r->start_title);
 	free(r->press_win.title);
 	free(r->last_role);
 	free(r->a11y_error);

@@ -58,6 +58,7 @@ typedef struct rec {
 	int app_pid;            /* _NET_WM_PID of the app driven; 0 until known */
 	unsigned long main_win; /* its first window */
 	char *main_title;       /* as it was when first seen */
+	char *start_title;      /* as it was at the first input, when that differs */
 	ksr_x11_record *xr;
 	int ino_fd;
 	char **ino_dirs; /* by watch descriptor */

@@ -189,6 +189,8 @@ class RecordApps(test_record.RecordCase):
                                 ("cdp_click", "#send")], text)
         self.assertIn({"window": "^KSR Done - Chromium$", "timeout_s": 10}, steps[3]["checks"],
                       text)
+        # The first title (about:blank's) and the page's, at the first click.
+        self.assertRegex(doc["window"], r"^\^\(\?:.*\|KSR Form - Chromium\)\$$", text)
         self.validate(out)
         shutil.rmtree(profile)  # a fresh profile for the replay's browser
         self.replay(out)
