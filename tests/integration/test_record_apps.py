@@ -45,23 +45,6 @@ class RecordApps(test_record.RecordCase):
                 return c
         return None
 
-    def bind_keys(self, display, text):
-        """Bind text's non-ASCII characters to spare keycodes, as a keyboard
-        with those keys has them: xdotool otherwise binds one for a moment per
-        character, and mousepad was seen to lose the first such key (1 run in
-        4) when its keymap update came too late. (Typing through keycodes
-        bound on the fly is test_record.py's.)"""
-        rc = subprocess.run(["xmodmap", "-pke"], env=self.env(DISPLAY=display),
-                            capture_output=True, text=True, timeout=30, check=True)
-        spare = [int(m.group(1)) for m in re.finditer(r"^keycode\s+(\d+) =\s*$",
-                                                       rc.stdout, re.M)]
-        chars = sorted({c for c in text if ord(c) > 127})
-        self.assertGreaterEqual(len(spare), len(chars), rc.stdout)
-        expr = ["keycode %d = U%04X" % (kc, ord(c)) for kc, c in zip(spare, chars)]
-        for e in expr:
-            subprocess.run(["xmodmap", "-e", e], env=self.env(DISPLAY=display), timeout=30,
-                           check=True)
-
     def test_mousepad_save_as(self):
         """Type a line with non-ASCII, ctrl+s, a path into the Save As dialog,
         a click on its Save button: key, type, wait_window, a click in the
