@@ -44,6 +44,15 @@ void ksr_atspi_close(ksr_atspi *a); /* NULL-safe */
 const char *ksr_atspi_address(const ksr_atspi *a);
 ksr_atspi_source ksr_atspi_bus_source(const ksr_atspi *a);
 
+/* Before an app starts: where the X root has no AT_SPI_BUS property (and no
+ * AT_SPI_BUS_ADDRESS is set), ask the session bus for the accessibility bus
+ * and publish its address there, as at-spi-bus-launcher does on X11. Qt 5
+ * finds the bus reliably only through that property: asked over the session
+ * bus, its bridge turns on before the answer arrives and never registers.
+ * 1 with *published (free it; published may be NULL) when set, 0 when not
+ * needed, -1 with err (may be NULL). */
+int ksr_atspi_publish_root(ksr_x11 *x, ksr_deadline d, char **published, ksr_err *err);
+
 /* For the embedded session: wait until org.a11y.Bus has an owner on the
  * session bus at address (bounded polling of NameHasOwner: asking GetAddress
  * earlier would activate a second launcher), then set IsEnabled true. */
@@ -247,6 +256,14 @@ int ksr_atspi_control_at(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi
 bool ksr_atspi_control_ready(const ksr_atspi_control *c, bool visible_is_showing, bool *sensitive,
                              bool *showing);
 void ksr_atspi_control_clear(ksr_atspi_control *c); /* NULL-safe */
+/* The default button of the app's top-level named window_title (the state
+ * "is default", visible): what Return activates. 1 with *out set, 0 when the
+ * window has none, -1 with err. */
+int ksr_atspi_default_control(ksr_atspi *a, const ksr_atspi_app *app, const char *window_title,
+                              ksr_deadline d, ksr_atspi_control *out, ksr_err *err);
+/* Read c's states again (c->path); -1 with err when the app did not answer. */
+int ksr_atspi_control_refresh(ksr_atspi *a, const ksr_atspi_app *app, ksr_atspi_control *c,
+                              ksr_deadline d, ksr_err *err);
 /* The toolkit answers coordinates relative to the window (GTK 4). */
 bool ksr_atspi_app_window_coords(const ksr_atspi_app *app);
 

@@ -220,6 +220,7 @@ static bool discover(ksr_atspi *a, const ksr_atspi_opts *o, ksr_deadline d, char
 	if (env && *env && try_bus(a, ksr_xstrdup(env), KSR_ATSPI_SRC_ENV, d, tried, cap))
 		return true;
 	char *prop = o->x ? ksr_x11_root_property_string(o->x, "AT_SPI_BUS", NULL) : NULL;
+	a->root_names_bus = prop != NULL;
 	if (prop && try_bus(a, prop, KSR_ATSPI_SRC_X_ROOT, d, tried, cap))
 		return true;
 	const char *session = getenv("DBUS_SESSION_BUS_ADDRESS");
@@ -277,6 +278,37 @@ static void start_registry(GMainContext *ctx, const char *session_address, ksr_d
 		g_object_unref(a11y);
 	}
 	free(addr);
+}
+
+int ksr_atspi_publish_root(ksr_x11 *x, ksr_deadline d, char **published, ksr_err *err)
+{
+	if (published)
+		*published = NULL;
+	const char *env = getenv("AT_SPI_BUS_ADDRESS");
+	const char *session = getenv("DBUS_SESSION_BUS_ADDRESS");
+	char *have = ksr_x11_root_property_string(x, "AT_SPI_BUS", NULL);
+	bool needed = !have && !(env && *env);
+	free(have);
+	if (!needed)
+		return 0;
+	if (!session || !*session)
+		return ksr_err_set(err, "no DBUS_SESSION_BUS_ADDRESS to ask for the AT-SPI bus");
+	GMainContext *ctx = g_main_context_new();
+	ksr_atspi_ctx_enter(ctx);
+	char *addr = a11y_address_from_session(ctx, session, d, err);
+	int none = 0;
+	ksr_atspi_drain(ctx, &none);
+	ksr_atspi_ctx_leave(ctx);
+	g_main_context_unref(ctx);
+	if (!addr || ksr_x11_root_property_set_string(x, "AT_SPI_BUS", addr, err) < 0) {
+		free(addr);
+		return -1;
+	}
+	if (published)
+		*published = addr;
+	else
+		free(addr);
+	return 1;
 }
 
 int ksr_atspi_session_ready(const char *session_address, ksr_deadline d, ksr_err *err)
@@ -462,9 +494,14 @@ int ksr_atspi_find_app(ksr_atspi *a, int pid, const char *name_hint, ksr_deadlin
 		ksr_err_set(
 		        err,
 		        "no application on the AT-SPI bus has pid %d%s%s (%zu registered); is its "
-		        "accessibility bridge off (NO_AT_BRIDGE, GTK_A11Y=none), or Qt without "
-		        "QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1?",
-		        pid, name_hint ? " or the name " : "", name_hint ? name_hint : "", n);
+		        "accessibility bridge off (NO_AT_BRIDGE, GTK_A11Y=none)%s?",
+		        pid, name_hint ? " or the name " : "", name_hint ? name_hint : "", n,
+		        a->root_names_bus
+		                ? ", or Qt without QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1"
+		                : ", or a Qt 5 app started while the X root had no AT_SPI_BUS "
+		                  "property (this session lacks it: its at-spi-bus-launcher ran "
+		                  "without DISPLAY, or the X server reset since; Qt 5 joins "
+		                  "reliably only through it, docs/accessibility.md)");
 	ksr_atspi_apps_free(apps, n);
 	return rc < 0 ? -1 : 0;
 }

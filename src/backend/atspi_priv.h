@@ -21,6 +21,7 @@ struct ksr_atspi {
 	GDBusConnection *conn;
 	char *address;
 	ksr_atspi_source source;
+	bool root_names_bus; /* the X root had AT_SPI_BUS (Qt 5 needs it to join) */
 };
 
 /* Make ctx the thread's default (async replies are dispatched there) and own it. */

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "ksr/cdp.h"
+#include "ksr/atspi.h"
 #include "ksr/proc.h"
 #include "ksr/session.h"
 
@@ -82,6 +83,8 @@ static int launch(insp *s, ksr_err *err)
 	if (ksr_x11_list_windows(s->x, &before, err) < 0)
 		return -1;
 	const char *log = s->o->launch_log ? s->o->launch_log : "/dev/null";
+	/* Qt 5 joins the bus only where the X root names it (docs/accessibility.md). */
+	ksr_atspi_publish_root(s->x, ksr_deadline_min(s->d, ksr_deadline_in_ms(3000)), NULL, NULL);
 	int rc = ksr_proc_launch(s->o->launch, log, &s->launched_pid, err);
 	while (rc == 0) {
 		if (ksr_x11_list_windows(s->x, &now, err) < 0) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ksr/keys.h"
+#include "ksr/atspi.h"
 #include "ksr/proc.h"
 #include "ksr/scenario.h"
 
@@ -632,6 +633,8 @@ static int launch(rec *r, ksr_deadline d, ksr_err *err)
 	ksr_window_list before = {0}, now = {0};
 	if (ksr_x11_list_windows(r->x, &before, err) < 0)
 		return -1;
+	/* Qt 5 joins the bus only where the X root names it (docs/accessibility.md). */
+	ksr_atspi_publish_root(r->x, ksr_deadline_min(d, ksr_deadline_in_ms(3000)), NULL, NULL);
 	int rc = ksr_proc_launch(r->o->launch, "/dev/null", &r->launched_pid, err);
 	while (rc == 0 && !r->app_pid) {
 		if (ksr_x11_list_windows(r->x, &now, err) < 0) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksr/cdp.h"
 #include "ksr/keys.h"
 #include "scenario/scn_internal.h"
 
@@ -395,16 +396,20 @@ static bool kill_parse(scn_ctx *c, const snode *n, ksr_step *st)
 	return false;
 }
 
-/* key: the X input backend's own parser (ksr/keys.h), so a typo is the
- * scenario's at load time, not a run-time error. cdp_press names keys for
- * the page (DOM key names) and is checked when sent. */
+/* key: the X input backend's own parser (ksr/keys.h); cdp_press: the page's
+ * key names (DOM keys, ksr_cdp_chords_check). Either way a typo is the
+ * scenario's at load time, not a run-time error. */
 static bool chords_ok(scn_ctx *c, const snode *v, const ksr_step *st)
 {
-	if (st->info->kind != KSR_KIND_KEY)
-		return true;
+	ksr_err err = {0};
+	if (st->info->kind == KSR_KIND_CDP_PRESS) {
+		if (ksr_cdp_chords_check(st->text, &err) == 0)
+			return true;
+		scn_err(c, v, "cdp_press: %s", err.msg);
+		return false;
+	}
 	ksr_chord *chords = NULL;
 	size_t n = 0;
-	ksr_err err = {0};
 	if (ksr_keys_parse(st->text, &chords, &n, &err) == 0) {
 		ksr_keys_free(chords);
 		return true;

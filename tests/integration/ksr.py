@@ -26,6 +26,7 @@ import uuid
 
 BIN = os.environ.get("KSR_BIN", "")
 TESTAPP = os.environ.get("KSR_TESTAPP", "")
+TESTAPP4 = os.environ.get("KSR_TESTAPP4", "")  # the GTK 4 twin (tests/app/ksr-testapp4.c)
 SOURCE_DIR = os.environ.get("KSR_SOURCE_DIR",
                             os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 SCENARIOS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scenarios")

@@ -3,7 +3,7 @@ a window that never stops repainting is acted on when the quiet wait's bound run
 with a note and no failure; typed text is in the step's own screenshot; the step rows
 say what was waited for; a stopped app fails readiness within the step's timeout; a
 declared click waits until the button under it is sensitive (the app on the AT-SPI bus).
-Real Xvfb + openbox (the runtime's --xvfb) and the GTK3 test app; what the app did is
+Real Xvfb + openbox (the runtime's --xvfb), the GTK3 test app and its GTK 4 twin (ksr-testapp4); what the app did is
 read from its --record file and the screenshots' pixels, never from the runtime's words."""
 
 import math
@@ -192,6 +192,46 @@ class ReadyTest(ksr.KsrTestCase):
         very same click lands while OK is still insensitive and the app takes
         nothing: the wait above is what makes the flow pass."""
         path, rec = self.name_dialog_flow("    ready_quiet_ms: 0\n")
+        out, _report = self.run_it(path, "app-failed", "check-failed")
+        self.assertNotIn("confirmed:hello", rec_lines(rec))
+        self.assertNotIn("control", step_rows(out)[1]["ready"])
+
+    def gtk4_name_dialog_flow(self, click_extra=""):
+        """The same flow on GTK 4 (its own AT-SPI, no atk-bridge): the twin
+        app's "Name It" dialog, OK enabled ENABLE_MS after the name has text."""
+        if not (ksr.TESTAPP4 and os.access(ksr.TESTAPP4, os.X_OK)):
+            self.fail("KSR_TESTAPP4 is not built (libgtk-4-dev: scripts/setup.sh deps)")
+        rec = os.path.join(self.tmp, "rec.txt")
+        path = self.scenario(
+            "name: ready-gtk4\n"
+            "launch: %s --name-dialog %d --record %s\n"
+            "process: ^ksr-testapp4$\n"
+            "window: ^KSR GTK4 App$\n"
+            "settle_s: 0.5\n"
+            "atspi: true\n" % (ksr.TESTAPP4, ENABLE_MS, rec)
+            + TARGETS + "steps:\n"
+            "  - type: \"hello\"\n"
+            "  - click: ok\n%s"
+            "    checks:\n"
+            "      - no_window: ^Name It$\n"
+            "        timeout_s: 1\n" % click_extra)
+        return path, rec
+
+    def test_gtk4_click_waits_until_the_button_under_it_is_sensitive(self):
+        path, rec = self.gtk4_name_dialog_flow()
+        out, report = self.run_it(path, "pass-with-concerns", "completed")
+        self.assertEqual([c["code"] for c in report["concerns"]], ["unexpected-dialog"])
+        self.assertIn("confirmed:hello", rec_lines(rec), "the app took the click on OK")
+        rows = step_rows(out)
+        self.assertEqual(rows[0]["window_title"], "Name It", "the keys went to the dialog")
+        click = rows[1]
+        self.assertEqual(click["window_title"], "Name It", "the click went to the dialog")
+        self.assertEqual(click["ready"]["control"],
+                         {"name": "OK", "role": "push button", "sensitive": True,
+                          "showing": True}, click["ready"])
+
+    def test_gtk4_without_readiness_the_click_lands_on_the_insensitive_button(self):
+        path, rec = self.gtk4_name_dialog_flow("    ready_quiet_ms: 0\n")
         out, _report = self.run_it(path, "app-failed", "check-failed")
         self.assertNotIn("confirmed:hello", rec_lines(rec))
         self.assertNotIn("control", step_rows(out)[1]["ready"])
