@@ -21,7 +21,7 @@ PACKAGES=(
   python3 python3-jsonschema python3-lxml procps util-linux
   imagemagick scrot xdotool
   chromium
-  gnome-calculator gnome-text-editor featherpad kcalc mousepad python3-pyatspi
+  gnome-calculator gnome-text-editor featherpad kcalc mousepad python3-pyatspi gtk-3-examples
   dpkg-dev libcap-dev libssl-dev man-db
   # the scenario library's apps (tests/integration/test_scenarios.py)
   firefox-esr libreoffice-writer inkscape

@@ -35,7 +35,9 @@ static bool same_title(const char *a, const char *b)
 
 /* The application's top-level accessible whose name is the X window's
  * title (malloc'd path), or NULL: when it cannot be told which window is
- * under the point, nothing is claimed about the control there. */
+ * under the point, nothing is claimed about the control there. A toolkit
+ * may leave its frame unnamed (gtk3-widget-factory): when no name is the
+ * title and exactly one top-level has no name, the window is that one. */
 static char *window_accessible(ksr_atspi *a, const ksr_atspi_app *app, const char *title,
                                ksr_deadline d, ksr_err *err)
 {
@@ -43,7 +45,8 @@ static char *window_accessible(ksr_atspi *a, const ksr_atspi_app *app, const cha
 	                       "(a(so))", d, err);
 	if (!r)
 		return NULL;
-	char *found = NULL;
+	char *found = NULL, *unnamed = NULL;
+	int n_unnamed = 0;
 	GVariantIter *it = NULL;
 	const char *bus, *path;
 	int seen = 0;
@@ -53,10 +56,15 @@ static char *window_accessible(ksr_atspi *a, const ksr_atspi_app *app, const cha
 		                                       "Name", d);
 		if (name && same_title(name, title))
 			found = ksr_xstrdup(path);
+		else if (name && !*name && !n_unnamed++)
+			unnamed = ksr_xstrdup(path);
 		free(name);
 	}
 	g_variant_iter_free(it);
 	g_variant_unref(r);
+	if (!found && n_unnamed == 1)
+		found = unnamed, unnamed = NULL;
+	free(unnamed);
 	return found;
 }
 

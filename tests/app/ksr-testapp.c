@@ -23,6 +23,8 @@
  * (or "scroll-smooth:DX,DY" where XInput 2 delivers the wheel as deltas),
  * "release:N:X,Y" (root pixels) and, for a press-move-release, "drag:X0,Y0->
  * X1,Y1:M" with M motion events between.
+ * --password adds an entry "Password" whose text is hidden (visibility FALSE:
+ * AT-SPI role "password text"), recording "password:<value>" on each change.
  * --cover-for MS puts a keep-above window "KSR Cover" exactly over the main
  * window once it is mapped and closes it MS later (-1: never).
  * --stop-on-query: once armed by SIGUSR1, the next accessibility query of the
@@ -60,6 +62,7 @@ static struct {
 	gint name_dialog_ms;
 	gint cover_for_ms;
 	gboolean record_pointer;
+	gboolean password;
 	gboolean stop_on_query;
 } opt = {
         .slow_start_ms = -1,
@@ -109,6 +112,8 @@ static GOptionEntry entries[] = {
          "Open the \"Name It\" dialog; its OK turns sensitive this long after text", "MS"},
         {"record-pointer", 0, 0, G_OPTION_ARG_NONE, &opt.record_pointer,
          "Record button presses, double clicks, wheel clicks and drags", NULL},
+        {"password", 0, 0, G_OPTION_ARG_NONE, &opt.password,
+         "Add a password entry \"Password\" (hidden text)", NULL},
         {"cover-for", 0, 0, G_OPTION_ARG_INT, &opt.cover_for_ms,
          "Cover the window with a keep-above window for this long (-1: for good)", "MS"},
         {"no-cursor-blink", 0, 0, G_OPTION_ARG_NONE, &opt.no_cursor_blink,
@@ -169,6 +174,12 @@ static void on_text(GtkEditable *entry, gpointer data)
 {
 	(void)data;
 	record("text:%s\n", gtk_entry_get_text(GTK_ENTRY(entry)));
+}
+
+static void on_password(GtkEditable *entry, gpointer data)
+{
+	(void)data;
+	record("password:%s\n", gtk_entry_get_text(GTK_ENTRY(entry)));
 }
 
 static gboolean on_enter(GtkWidget *w, GdkEventCrossing *event, gpointer name)
@@ -541,6 +552,13 @@ static GtkWidget *build_window(void)
 		gtk_spin_button_set_value(GTK_SPIN_BUTTON(spin), 3);
 		name_widget(spin, "Quantity");
 		gtk_box_pack_start(GTK_BOX(box), spin, FALSE, FALSE, 0);
+	}
+	if (opt.password) {
+		GtkWidget *pw = gtk_entry_new();
+		gtk_entry_set_visibility(GTK_ENTRY(pw), FALSE);
+		name_widget(pw, "Password");
+		g_signal_connect(pw, "changed", G_CALLBACK(on_password), NULL);
+		gtk_box_pack_start(GTK_BOX(box), pw, FALSE, FALSE, 0);
 	}
 	if (opt.animate)
 		add_strip(box);

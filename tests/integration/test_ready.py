@@ -6,6 +6,7 @@ declared click waits until the button under it is sensitive (the app on the AT-S
 Real Xvfb + openbox (the runtime's --xvfb), the GTK3 test app and its GTK 4 twin (ksr-testapp4); what the app did is
 read from its --record file and the screenshots' pixels, never from the runtime's words."""
 
+import math
 import os
 import signal
 import unittest
@@ -280,6 +281,44 @@ class ReadyTest(ksr.KsrTestCase):
         self.assertRegex(click["reason"],
                          r'stayed covered by window 0x[0-9a-f]+ \("KSR Cover"\) for 2 s')
         self.assertEqual(rec_lines(rec), [], "nothing was clicked")
+
+    def test_drag_from_a_covered_point_fails_and_presses_nothing(self):
+        """drag's readiness is at its from: point: covered for good, the step
+        fails naming the cover, and the app received no press at all."""
+        rec = os.path.join(self.tmp, "rec.txt")
+        path = self.app_scenario("--cover-for -1 --record-pointer --record %s" % rec,
+                                 "  - drag: {from: press, to: field}\n    timeout_s: 2\n")
+        out, _report = self.run_it(path, "app-failed", "step-failed")
+        drag = step_rows(out)[0]
+        self.assertEqual(drag["ready"]["never"], "uncovered", drag)
+        self.assertRegex(drag["reason"],
+                         r'stayed covered by window 0x[0-9a-f]+ \("KSR Cover"\) for 2 s')
+        self.assertNotIn("drag", drag, "no drag was sent")
+        self.assertEqual([l for l in rec_lines(rec) if l.startswith(("button:", "drag:"))], [],
+                         "nothing was pressed")
+
+    def test_drag_waits_for_the_cover_then_lands(self):
+        """The same drag with a cover that closes: it waits (on stacking
+        events) and then the app receives the press at from: and the release
+        at to: (fractions of its window), motion between."""
+        rec = os.path.join(self.tmp, "rec.txt")
+        path = self.app_scenario("--cover-for %d --record-pointer --record %s" % (COVER_MS, rec),
+                                 "  - drag: {from: press, to: field}\n", settle_s=0.2)
+        out, _report = self.run_it(path, "pass", "completed")
+        trace = ksr.read_trace(out)
+        app = [e for e in trace if e.get("event") == "app"][0]
+        start = [e for e in trace if e.get("event") == "step.start"][0]
+        # The precondition of this test: the step began while the cover was up.
+        self.assertLess(start["t_ms"], app["t_ms"] + COVER_MS - APP_SEEN_TICK_MS)
+        drag = step_rows(out)[0]
+        self.assertNotIn("never", drag["ready"])
+        w = drag["window"]
+        half_up = lambda v: math.floor(v + 0.5)  # C's lround
+        x0, y0 = half_up(w["x"] + 0.5 * w["w"]), half_up(w["y"] + 0.12 * w["h"])
+        x1, y1 = half_up(w["x"] + 0.5 * w["w"]), half_up(w["y"] + 0.47 * w["h"])
+        drags = [l for l in rec_lines(rec) if l.startswith("drag:")]
+        self.assertEqual(len(drags), 1, rec_lines(rec))
+        self.assertRegex(drags[0], r"^drag:%d,%d->%d,%d:[1-9]\d*$" % (x0, y0, x1, y1))
 
 
 if __name__ == "__main__":

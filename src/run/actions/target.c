@@ -207,6 +207,10 @@ static void resolve_point(const ksr_step *step, ksr_step_target *t, ksr_step_res
 	t->has_point = res->has_pixel = true;
 	if (step->point.declared)
 		cJSON_AddStringToObject(ksr_step_extra(res), "target", step->point.declared->name);
+	if (step->info->shape == KSR_SHAPE_DRAG) { /* to: in the same window, now */
+		t->to_x = fraction_to_pixel(t->win.x, t->win.w, step->drag_to.fx);
+		t->to_y = fraction_to_pixel(t->win.y, t->win.h, step->drag_to.fy);
+	}
 }
 
 /* ---- ready: viewable, answering, uncovered, quiet ------------------------------- */
