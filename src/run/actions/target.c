@@ -453,15 +453,15 @@ static void default_never(const ksr_step *step, const ksr_atspi_control *c, bool
 	              bound_s(step, READY_DEFAULT_S * 1000));
 }
 
-/* Where the app is on the accessibility bus, Return waits until the window's
- * default button is sensitive, asked again on each repaint as a pointer
- * action's control is; a window with none claims nothing. */
+/* Where the app is on the accessibility bus, Return into a dialog waits until
+ * its default button is sensitive (one walk of the app's tree: dialogs only), asked again on each
+ * repaint as a pointer action's control is; a window with none claims nothing. */
 static bool wait_default(ksr_run *run, const ksr_step *step, const ksr_window *w, ksr_deadline d,
                          cJSON *rd, ksr_step_result *res)
 {
-	if (!run->sc->atspi || ksr_step_quiet_ms(run, step) <= 0 || !w->title ||
+	if (!run->sc->atspi || ksr_step_quiet_ms(run, step) <= 0 || !w->title || !w->is_dialog ||
 	    !presses_return(step))
-		return true;
+		return true; /* a main window's Return (a new line) has no default to wait for */
 	ksr_run_atspi *t = ksr_run_atspi_kept(run, d);
 	ksr_atspi_control c = {0};
 	ksr_err err = {0};
