@@ -23,8 +23,8 @@ if grep -q 'KSR_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then
   exit 2
 fi
 odiff=bench/node_modules/@odiff/linux-x64/odiff
-if [ ! -x "$odiff" ] && command -v npm >/dev/null; then
-  (cd bench && npm ci --no-audit --no-fund --loglevel=error) >&2 || echo "run-all.sh: npm ci failed; odiff shows n/a" >&2
+if { [ ! -x "$odiff" ] || [ ! -d bench/node_modules/puppeteer-core ]; } && command -v npm >/dev/null; then
+  (cd bench && npm ci --no-audit --no-fund --loglevel=error) >&2 || echo "run-all.sh: npm ci failed; odiff and puppeteer-core show n/a" >&2
 fi
 for tool in import scrot compare xdotool; do
   command -v "$tool" >/dev/null || echo "run-all.sh: $tool not installed; its row shows n/a" >&2
