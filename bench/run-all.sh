@@ -191,10 +191,13 @@ if t is not None:
 
 t = read("cdp")
 if t is not None:
-    for key, what in (("connect", "CDP connect + attach"), ("click", "cdp_click vs page.click"),
-                      ("type5", "cdp_type 5 chars vs page.type")):
+    for key, theirs, what in (("connect", "connect", "CDP connect + attach"),
+                              ("click", "click", "cdp_click vs page.click (no checks)"),
+                              ("click", "locator_click",
+                               "cdp_click vs Locator.click (the same checks)"),
+                              ("type5", "type5", "cdp_type 5 chars vs page.type")):
         row("cdp", what, num(r"^ROW ksr\.%s ([\d.]+)" % key, t), "puppeteer-core",
-            num(r"^ROW puppeteer\.%s ([\d.]+)" % key, t))
+            num(r"^ROW puppeteer\.%s ([\d.]+)" % theirs, t))
 
 t = read("atspi")
 if t is not None:
