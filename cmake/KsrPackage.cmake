@@ -21,6 +21,14 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # --xvfb starts these; a Kasm session already has a display, so they are not
 # needed to test on :1 and stay recommendations.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "xvfb, openbox, dbus, at-spi2-core")
+# The video's FFmpeg libraries are loaded when a video is asked for (dlopen), so
+# dpkg-shlibdeps does not see them: recommended by name, the headers' majors.
+if(KSR_VIDEO)
+  foreach(_ksr_av libavcodec libavformat libswscale libavutil)
+    string(REGEX MATCH "^[0-9]+" _ksr_major "${VIDEO_DEPS_${_ksr_av}_VERSION}")
+    string(APPEND CPACK_DEBIAN_PACKAGE_RECOMMENDS ", ${_ksr_av}${_ksr_major}")
+  endforeach()
+endif()
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "chromium")
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/kasm-session-runtime/kasm-session-runtime")
 include(CPack)
