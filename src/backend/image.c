@@ -319,7 +319,12 @@ static void decode_into(png_structp png, png_infop info, ksr_image **out, png_by
 	set_rgb8_transforms(png, info);
 	if (png_get_rowbytes(png, info) != (size_t)w * 3)
 		png_error(png, "unexpected row format after conversion to RGB");
-	*out = ksr_image_new((int)w, (int)h);
+	/* Not zeroed: libpng writes every byte of every row, or jumps out and
+	 * the image is freed unread (zeroing 6 MB cost ~4% of a 1080p decode). */
+	*out = ksr_xcalloc(1, sizeof **out);
+	(*out)->w = (int)w;
+	(*out)->h = (int)h;
+	(*out)->rgb = ksr_xmalloc((size_t)w * h * 3 + 1);
 	*rows = ksr_xcalloc(h, sizeof **rows);
 	for (png_uint_32 y = 0; y < h; y++)
 		(*rows)[y] = (*out)->rgb + (size_t)y * w * 3;
