@@ -67,8 +67,8 @@ walk_row() {
   # The floor (bench/atspi_floor.py): after the walks, since it registers an
   # event listener, which makes GTK 3's bridge start its cache.
   timeout 60 /usr/bin/python3 bench/atspi_floor.py "$PID" "$runs" > "$tmp/floor.$name" 2>&1 || true
-  f=$(cut -d' ' -f1 "$tmp/floor.$name" | grep -E '^[0-9.]+$' | median)
-  nf=$(cut -d' ' -f2 "$tmp/floor.$name" | grep -E '^[0-9]+$' | sort -n | tail -1)
+  f=$(cut -d' ' -f1 "$tmp/floor.$name" | { grep -E '^[0-9.]+$' || true; } | median)
+  nf=$(cut -d' ' -f2 "$tmp/floor.$name" | { grep -E '^[0-9]+$' || true; } | sort -n | tail -1)
   if [ "$f" = n/a ]; then
     echo "| floor, $name: n/a ($(tail -1 "$tmp/floor.$name")) | | n/a | | $p | n/a |"
   else
