@@ -21,6 +21,9 @@ struct ksr_atspi {
 	GDBusConnection *conn;
 	char *address;
 	ksr_atspi_source source;
+	/* An event listener registered with the registry (atspi_walk.c): GTK 3's
+	 * bridge serves its Cache.GetItems only once some client has one. */
+	bool cache_listener;
 };
 
 /* Make ctx the thread's default (async replies are dispatched there) and own it. */
