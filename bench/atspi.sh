@@ -22,7 +22,8 @@ fi
 /usr/bin/python3 -c 'import pyatspi' 2>/dev/null || { echo "atspi.sh: python3-pyatspi missing" >&2; exit 2; }
 tmp=$(mktemp -d /tmp/ksr-bench-atspi.XXXXXX)
 rtpid=
-cleanup() { [ -n "$rtpid" ] && kill -TERM "$rtpid" 2>/dev/null && wait "$rtpid" 2>/dev/null; rm -rf "$tmp"; }
+# The held run ends interrupted (exit 2) on TERM: not this script's failure.
+cleanup() { [ -n "$rtpid" ] && kill -TERM "$rtpid" 2>/dev/null && { wait "$rtpid" 2>/dev/null || true; }; rm -rf "$tmp"; }
 trap cleanup EXIT
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "n/a"; else if (NR%2) printf "%.1f", a[(NR+1)/2]; else printf "%.1f", (a[NR/2]+a[NR/2+1])/2}'; }
