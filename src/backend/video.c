@@ -73,38 +73,38 @@ int ksr_video_finish(ksr_video *v, const ksr_video_chapter *chapters, size_t n, 
  * objects) were most of the runtime's memory on every run, video or not. The
  * sonames are those of the headers built against; a missing one is an error
  * value of ksr_video_start, the setup's (docs/packaging.md). */
-#define AV_FUNCS(X) \
-	X(avutil, av_dict_set) \
-	X(avutil, av_dict_free) \
-	X(avutil, av_strerror) \
-	X(avutil, av_mallocz) \
-	X(avutil, av_calloc) \
-	X(avutil, av_log_set_callback) \
-	X(avutil, av_frame_alloc) \
-	X(avutil, av_frame_free) \
-	X(avutil, av_frame_get_buffer) \
-	X(avutil, av_frame_make_writable) \
-	X(swscale, sws_getContext) \
-	X(swscale, sws_scale) \
-	X(swscale, sws_freeContext) \
-	X(avcodec, avcodec_find_encoder_by_name) \
-	X(avcodec, avcodec_alloc_context3) \
-	X(avcodec, avcodec_open2) \
-	X(avcodec, avcodec_free_context) \
-	X(avcodec, avcodec_send_frame) \
-	X(avcodec, avcodec_receive_packet) \
-	X(avcodec, avcodec_parameters_from_context) \
-	X(avcodec, av_packet_alloc) \
-	X(avcodec, av_packet_free) \
-	X(avcodec, av_packet_unref) \
-	X(avcodec, av_packet_rescale_ts) \
-	X(avformat, avformat_alloc_output_context2) \
-	X(avformat, avformat_new_stream) \
-	X(avformat, avformat_write_header) \
-	X(avformat, avformat_free_context) \
-	X(avformat, av_write_frame) \
-	X(avformat, av_write_trailer) \
-	X(avformat, avio_open) \
+#define AV_FUNCS(X)                                                                                \
+	X(avutil, av_dict_set)                                                                     \
+	X(avutil, av_dict_free)                                                                    \
+	X(avutil, av_strerror)                                                                     \
+	X(avutil, av_mallocz)                                                                      \
+	X(avutil, av_calloc)                                                                       \
+	X(avutil, av_log_set_callback)                                                             \
+	X(avutil, av_frame_alloc)                                                                  \
+	X(avutil, av_frame_free)                                                                   \
+	X(avutil, av_frame_get_buffer)                                                             \
+	X(avutil, av_frame_make_writable)                                                          \
+	X(swscale, sws_getContext)                                                                 \
+	X(swscale, sws_scale)                                                                      \
+	X(swscale, sws_freeContext)                                                                \
+	X(avcodec, avcodec_find_encoder_by_name)                                                   \
+	X(avcodec, avcodec_alloc_context3)                                                         \
+	X(avcodec, avcodec_open2)                                                                  \
+	X(avcodec, avcodec_free_context)                                                           \
+	X(avcodec, avcodec_send_frame)                                                             \
+	X(avcodec, avcodec_receive_packet)                                                         \
+	X(avcodec, avcodec_parameters_from_context)                                                \
+	X(avcodec, av_packet_alloc)                                                                \
+	X(avcodec, av_packet_free)                                                                 \
+	X(avcodec, av_packet_unref)                                                                \
+	X(avcodec, av_packet_rescale_ts)                                                           \
+	X(avformat, avformat_alloc_output_context2)                                                \
+	X(avformat, avformat_new_stream)                                                           \
+	X(avformat, avformat_write_header)                                                         \
+	X(avformat, avformat_free_context)                                                         \
+	X(avformat, av_write_frame)                                                                \
+	X(avformat, av_write_trailer)                                                              \
+	X(avformat, avio_open)                                                                     \
 	X(avformat, avio_closep)
 
 typedef struct av_table {
@@ -138,9 +138,9 @@ static void av_load(void)
 	if (av_error[0])
 		return;
 	void *sym;
-#define AV_LOAD(l, fn)                                                                   \
-	if ((sym = dlsym(lib[l], #fn)) == NULL && !av_error[0])                         \
-		snprintf(av_error, sizeof av_error, "FFmpeg's lib" #l " has no " #fn);  \
+#define AV_LOAD(l, fn)                                                                             \
+	if ((sym = dlsym(lib[l], #fn)) == NULL && !av_error[0])                                    \
+		snprintf(av_error, sizeof av_error, "FFmpeg's lib" #l " has no " #fn);             \
 	memcpy(&av.fn, &sym, sizeof sym);
 	AV_FUNCS(AV_LOAD)
 #undef AV_LOAD
@@ -388,7 +388,7 @@ static int encoder_open(ksr_video *v, ksr_err *err)
 	if (av.avformat_write_header(v->oc, NULL) < 0)
 		return ksr_err_set(err, "cannot write the WebM header to %s", v->tmp_path);
 	v->sws = av.sws_getContext(v->cc->width, v->cc->height, v->src_fmt, v->cc->width,
-	                        v->cc->height, AV_PIX_FMT_YUV420P, SWS_POINT, NULL, NULL, NULL);
+	                           v->cc->height, AV_PIX_FMT_YUV420P, SWS_POINT, NULL, NULL, NULL);
 	v->frame = av.av_frame_alloc();
 	v->pkt = av.av_packet_alloc();
 	if (!v->sws || !v->frame || !v->pkt)
