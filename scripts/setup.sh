@@ -16,12 +16,12 @@ PACKAGES=(
   build-essential cmake pkg-config clang
   libx11-dev libxtst-dev libxext-dev libxdamage-dev libxrandr-dev libxkbcommon-dev libyaml-dev libcjson-dev libcurl4-openssl-dev
   libavcodec-dev libavformat-dev libswscale-dev libavutil-dev ffmpeg python3-websocket
-  libwebsockets-dev libatspi2.0-dev libpng-dev libpcre2-dev libgtk-3-dev
+  libwebsockets-dev libatspi2.0-dev libpng-dev libpcre2-dev libgtk-3-dev libgtk-4-dev
   xvfb x11-utils openbox tigervnc-standalone-server xfwm4 x11-xserver-utils dbus dbus-x11 at-spi2-core xterm zenity
   python3 python3-jsonschema python3-lxml procps util-linux
   imagemagick scrot xdotool
   chromium
-  gnome-calculator featherpad kcalc mousepad python3-pyatspi
+  gnome-calculator gnome-text-editor featherpad kcalc mousepad python3-pyatspi gtk-3-examples
   dpkg-dev libcap-dev libssl-dev man-db
   # the scenario library's apps (tests/integration/test_scenarios.py)
   firefox-esr libreoffice-writer inkscape

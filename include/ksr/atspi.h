@@ -44,9 +44,18 @@ void ksr_atspi_close(ksr_atspi *a); /* NULL-safe */
 const char *ksr_atspi_address(const ksr_atspi *a);
 ksr_atspi_source ksr_atspi_bus_source(const ksr_atspi *a);
 
+/* Before an app starts: where the X root has no AT_SPI_BUS property (and no
+ * AT_SPI_BUS_ADDRESS is set), ask the session bus for the accessibility bus
+ * and publish its address there, as at-spi-bus-launcher does on X11. Qt 5
+ * finds the bus reliably only through that property: asked over the session
+ * bus, its bridge turns on before the answer arrives and never registers.
+ * 1 with *published (free it; published may be NULL) when set, 0 when not
+ * needed, -1 with err (may be NULL). */
+int ksr_atspi_publish_root(ksr_x11 *x, ksr_deadline d, char **published, ksr_err *err);
+
 /* For the embedded session: wait until org.a11y.Bus has an owner on the
- * session bus at address (bounded polling of NameHasOwner: asking GetAddress
- * earlier would activate a second launcher), then set IsEnabled true. */
+ * session bus at address (NameOwnerChanged; asking GetAddress earlier would
+ * activate a second launcher), then set IsEnabled true. */
 int ksr_atspi_session_ready(const char *session_address, ksr_deadline d, ksr_err *err);
 
 /* The bus address from an environment block (NUL-separated NAME=VALUE, as in
@@ -64,10 +73,24 @@ typedef struct ksr_atspi_app {
 } ksr_atspi_app;
 
 /* The app with this PID; else (pid 0, or none) the first whose name equals
- * name_hint (NULL: none). found_by gets "pid" or "name". -1 with err when none. */
+ * name_hint (NULL: none). found_by gets "pid" or "name". -1 with err when none;
+ * -2 with err when the app is on the bus but did not answer (busy, stopped). */
 int ksr_atspi_find_app(ksr_atspi *a, int pid, const char *name_hint, ksr_deadline d,
                        ksr_atspi_app *out, const char **found_by, ksr_err *err);
 void ksr_atspi_app_clear(ksr_atspi_app *app);
+
+/* Apps joining, by the bus's signals (no polling): after watch, wait returns
+ * READY once the registry's root reported a child added or removed, or a
+ * connection came or went on the bus, since the last wait (then look again
+ * with ksr_atspi_find_app); TIMEOUT at d, CANCELLED. Subscribe before the
+ * first look, so that nothing between the look and the wait is missed. */
+void ksr_atspi_watch_apps(ksr_atspi *a);
+ksr_wait ksr_atspi_wait_apps(ksr_atspi *a, ksr_deadline d);
+/* After ksr_atspi_find_app returned find_rc (< 0), with the apps watched:
+ * wait until it is worth looking again, the bus's next signal (not
+ * registered yet) or, for an app there that did not answer (-2), that or one
+ * call's bound. false at until or when cancelled. */
+bool ksr_atspi_await_app(ksr_atspi *a, int find_rc, ksr_deadline until);
 
 /* ---- the tree ---- */
 
@@ -248,6 +271,14 @@ int ksr_atspi_control_at(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi
 bool ksr_atspi_control_ready(const ksr_atspi_control *c, bool visible_is_showing, bool *sensitive,
                              bool *showing);
 void ksr_atspi_control_clear(ksr_atspi_control *c); /* NULL-safe */
+/* The default button of the app's top-level named window_title (the state
+ * "is default", visible): what Return activates. 1 with *out set, 0 when the
+ * window has none, -1 with err. */
+int ksr_atspi_default_control(ksr_atspi *a, const ksr_atspi_app *app, const char *window_title,
+                              ksr_deadline d, ksr_atspi_control *out, ksr_err *err);
+/* Read c's states again (c->path); -1 with err when the app did not answer. */
+int ksr_atspi_control_refresh(ksr_atspi *a, const ksr_atspi_app *app, ksr_atspi_control *c,
+                              ksr_deadline d, ksr_err *err);
 /* The toolkit answers coordinates relative to the window (GTK 4). */
 bool ksr_atspi_app_window_coords(const ksr_atspi_app *app);
 

@@ -109,6 +109,9 @@ ksr_cdp_status ksr_cdp_type(ksr_cdp *c, const char *ref, const char *text, ksr_d
                             ksr_cdp_hit *hit, ksr_err *err);
 /* Chords separated by spaces ("ctrl+a Delete shift+Tab") to the focused element. */
 ksr_cdp_status ksr_cdp_press(ksr_cdp *c, const char *chords, ksr_deadline d, ksr_err *err);
+/* The same chords checked without a page (the loader's load-time check): 0, or
+ * -1 with err naming the bad key in its chord and the nearest page key. */
+int ksr_cdp_chords_check(const char *chords, ksr_err *err);
 /* state: "attached", "detached", "visible" (default when NULL), "hidden". */
 ksr_cdp_status ksr_cdp_wait_for(ksr_cdp *c, const char *ref, const char *state, ksr_deadline d,
                                 ksr_cdp_hit *hit, ksr_err *err);

@@ -68,8 +68,9 @@ typedef struct ksr_step {
 	int index;                 /* 1-based within its list */
 
 	/* The action's value, by the row's argument shape. */
-	char *text;          /* chords, text, description, URL, selector, JS, command, kill name */
-	ksr_point point;     /* click, double_click, right_click; scroll: where (center) */
+	char *text;      /* chords, text, description, URL, selector, JS, command, kill name */
+	ksr_point point; /* click, double_click, right_click; scroll: where (center); drag: from */
+	ksr_point drag_to;   /* drag: where the button is released */
 	int scroll_dy;       /* scroll: negative up, positive down (clicks of the wheel) */
 	ksr_name_match name; /* click_element; hover's element form */
 	struct {

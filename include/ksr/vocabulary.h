@@ -58,6 +58,7 @@ typedef enum ksr_shape {
 	KSR_SHAPE_PAGE,       /* {selector, text?, url?, title?} */
 	KSR_SHAPE_HOVER,      /* a POINT value, {element, role?} or {selector} */
 	KSR_SHAPE_TEXT_CHECK, /* {name?, role?, equals | contains | matches} */
+	KSR_SHAPE_DRAG,       /* {from: POINT, to: POINT} */
 } ksr_shape;
 
 /* What the step runner resolves before the executor acts. */

@@ -61,6 +61,9 @@ ksr_wait ksr_x11_wait_change(ksr_x11 *x, ksr_deadline d);
 /* A root window string property (8-bit, e.g. AT_SPI_BUS); NULL when absent
  * (or the connection is lost: err says so). Free it. */
 char *ksr_x11_root_property_string(ksr_x11 *x, const char *name, ksr_err *err);
+/* Set one (type STRING); -1 with err when the connection is lost. */
+int ksr_x11_root_property_set_string(ksr_x11 *x, const char *name, const char *value,
+                                     ksr_err *err);
 
 /* Wait for a window manager (_NET_SUPPORTING_WM_CHECK on the root). */
 ksr_wait ksr_x11_wait_wm(ksr_x11 *x, ksr_deadline d);

@@ -22,7 +22,6 @@
 
 #define ENVIRON_MAX   (256 * 1024)
 #define PROC_SCAN_MAX 4 /* distinct session bus addresses tried from /proc */
-#define OWNER_POLL_MS 50
 
 const char *ksr_atspi_source_name(ksr_atspi_source s)
 {
@@ -53,6 +52,9 @@ void ksr_atspi_close(ksr_atspi *a)
 {
 	if (!a)
 		return;
+	for (int i = 0; i < 2 && a->conn; i++)
+		if (a->apps_sub[i])
+			g_dbus_connection_signal_unsubscribe(a->conn, a->apps_sub[i]);
 	if (a->conn) {
 		g_dbus_connection_close_sync(a->conn, NULL, NULL);
 		g_object_unref(a->conn);
@@ -220,6 +222,7 @@ static bool discover(ksr_atspi *a, const ksr_atspi_opts *o, ksr_deadline d, char
 	if (env && *env && try_bus(a, ksr_xstrdup(env), KSR_ATSPI_SRC_ENV, d, tried, cap))
 		return true;
 	char *prop = o->x ? ksr_x11_root_property_string(o->x, "AT_SPI_BUS", NULL) : NULL;
+	a->root_names_bus = prop != NULL;
 	if (prop && try_bus(a, prop, KSR_ATSPI_SRC_X_ROOT, d, tried, cap))
 		return true;
 	const char *session = getenv("DBUS_SESSION_BUS_ADDRESS");
@@ -279,37 +282,92 @@ static void start_registry(GMainContext *ctx, const char *session_address, ksr_d
 	free(addr);
 }
 
+int ksr_atspi_publish_root(ksr_x11 *x, ksr_deadline d, char **published, ksr_err *err)
+{
+	if (published)
+		*published = NULL;
+	const char *env = getenv("AT_SPI_BUS_ADDRESS");
+	const char *session = getenv("DBUS_SESSION_BUS_ADDRESS");
+	char *have = ksr_x11_root_property_string(x, "AT_SPI_BUS", NULL);
+	bool needed = !have && !(env && *env);
+	free(have);
+	if (!needed)
+		return 0;
+	if (!session || !*session)
+		return ksr_err_set(err, "no DBUS_SESSION_BUS_ADDRESS to ask for the AT-SPI bus");
+	GMainContext *ctx = g_main_context_new();
+	ksr_atspi_ctx_enter(ctx);
+	char *addr = a11y_address_from_session(ctx, session, d, err);
+	int none = 0;
+	ksr_atspi_drain(ctx, &none);
+	ksr_atspi_ctx_leave(ctx);
+	g_main_context_unref(ctx);
+	if (!addr || ksr_x11_root_property_set_string(x, "AT_SPI_BUS", addr, err) < 0) {
+		free(addr);
+		return -1;
+	}
+	if (published)
+		*published = addr;
+	else
+		free(addr);
+	return 1;
+}
+
+static void on_owner_changed(GDBusConnection *c, const gchar *sender, const gchar *path,
+                             const gchar *iface, const gchar *member, GVariant *params, gpointer ud)
+{
+	(void)c, (void)sender, (void)path, (void)iface, (void)member, (void)params;
+	*(bool *)ud = true;
+}
+
+static bool a11y_bus_owned(GMainContext *ctx, GDBusConnection *c, ksr_deadline d, ksr_err *err)
+{
+	GVariant *r = ksr_atspi_call(ctx, c, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+	                             "org.freedesktop.DBus", "NameHasOwner",
+	                             g_variant_new("(s)", "org.a11y.Bus"), "(b)", d, err);
+	gboolean owned = FALSE;
+	if (r) {
+		g_variant_get(r, "(b)", &owned);
+		g_variant_unref(r);
+	}
+	return owned;
+}
+
+/* org.a11y.Bus's owner is waited for by NameOwnerChanged (subscribed before
+ * the first NameHasOwner, so a claim between the two is not missed). */
 int ksr_atspi_session_ready(const char *session_address, ksr_deadline d, ksr_err *err)
 {
 	GMainContext *ctx = g_main_context_new();
 	ksr_atspi_ctx_enter(ctx);
 	GDBusConnection *c = ksr_atspi_connect(ctx, session_address, d, err);
+	bool changed = false;
+	guint sub = c ? g_dbus_connection_signal_subscribe(
+	                        c, "org.freedesktop.DBus", "org.freedesktop.DBus",
+	                        "NameOwnerChanged", "/org/freedesktop/DBus", "org.a11y.Bus",
+	                        G_DBUS_SIGNAL_FLAGS_NONE, on_owner_changed, &changed, NULL)
+	              : 0;
 	int rc = -1;
-	while (c) {
-		GVariant *r =
-		        ksr_atspi_call(ctx, c, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-		                       "org.freedesktop.DBus", "NameHasOwner",
-		                       g_variant_new("(s)", "org.a11y.Bus"), "(b)", d, err);
-		gboolean owned = FALSE;
-		if (r) {
-			g_variant_get(r, "(b)", &owned);
-			g_variant_unref(r);
-		}
-		if (owned) {
+	ksr_wait w = KSR_WAIT_READY;
+	while (c && rc < 0 && w != KSR_WAIT_CANCELLED) {
+		changed = false;
+		if (a11y_bus_owned(ctx, c, d, err)) {
 			set_enabled(ctx, c, d);
 			start_registry(ctx, session_address, d);
 			rc = 0;
 			break;
 		}
-		ksr_wait w =
-		        ksr_sleep_until(ksr_deadline_min(d, ksr_deadline_in_ms(OWNER_POLL_MS)));
-		if (w == KSR_WAIT_CANCELLED || ksr_deadline_passed(d)) {
+		while (!changed && !ksr_deadline_passed(d) &&
+		       (w = ksr_atspi_iterate(ctx, d, false)) != KSR_WAIT_CANCELLED &&
+		       w != KSR_WAIT_ERROR)
+			;
+		if (!changed) {
 			ksr_err_set(err, "org.a11y.Bus got no owner on the session bus (%s)",
 			            w == KSR_WAIT_CANCELLED ? "cancelled" : "timed out");
 			break;
 		}
 	}
 	if (c) {
+		g_dbus_connection_signal_unsubscribe(c, sub);
 		g_dbus_connection_close_sync(c, NULL, NULL);
 		g_object_unref(c);
 	}
@@ -462,11 +520,70 @@ int ksr_atspi_find_app(ksr_atspi *a, int pid, const char *name_hint, ksr_deadlin
 		ksr_err_set(
 		        err,
 		        "no application on the AT-SPI bus has pid %d%s%s (%zu registered); is its "
-		        "accessibility bridge off (NO_AT_BRIDGE, GTK_A11Y=none), or Qt without "
-		        "QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1?",
-		        pid, name_hint ? " or the name " : "", name_hint ? name_hint : "", n);
+		        "accessibility bridge off (NO_AT_BRIDGE, GTK_A11Y=none)%s?",
+		        pid, name_hint ? " or the name " : "", name_hint ? name_hint : "", n,
+		        a->root_names_bus
+		                ? ", or Qt without QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1"
+		                : ", or a Qt 5 app started while the X root had no AT_SPI_BUS "
+		                  "property (this session lacks it: its at-spi-bus-launcher ran "
+		                  "without DISPLAY, or the X server reset since; Qt 5 joins "
+		                  "reliably only through it, docs/accessibility.md)");
 	ksr_atspi_apps_free(apps, n);
-	return rc < 0 ? -1 : 0;
+	return rc;
+}
+
+/* ---- apps joining ---- */
+
+static void on_apps_signal(GDBusConnection *c, const gchar *sender, const gchar *path,
+                           const gchar *iface, const gchar *member, GVariant *params, gpointer ud)
+{
+	(void)c, (void)sender, (void)path, (void)iface, (void)member, (void)params;
+	((ksr_atspi *)ud)->apps_changed = true;
+}
+
+void ksr_atspi_watch_apps(ksr_atspi *a)
+{
+	if (!a || !a->conn || a->apps_sub[0])
+		return;
+	ksr_atspi_ctx_enter(a->ctx); /* the callbacks run in a's context */
+	a->apps_sub[0] = g_dbus_connection_signal_subscribe(
+	        a->conn, NULL, "org.a11y.atspi.Event.Object", "ChildrenChanged", ATSPI_ROOT_PATH,
+	        NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_apps_signal, a, NULL);
+	a->apps_sub[1] = g_dbus_connection_signal_subscribe(
+	        a->conn, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged",
+	        "/org/freedesktop/DBus", NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_apps_signal, a, NULL);
+	ksr_atspi_ctx_leave(a->ctx);
+}
+
+ksr_wait ksr_atspi_wait_apps(ksr_atspi *a, ksr_deadline d)
+{
+	if (!a || !a->apps_sub[0])
+		return KSR_WAIT_ERROR;
+	ksr_atspi_ctx_enter(a->ctx);
+	ksr_wait w = KSR_WAIT_READY;
+	while (!a->apps_changed && w == KSR_WAIT_READY) {
+		w = ksr_atspi_iterate(a->ctx, d, false);
+		if (w == KSR_WAIT_READY && !a->apps_changed && ksr_deadline_passed(d))
+			w = KSR_WAIT_TIMEOUT;
+		else if (w == KSR_WAIT_TIMEOUT && !ksr_deadline_passed(d))
+			w = KSR_WAIT_READY; /* GLib's own timeout, not ours: go on */
+	}
+	if (a->apps_changed)
+		w = KSR_WAIT_READY;
+	a->apps_changed = false;
+	ksr_atspi_ctx_leave(a->ctx);
+	return w;
+}
+
+bool ksr_atspi_await_app(ksr_atspi *a, int find_rc, ksr_deadline until)
+{
+	if (ksr_deadline_passed(until))
+		return false;
+	bool busy = find_rc == -2;
+	ksr_deadline next =
+	        busy ? ksr_deadline_min(until, ksr_deadline_in_ms(KSR_ATSPI_CALL_MS)) : until;
+	ksr_wait w = ksr_atspi_wait_apps(a, next);
+	return w == KSR_WAIT_READY || (w == KSR_WAIT_TIMEOUT && busy && !ksr_cancelled());
 }
 
 /* ---- states ---- */

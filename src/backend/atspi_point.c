@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_HOPS    48
-#define MAX_WINDOWS 64
-#define NULL_PATH   "/org/a11y/atspi/null"
+/* The window's default button is looked for in at most this many nodes. */
+#define DEFAULT_WALK_NODES 3000
+#define MAX_HOPS           48
+#define MAX_WINDOWS        64
+#define NULL_PATH          "/org/a11y/atspi/null"
 
 static GVariant *app_call(ksr_atspi *a, const ksr_atspi_app *app, const char *path,
                           const char *iface, const char *method, GVariant *params,
@@ -33,7 +35,9 @@ static bool same_title(const char *a, const char *b)
 
 /* The application's top-level accessible whose name is the X window's
  * title (malloc'd path), or NULL: when it cannot be told which window is
- * under the point, nothing is claimed about the control there. */
+ * under the point, nothing is claimed about the control there. A toolkit
+ * may leave its frame unnamed (gtk3-widget-factory): when no name is the
+ * title and exactly one top-level has no name, the window is that one. */
 static char *window_accessible(ksr_atspi *a, const ksr_atspi_app *app, const char *title,
                                ksr_deadline d, ksr_err *err)
 {
@@ -41,7 +45,8 @@ static char *window_accessible(ksr_atspi *a, const ksr_atspi_app *app, const cha
 	                       "(a(so))", d, err);
 	if (!r)
 		return NULL;
-	char *found = NULL;
+	char *found = NULL, *unnamed = NULL;
+	int n_unnamed = 0;
 	GVariantIter *it = NULL;
 	const char *bus, *path;
 	int seen = 0;
@@ -51,10 +56,15 @@ static char *window_accessible(ksr_atspi *a, const ksr_atspi_app *app, const cha
 		                                       "Name", d);
 		if (name && same_title(name, title))
 			found = ksr_xstrdup(path);
+		else if (name && !*name && !n_unnamed++)
+			unnamed = ksr_xstrdup(path);
 		free(name);
 	}
 	g_variant_iter_free(it);
 	g_variant_unref(r);
+	if (!found && n_unnamed == 1)
+		found = unnamed, unnamed = NULL;
+	free(unnamed);
 	return found;
 }
 
@@ -168,30 +178,6 @@ static char *child_at(ksr_atspi *a, const ksr_atspi_app *app, const char *path,
 	return out;
 }
 
-/* A control: an Action interface with a click-like action
- * (ksr_atspi_pick_action), or with none at all, as Qt lists a disabled
- * button's; a GTK 4 label lists only widget actions ("clipboard.copy") and
- * is no control. */
-static bool clickable(ksr_atspi *a, const ksr_atspi_app *app, const char *path, ksr_deadline d)
-{
-	ksr_err ignored = {0};
-	GVariant *r = app_call(a, app, path, ATSPI_IFACE_ACTION, "GetActions", NULL, "(a(sss))", d,
-	                       &ignored);
-	if (!r)
-		return false; /* no Action interface */
-	GVariantIter *it = NULL;
-	const char *name, *desc, *key;
-	g_variant_get(r, "(a(sss))", &it);
-	char *names[64];
-	ksr_atspi_node n = {.actions = names};
-	while (n.n_actions < 64 && g_variant_iter_next(it, "(&s&s&s)", &name, &desc, &key))
-		names[n.n_actions++] = (char *)name;
-	bool yes = n.n_actions == 0 || ksr_atspi_pick_action(&n) >= 0;
-	g_variant_iter_free(it);
-	g_variant_unref(r);
-	return yes;
-}
-
 /* The standard role name (GetRole), else the toolkit's (GetRoleName). */
 static char *role_of(ksr_atspi *a, const ksr_atspi_app *app, const char *path, ksr_deadline d)
 {
@@ -215,6 +201,52 @@ static char *role_of(ksr_atspi *a, const ksr_atspi_app *app, const char *path, k
 	if (r)
 		g_variant_unref(r);
 	return role;
+}
+
+/* Roles a person clicks. Qt lists no actions for a disabled button, GTK 4
+ * none for any widget inside an insensitive one (the label in a greyed
+ * button): with no actions, only these roles count as a control. */
+static bool control_role(const char *role)
+{
+	static const char *const roles[] = {
+	        "push button",     "toggle button",   "check box", "radio button",  "menu item",
+	        "check menu item", "radio menu item", "page tab",  "link",          "combo box",
+	        "spin button",     "slider",          "text",      "password text", "entry",
+	};
+	for (size_t i = 0; role && i < sizeof roles / sizeof roles[0]; i++)
+		if (strcmp(role, roles[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A control: an Action interface with a click-like action
+ * (ksr_atspi_pick_action), or with none at all and a control's role; a
+ * GTK 4 label lists only widget actions ("clipboard.copy") and is no
+ * control. */
+static bool clickable(ksr_atspi *a, const ksr_atspi_app *app, const char *path, ksr_deadline d)
+{
+	ksr_err ignored = {0};
+	GVariant *r = app_call(a, app, path, ATSPI_IFACE_ACTION, "GetActions", NULL, "(a(sss))", d,
+	                       &ignored);
+	if (!r)
+		return false; /* no Action interface */
+	GVariantIter *it = NULL;
+	const char *name, *desc, *key;
+	g_variant_get(r, "(a(sss))", &it);
+	char *names[64];
+	ksr_atspi_node n = {.actions = names};
+	while (n.n_actions < 64 && g_variant_iter_next(it, "(&s&s&s)", &name, &desc, &key))
+		names[n.n_actions++] = (char *)name;
+	bool yes = ksr_atspi_pick_action(&n) >= 0;
+	bool none = n.n_actions == 0;
+	g_variant_iter_free(it);
+	g_variant_unref(r);
+	if (none) {
+		char *role = role_of(a, app, path, d);
+		yes = control_role(role);
+		free(role);
+	}
+	return yes;
 }
 
 static int describe(ksr_atspi *a, const ksr_atspi_app *app, char *path, int depth, ksr_deadline d,
@@ -260,6 +292,49 @@ int ksr_atspi_control_at(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi
 		free(chain[i]);
 	ksr_atspi_ctx_leave(a->ctx);
 	return rc;
+}
+
+/* The node's top-level ancestor (a child of the application), or -1. */
+static int top_of(const ksr_atspi_tree *t, int i)
+{
+	while (i > 0 && t->nodes[i].parent > 0)
+		i = t->nodes[i].parent;
+	return i > 0 ? i : -1;
+}
+
+int ksr_atspi_default_control(ksr_atspi *a, const ksr_atspi_app *app, const char *window_title,
+                              ksr_deadline d, ksr_atspi_control *out, ksr_err *err)
+{
+	*out = (ksr_atspi_control){0};
+	if (!a || !app || !app->bus || !window_title)
+		return 0;
+	ksr_atspi_tree t = {0};
+	ksr_atspi_walk_opts o = {.max_nodes = DEFAULT_WALK_NODES};
+	if (ksr_atspi_walk(a, app, &o, d, &t, err) < 0)
+		return -1;
+	const uint64_t want = (1ull << ATSPI_STATE_IS_DEFAULT) | (1ull << ATSPI_STATE_VISIBLE);
+	int rc = 0;
+	for (size_t i = 1; i < t.len && rc == 0; i++) {
+		const ksr_atspi_node *n = &t.nodes[i];
+		int top = top_of(&t, (int)i);
+		if ((n->states & want) != want || top < 0 ||
+		    !same_title(t.nodes[top].name ? t.nodes[top].name : "", window_title))
+			continue;
+		*out = (ksr_atspi_control){.path = ksr_xstrdup(n->path),
+		                           .name = ksr_atspi_name_display(n->name ? n->name : ""),
+		                           .role = ksr_xstrdup(n->role ? n->role : ""),
+		                           .states = n->states,
+		                           .depth = n->depth - t.nodes[top].depth};
+		rc = 1;
+	}
+	ksr_atspi_tree_clear(&t);
+	return rc;
+}
+
+int ksr_atspi_control_refresh(ksr_atspi *a, const ksr_atspi_app *app, ksr_atspi_control *c,
+                              ksr_deadline d, ksr_err *err)
+{
+	return ksr_atspi_node_states(a, app, c->path, d, &c->states, NULL, err);
 }
 
 bool ksr_atspi_control_ready(const ksr_atspi_control *c, bool visible_is_showing, bool *sensitive,

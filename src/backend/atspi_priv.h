@@ -21,6 +21,9 @@ struct ksr_atspi {
 	GDBusConnection *conn;
 	char *address;
 	ksr_atspi_source source;
+	bool root_names_bus; /* the X root had AT_SPI_BUS (Qt 5 needs it to join) */
+	guint apps_sub[2];   /* ChildrenChanged on the registry's root; NameOwnerChanged */
+	bool apps_changed;   /* one of them arrived since the last ksr_atspi_wait_apps */
 	/* An event listener registered with the registry (atspi_walk.c): GTK 3's
 	 * bridge serves its Cache.GetItems only once some client has one. */
 	bool cache_listener;

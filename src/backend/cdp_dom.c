@@ -417,52 +417,115 @@ static const key_ev *modifier_key(int bit)
 	return &mk[bit == MOD_ALT ? 0 : bit == MOD_CTRL ? 1 : bit == MOD_META ? 2 : 3];
 }
 
-/* One chord: modifiers down in order, the key down and up, modifiers up. */
-static ksr_cdp_status chord(ksr_cdp *c, char *words, ksr_deadline d, ksr_err *err)
+/* The nearest page key name to a bad one, for "did you mean". */
+static const char *key_near(const char *bad)
 {
+	const char *best = NULL;
+	size_t best_d = 3;
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		size_t d = ksr_edit_distance(keys[i].name, bad, true);
+		if (d < best_d)
+			best_d = d, best = keys[i].name;
+	}
+	static const char *const mods[] = {"ctrl", "alt", "shift", "meta"};
+	for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++) {
+		size_t d = ksr_edit_distance(mods[i], bad, true);
+		if (d < best_d)
+			best_d = d, best = mods[i];
+	}
+	return best;
+}
+
+static bool bad_word(const char *what, const char *w, const char *chord, ksr_err *err)
+{
+	const char *near = key_near(w);
+	ksr_err_set(err, "%s '%s' in '%s'%s%s%s (page keys: %s)", what, w, chord,
+	            near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "",
+	            "ctrl/alt/shift/meta + Enter, Tab, Escape, BackSpace, Delete, space, arrows, "
+	            "Home, End, PageUp, PageDown, Insert, F1..F12, one printable character");
+	return false;
+}
+
+typedef struct page_chord {
+	key_ev key;
+	int mods, order[4], n; /* modifiers in the order written */
+} page_chord;
+
+/* One chord as the page gets it: modifiers then one key. Pure, so the loader
+ * rejects a bad chord before anything starts (ksr_cdp_chords_check). */
+static bool chord_parse(const char *text, page_chord *pc, ksr_err *err)
+{
+	char words[128];
+	snprintf(words, sizeof words, "%s", text);
+	memset(pc, 0, sizeof *pc);
 	char *save = NULL, *last = NULL;
-	int mods = 0, order[4], n = 0;
 	for (char *w = strtok_r(words, "+", &save); w; w = strtok_r(NULL, "+", &save)) {
 		if (last) {
 			int bit = modifier_bit(last);
 			if (!bit)
-				return ksr_err_set(err, "%s is not a modifier", last),
-				       KSR_CDP_ERROR;
-			if (n < 4 && !(mods & bit))
-				order[n++] = bit;
-			mods |= bit;
+				return bad_word("not a modifier:", last, text, err);
+			if (pc->n < 4 && !(pc->mods & bit))
+				pc->order[pc->n++] = bit;
+			pc->mods |= bit;
 		}
 		last = w;
 	}
-	key_ev k;
-	if (!last || !key_lookup(last, mods, &k))
-		return ksr_err_set(err, "unknown key %s", last ? last : "(none)"), KSR_CDP_ERROR;
+	if (!last)
+		return ksr_err_set(err, "empty chord '%s'", text), false;
+	if (!key_lookup(last, pc->mods, &pc->key))
+		return bad_word("unknown page key", last, text, err);
+	return true;
+}
+
+/* One chord: modifiers down in order, the key down and up, modifiers up. */
+static ksr_cdp_status chord(ksr_cdp *c, const page_chord *pc, ksr_deadline d, ksr_err *err)
+{
 	ksr_cdp_status st = KSR_CDP_OK;
-	int held = 0;
+	int held = 0, n = pc->n;
 	for (int i = 0; i < n && st == KSR_CDP_OK; i++) {
-		held |= order[i];
-		st = key_event(c, "keyDown", modifier_key(order[i]), held, false, d, err);
+		held |= pc->order[i];
+		st = key_event(c, "keyDown", modifier_key(pc->order[i]), held, false, d, err);
 	}
 	if (st == KSR_CDP_OK)
-		st = key_event(c, "keyDown", &k, mods, false, d, err);
+		st = key_event(c, "keyDown", &pc->key, pc->mods, false, d, err);
 	if (st == KSR_CDP_OK)
-		st = key_event(c, "keyUp", &k, mods, n == 0, d, err);
+		st = key_event(c, "keyUp", &pc->key, pc->mods, n == 0, d, err);
 	for (int i = n - 1; i >= 0 && st == KSR_CDP_OK; i--) {
-		held &= ~order[i];
-		st = key_event(c, "keyUp", modifier_key(order[i]), held, i == 0, d, err);
+		held &= ~pc->order[i];
+		st = key_event(c, "keyUp", modifier_key(pc->order[i]), held, i == 0, d, err);
 	}
 	return st;
 }
 
-ksr_cdp_status ksr_cdp_press(ksr_cdp *c, const char *chords, ksr_deadline d, ksr_err *err)
+/* Every space-separated chord parsed, and pressed when c is given; stops at
+ * the first error. */
+static ksr_cdp_status chords_each(const char *chords, ksr_cdp *c, ksr_deadline d, ksr_err *err)
 {
 	char *copy = ksr_xstrdup(chords ? chords : ""), *save = NULL;
 	ksr_cdp_status st = KSR_CDP_OK;
+	size_t count = 0;
 	for (char *w = strtok_r(copy, " ", &save); w && st == KSR_CDP_OK;
-	     w = strtok_r(NULL, " ", &save))
-		st = chord(c, w, d, err);
+	     w = strtok_r(NULL, " ", &save), count++) {
+		page_chord pc;
+		if (!chord_parse(w, &pc, err))
+			st = KSR_CDP_ERROR;
+		else if (c)
+			st = chord(c, &pc, d, err);
+	}
 	free(copy);
+	if (st == KSR_CDP_OK && count == 0)
+		return ksr_err_set(err, "no chord given"), KSR_CDP_ERROR;
 	return st;
+}
+
+int ksr_cdp_chords_check(const char *chords, ksr_err *err)
+{
+	return chords_each(chords, NULL, ksr_deadline_in_ms(0), err) == KSR_CDP_OK ? 0 : -1;
+}
+
+ksr_cdp_status ksr_cdp_press(ksr_cdp *c, const char *chords, ksr_deadline d, ksr_err *err)
+{
+	return chords_each(chords, c, d, err);
 }
 
 static size_t utf8_len(unsigned char b)

@@ -193,6 +193,19 @@ char *ksr_x11_root_property_string(ksr_x11 *x, const char *name, ksr_err *err)
 	return out;
 }
 
+/* Set a root window string property (STRING, 8-bit), as at-spi-bus-launcher
+ * sets AT_SPI_BUS. It lives as long as the server does not reset. */
+int ksr_x11_root_property_set_string(ksr_x11 *x, const char *name, const char *value, ksr_err *err)
+{
+	if (ksr_x11_lost(x, err) < 0)
+		return -1;
+	Atom prop = XInternAtom(x->dpy, name, False);
+	XChangeProperty(x->dpy, x->root, prop, XA_STRING, 8, PropModeReplace,
+	                (const unsigned char *)value, (int)strlen(value));
+	XSync(x->dpy, False);
+	return ksr_x11_lost(x, err);
+}
+
 static bool get_card32(ksr_x11 *x, Window w, Atom prop, Atom type, unsigned long *out,
                        unsigned long max, unsigned long *n_out)
 {

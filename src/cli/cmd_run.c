@@ -22,7 +22,8 @@ static const char run_usage[] =
         "Several scenarios run one after another, each into OUT/NAME/ (NAME: the\n"
         "scenario file's name without .yaml, made safe and unique); with --xvfb they\n"
         "share one private\n"
-        "display. The exit code is then the worst of the runs'.\n\n"
+        "display. The exit code is then the worst of the runs'.\n"
+        "Options may come before or after the scenarios; `--` ends them.\n\n"
         "Options:\n"
         "  --xvfb             run on a private display + window manager (KASM_RUNTIME_XVFB=1)\n"
         "  --display-server xvfb|xvnc|auto\n"
@@ -31,7 +32,7 @@ static const char run_usage[] =
         "  --wm openbox|xfwm4|auto\n"
         "                     its window manager (implies --xvfb; auto: openbox when\n"
         "                     installed, else xfwm4; KASM_RUNTIME_WM)\n"
-        "  --out DIR          evidence folder (KASM_RUNTIME_OUT, default ./ksr-out)\n"
+        "  -o, --out DIR      evidence folder (KASM_RUNTIME_OUT, default ./ksr-out)\n"
         "  --deadline S       hard bound on each run (KASM_RUNTIME_DEADLINE_S, 600)\n"
         "  --json             print report.json on stdout at the end (several\n"
         "                     scenarios: one document {exit_code, runs: [...]})\n"
@@ -120,7 +121,7 @@ static int parse(int argc, char **argv, run_args *a)
 	optind = 1;
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
 		if (c == 'x')
 			a->o.xvfb = true;
 		else if (c == 'o')

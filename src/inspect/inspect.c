@@ -11,12 +11,12 @@
 #include <cjson/cJSON.h>
 
 #include "ksr/cdp.h"
+#include "ksr/atspi.h"
 #include "ksr/proc.h"
 #include "ksr/session.h"
 
 #define DEFAULT_TIMEOUT_S 30
 #define REGISTER_MS       5000 /* a launched app may join the AT-SPI bus after it maps */
-#define REGISTER_POLL_MS  200
 #define STOP_GRACE_MS     2000
 #define WALK_SHARE        2 /* each app's walk gets at most 1/WALK_SHARE of what is left */
 
@@ -82,6 +82,8 @@ static int launch(insp *s, ksr_err *err)
 	if (ksr_x11_list_windows(s->x, &before, err) < 0)
 		return -1;
 	const char *log = s->o->launch_log ? s->o->launch_log : "/dev/null";
+	/* Qt 5 joins the bus only where the X root names it (docs/accessibility.md). */
+	ksr_atspi_publish_root(s->x, ksr_deadline_min(s->d, ksr_deadline_in_ms(3000)), NULL, NULL);
 	int rc = ksr_proc_launch(s->o->launch, log, &s->launched_pid, err);
 	while (rc == 0) {
 		if (ksr_x11_list_windows(s->x, &now, err) < 0) {
@@ -181,12 +183,13 @@ static int find_app(insp *s, ksr_atspi *a, int pid, const char *hint, ksr_atspi_
 	 * is not on the bus (xterm) would cost the whole wait. */
 	bool wait = pid > 0 && pid == s->app_pid;
 	ksr_deadline until = ksr_deadline_min(s->d, ksr_deadline_in_ms(REGISTER_MS));
+	if (wait)
+		ksr_atspi_watch_apps(a); /* before the first look: nothing is missed */
 	for (;;) {
-		if (ksr_atspi_find_app(a, pid, hint, s->d, app, found_by, err) == 0)
+		int rc = ksr_atspi_find_app(a, pid, hint, s->d, app, found_by, err);
+		if (rc == 0)
 			return 0;
-		if (!wait || ksr_deadline_passed(until) ||
-		    ksr_sleep_until(ksr_deadline_min(
-		            until, ksr_deadline_in_ms(REGISTER_POLL_MS))) == KSR_WAIT_CANCELLED)
+		if (!wait || !ksr_atspi_await_app(a, rc, until))
 			return -1;
 	}
 }

@@ -1,6 +1,7 @@
 /* record: set up (a private session, the launch, the accessibility bus, the
  * RECORD stream, inotify), turn each input event into a step at the highest
- * rung it allows, and write the scenario when told to stop. Each event is
+ * rung it allows (a page element over CDP, record_cdp.c; a control; a
+ * declared point), and write the scenario when told to stop. Each event is
  * placed as it arrives: the window under the pointer and the control there
  * are asked at once, before the app has reacted much to a click. */
 #include "record/record_priv.h"
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "ksr/keys.h"
+#include "ksr/atspi.h"
 #include "ksr/proc.h"
 #include "ksr/scenario.h"
 
@@ -60,30 +62,17 @@ static void adopt(rec *r, const ksr_window *w)
 	find_atspi_app(r);
 }
 
+/* The window keys went to, from the windows seen at the last step. One not
+ * seen then (a dialog that came) ends the last step first: the boundary
+ * writes its wait_window and takes the windows as they are now. */
 static const ksr_window *find_window(rec *r, unsigned long id)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < r->seen.len; i++)
 			if (r->seen.items[i].id == id)
 				return &r->seen.items[i];
-		if (pass == 0) {
-			ksr_window_list now = {0};
-			ksr_err err = {0};
-			if (ksr_x11_list_windows(r->x, &now, &err) < 0)
-				return NULL;
-			/* a refresh keeps the old list's view of what changed: merge new ones only
-			 */
-			for (size_t i = 0; i < now.len; i++) {
-				if (now.items[i].id != id)
-					continue;
-				r->seen.items = ksr_xrealloc(
-				        r->seen.items, (r->seen.len + 1) * sizeof *r->seen.items);
-				r->seen.items[r->seen.len++] = now.items[i];
-				now.items[i] = now.items[--now.len];
-				break;
-			}
-			ksr_window_list_clear(&now);
-		}
+		if (pass == 0)
+			rec_boundary(r, true);
 	}
 	return NULL;
 }
@@ -121,8 +110,29 @@ static const char *button_word(int b)
 	return b == 3 ? "right click" : b == 2 ? "middle click" : "click";
 }
 
+/* click_element NAME (role: ROLE) finds the control that was clicked: the
+ * replay's own finder (showing first, then tree order) on a walk of the
+ * app now picks that very node. A name shared with another control (the
+ * widget factory's many "checkbutton"s) would act on the wrong one. */
+static bool names_it(rec *r, const ksr_atspi_control *c, const char *shown)
+{
+	ksr_name_match m = {.text = ksr_xstrdup(shown)};
+	ksr_atspi_walk_opts wo = {.find_name = &m, .find_role = c->role};
+	ksr_atspi_tree t = {0};
+	ksr_err err = {0};
+	bool same = false;
+	if (ksr_atspi_walk(r->a, &r->app, &wo, ksr_deadline_in_ms(CALL_MS), &t, &err) == 0) {
+		int i = ksr_atspi_tree_find(&t, &m, c->role);
+		same = i >= 0 && t.nodes[i].path && !strcmp(t.nodes[i].path, c->path);
+		ksr_atspi_tree_clear(&t);
+	}
+	ksr_name_match_clear(&m);
+	return same;
+}
+
 /* The control a click at the point reaches, as click_element: 1, or 0 when
- * it is not one a step can name (no name, not showing, a text field). */
+ * it is not one a step can name (no name, not showing, a text field, a name
+ * that finds another control). */
 static int element_click(rec *r, const ksr_window *w, const ksr_rec_event *e, rec_step *s)
 {
 	free(r->last_role);
@@ -146,21 +156,36 @@ static int element_click(rec *r, const ksr_window *w, const ksr_rec_event *e, re
 	bool ready = ksr_atspi_control_ready(&c, wc, &sensitive, &showing);
 	char *name = ksr_atspi_name_display(c.name);
 	int placed = 0;
-	if (e->detail == 1 && ready && name && *name && c.role && !is_text_role(c.role)) {
-		s->action = ksr_xstrdup("click_element");
-		s->value = ksr_xstrdup(name);
-		s->role = ksr_xstrdup(c.role);
+	bool nameable = e->detail == 1 && ready && name && *name && c.role && c.path &&
+	                !is_text_role(c.role);
+	bool unique = nameable && names_it(r, &c, name);
+	/* A dialog's controls are clicked with the pointer, as the person did:
+	 * GTK's file chooser was seen to ignore an accessibility Click on Save
+	 * right after the name was typed (the focus never left the name field),
+	 * never a pointer click. Its states are still checked after the step. */
+	bool in_dialog = w->id != r->main_win && w->is_dialog;
+	if (unique) {
 		s->ctl_path = c.path ? ksr_xstrdup(c.path) : NULL;
 		s->ctl_name = ksr_xstrdup(c.name ? c.name : "");
 		s->ctl_states = c.states;
+		s->role_seen = ksr_xstrdup(c.role);
+	}
+	if (unique && !in_dialog) {
+		s->action = ksr_xstrdup("click_element");
+		s->value = ksr_xstrdup(name);
+		s->role = ksr_xstrdup(c.role);
 		placed = 1;
 	}
 	if (asprintf(&s->comment, "a %s at %d,%d on %s \"%s\" in \"%s\"%s", button_word(e->detail),
 	             e->x, e->y, c.role ? c.role : "control", name ? name : "", w->title,
-	             placed   ? ""
-	             : !ready ? " (not sensitive or not showing: a declared point)"
-	             : !*name ? " (it has no name: a declared point)"
-	                      : " (a declared point)") < 0)
+	             placed     ? ""
+	             : unique   ? " (in a dialog: a declared point of it, the pointer's "
+	                          "click as the person's)"
+	             : !ready   ? " (not sensitive or not showing: a declared point)"
+	             : !*name   ? " (it has no name: a declared point)"
+	             : nameable ? " (another control has its name and role, which "
+	                          "click_element would find first: a declared point)"
+	                        : " (a declared point)") < 0)
 		abort();
 	free(name);
 	ksr_atspi_control_clear(&c);
@@ -181,6 +206,17 @@ static void declared_click(rec *r, const ksr_window *w, const ksr_rec_event *e, 
 		abort();
 }
 
+static void keep_press_window(rec *r, const ksr_window *w)
+{
+	free(r->press_win.title);
+	memset(&r->press_win, 0, sizeof r->press_win);
+	if (!w)
+		return;
+	r->press_win = (ksr_window){.id = w->id, .x = w->x, .y = w->y, .w = w->w, .h = w->h};
+	r->press_win.title = ksr_xstrdup(w->title ? w->title : "");
+	r->press_win.is_dialog = w->is_dialog;
+}
+
 /* At the press: what was under the pointer, into r->pending. */
 static void on_press(rec *r, const ksr_rec_event *e)
 {
@@ -193,6 +229,7 @@ static void on_press(rec *r, const ksr_rec_event *e)
 	const ksr_window *w = window_at(r, &l, e->x, e->y);
 	if (w)
 		adopt(r, w);
+	keep_press_window(r, w && w->pid == r->app_pid ? w : NULL);
 	if (!w) {
 		if (asprintf(&r->pending.comment, "a %s at %d,%d on the desktop (no window there)",
 		             button_word(e->detail), e->x, e->y) < 0)
@@ -204,7 +241,9 @@ static void on_press(rec *r, const ksr_rec_event *e)
 			abort();
 	} else {
 		r->pending_placed = true;
-		if (e->detail == 2 || !element_click(r, w, e, &r->pending)) {
+		if (rec_cdp_click(r, w, e, &r->pending)) {
+			/* a page element: rung 0 */
+		} else if (e->detail == 2 || !element_click(r, w, e, &r->pending)) {
 			if (e->detail == 2) {
 				if (asprintf(&r->pending.comment,
 				             "a middle click at %d,%d in \"%s\": no step presses "
@@ -256,6 +295,43 @@ static void to_double(rec *r, const rec_step *p)
 	s->time_ms = p->time_ms;
 }
 
+static bool inside(const ksr_window *w, int x, int y)
+{
+	return x >= w->x && y >= w->y && x < w->x + w->w && y < w->y + w->h;
+}
+
+/* A press, the pointer moved further than DRAG_PX, the release: a drag
+ * step when both ends are in the app's window the press was in (its
+ * geometry at the press), else a comment. */
+static void on_drag(rec *r, const ksr_rec_event *e)
+{
+	const ksr_window *w = &r->press_win;
+	const rec_step *p = &r->pending;
+	if (r->press.detail != 1 || !w->id || !inside(w, e->x, e->y) || w->w <= 0 || w->h <= 0) {
+		rec_unplaced(r, "a drag from %d,%d to %d,%d (%s)%s", r->press.x, r->press.y, e->x,
+		             e->y, p->comment ? p->comment : "",
+		             r->press.detail != 1 ? ": a drag step holds button 1"
+		             : !w->id             ? ""
+		                                  : ": it ended outside the window it began in");
+		return;
+	}
+	rec_step *s = rec_add(r);
+	s->action = ksr_xstrdup("drag");
+	s->drag = true;
+	s->fx = (double)(r->press.x - w->x) / w->w;
+	s->fy = (double)(r->press.y - w->y) / w->h;
+	s->tx = (double)(e->x - w->x) / w->w;
+	s->ty = (double)(e->y - w->y) / w->h;
+	s->window = w->id;
+	s->px = r->press.x, s->py = r->press.y, s->button = 1, s->time_ms = e->time_ms;
+	if (w->id != r->main_win)
+		s->target_window = rec_exact_pattern(w->title);
+	if (asprintf(&s->comment, "a drag from %d,%d to %d,%d in \"%s\"%s (pressed: %s)",
+	             r->press.x, r->press.y, e->x, e->y, w->title, w->is_dialog ? " (dialog)" : "",
+	             p->comment ? p->comment : "?") < 0)
+		abort();
+}
+
 static void on_release(rec *r, const ksr_rec_event *e)
 {
 	if (!r->pressed || e->detail != r->press.detail)
@@ -264,8 +340,7 @@ static void on_release(rec *r, const ksr_rec_event *e)
 	rec_step *p = &r->pending;
 	int dx = abs(e->x - r->press.x), dy = abs(e->y - r->press.y);
 	if (dx > DRAG_PX || dy > DRAG_PX) {
-		rec_unplaced(r, "a drag from %d,%d to %d,%d (%s): the step vocabulary has no drag",
-		             r->press.x, r->press.y, e->x, e->y, p->comment ? p->comment : "");
+		on_drag(r, e);
 	} else if (!r->pending_placed) {
 		rec_unplaced(r, "%s", p->comment ? p->comment : "an input event");
 	} else if (p->point && doubles(r, p)) {
@@ -469,11 +544,33 @@ static bool is_stop(rec *r, const ksr_rec_event *e)
 	return key && unseen && ((r->chord_mods | e->mods) & CHORD_MASK) == r->stop_mods;
 }
 
+/* Until the first step the app's window may still change its title (a
+ * browser's "Untitled" becomes the page's): the header's window: takes
+ * both the first title and the one the first input found, as a replay may
+ * see either first. */
+static void start_title(rec *r, const ksr_rec_event *e)
+{
+	if (r->start_title || !r->main_win || r->n ||
+	    (e->kind != KSR_REC_KEY_PRESS && e->kind != KSR_REC_BUTTON_PRESS) || e->is_modifier)
+		return;
+	ksr_window w = {.id = r->main_win};
+	ksr_err err = {0};
+	if (ksr_x11_window_refresh(r->x, &w, &err) == 0 && w.title && *w.title &&
+	    strcmp(w.title, r->main_title)) {
+		r->start_title = w.title;
+		w.title = NULL;
+	}
+	free(w.title);
+	free(w.res_name);
+	free(w.res_class);
+}
+
 /* 1: the stop chord. */
 static int on_event(rec *r, const ksr_rec_event *e)
 {
 	if (is_stop(r, e))
 		return 1;
+	start_title(r, e);
 	switch (e->kind) {
 	case KSR_REC_KEY_PRESS:
 		if (!e->is_modifier)
@@ -536,6 +633,8 @@ static int launch(rec *r, ksr_deadline d, ksr_err *err)
 	ksr_window_list before = {0}, now = {0};
 	if (ksr_x11_list_windows(r->x, &before, err) < 0)
 		return -1;
+	/* Qt 5 joins the bus only where the X root names it (docs/accessibility.md). */
+	ksr_atspi_publish_root(r->x, ksr_deadline_min(d, ksr_deadline_in_ms(3000)), NULL, NULL);
 	int rc = ksr_proc_launch(r->o->launch, "/dev/null", &r->launched_pid, err);
 	while (rc == 0 && !r->app_pid) {
 		if (ksr_x11_list_windows(r->x, &now, err) < 0) {
@@ -754,6 +853,7 @@ static void teardown(rec *r)
 	if (r->have_app)
 		ksr_atspi_app_clear(&r->app);
 	ksr_atspi_close(r->a);
+	rec_cdp_close(r);
 	if (r->launched_pid > 0)
 		ksr_proc_stop_group(r->launched_pid, STOP_GRACE_MS);
 	ksr_window_list_clear(&r->seen);
@@ -767,6 +867,8 @@ static void teardown(rec *r)
 		free(r->files[i]);
 	free(r->files);
 	free(r->main_title);
+	free(r->start_title);
+	free(r->press_win.title);
 	free(r->last_role);
 	free(r->a11y_error);
 	free(r->display);

@@ -25,6 +25,8 @@ typedef struct rec_step {
 	char *value;  /* its value, a string; NULL for a click point */
 	bool point;   /* click, double_click, right_click: fx, fy */
 	double fx, fy;
+	bool drag;           /* drag: from fx, fy to tx, ty */
+	double tx, ty;       /* fractions of the same window */
 	char *role;          /* click_element */
 	char *target_window; /* a pattern: the step acts on (or in) that window */
 	char *expect_state;  /* "NAME STATE" */
@@ -36,6 +38,7 @@ typedef struct rec_step {
 	size_t n_checks;
 	/* A click_element's control: its states are read again at the next step. */
 	char *ctl_path, *ctl_name;
+	char *role_seen; /* its role (a declared click in a dialog has no role:) */
 	uint64_t ctl_states;
 	/* A click's place, kept for a double click. */
 	int px, py, button;
@@ -55,6 +58,7 @@ typedef struct rec {
 	int app_pid;            /* _NET_WM_PID of the app driven; 0 until known */
 	unsigned long main_win; /* its first window */
 	char *main_title;       /* as it was when first seen */
+	char *start_title;      /* as it was at the first input, when that differs */
 	ksr_x11_record *xr;
 	int ino_fd;
 	char **ino_dirs; /* by watch descriptor */
@@ -71,7 +75,8 @@ typedef struct rec {
 	ksr_window_list seen; /* the windows at the last step's start */
 	bool pressed;         /* a button is down: where */
 	ksr_rec_event press;
-	rec_step pending; /* the click being resolved at the press */
+	ksr_window press_win; /* the app's window under the press (id 0: none), as it was */
+	rec_step pending;     /* the click being resolved at the press */
 	bool pending_placed;
 	char *last_role; /* the role of the control under the last click */
 	int secrets;
@@ -79,6 +84,9 @@ typedef struct rec {
 	size_t n_files;
 	int unplaced;
 	char *display;
+	struct ksr_cdp *cdp; /* the browser's DevTools connection, once asked (record_cdp.c) */
+	int cdp_port;
+	bool cdp_tried;
 } rec;
 
 /* record_steps.c */
@@ -92,6 +100,10 @@ void rec_boundary(rec *r, bool can_ask);
 /* A PCRE2 pattern matching exactly this title (metacharacters escaped). */
 char *rec_exact_pattern(const char *title);
 void rec_files(rec *r);
+
+/* record_cdp.c: a left click on a page element as cdp_click: 1, else 0 */
+int rec_cdp_click(rec *r, const ksr_window *w, const ksr_rec_event *e, rec_step *s);
+void rec_cdp_close(rec *r);
 
 /* record_yaml.c */
 char *rec_yaml_text(const rec *r, const char *launch, const char *process, const char *stopped_by);

@@ -47,6 +47,7 @@ void rec_step_clear(rec_step *s)
 	free(s->checks);
 	free(s->ctl_path);
 	free(s->ctl_name);
+	free(s->role_seen);
 	memset(s, 0, sizeof *s);
 }
 
@@ -235,7 +236,7 @@ static void control_changed(rec *r, rec_step *s)
 		return;
 	}
 	const char *shown = name && *name ? name : s->ctl_name;
-	bool flips = toggles(s->role);
+	bool flips = toggles(s->role_seen);
 	for (size_t i = 0; i < sizeof watched_states / sizeof *watched_states; i++) {
 		int bit = ksr_atspi_state_index(watched_states[i]);
 		if (bit < 0)
@@ -243,7 +244,7 @@ static void control_changed(rec *r, rec_step *s)
 		bool was = s->ctl_states >> bit & 1, is = now >> bit & 1;
 		bool flip_state = flips && (!strcmp(watched_states[i], "checked") ||
 		                            (!strcmp(watched_states[i], "selected") &&
-		                             ksr_atspi_role_equal("page tab", s->role)));
+		                             ksr_atspi_role_equal("page tab", s->role_seen)));
 		if (was != is || (flip_state && (is || was)))
 			state_seen(s, shown, watched_states[i], was, is);
 		else if (flip_state && !is && !was)

@@ -110,7 +110,10 @@ static void write_step(ksr_strbuf *b, const rec_step *s)
 		comment(b, "  ", s->comment);
 	if (!s->action)
 		return;
-	if (s->point) {
+	if (s->drag) { /* four places: the same pixels again in a window up to 5000 px */
+		ksr_strbuf_addf(b, "  - drag: {from: [%.4f, %.4f], to: [%.4f, %.4f]}\n", s->fx,
+		                s->fy, s->tx, s->ty);
+	} else if (s->point) {
 		ksr_strbuf_addf(b, "  - %s: [%.3f, %.3f]\n", s->action, s->fx, s->fy);
 	} else {
 		ksr_strbuf_addf(b, "  - %s: ", s->action);
@@ -194,7 +197,20 @@ static void write_head(ksr_strbuf *b, const rec *r, const char *launch, const ch
 	}
 	if (process)
 		key_value(b, "", "process", process);
-	if (r->main_title && *r->main_title) {
+	if (r->main_title && *r->main_title && r->start_title) {
+		/* ^(?:A|B)$ from the two exact patterns ^A$ and ^B$ */
+		char *a = rec_exact_pattern(r->main_title), *s = rec_exact_pattern(r->start_title);
+		a[strlen(a) - 1] = s[strlen(s) - 1] = 0;
+		char *pat = NULL;
+		if (asprintf(&pat, "^(?:%s|%s)$", a + 1, s + 1) < 0)
+			abort();
+		comment(b, "",
+		        "the window's title changed before the first step: either is waited for");
+		key_value(b, "", "window", pat);
+		free(pat);
+		free(a);
+		free(s);
+	} else if (r->main_title && *r->main_title) {
 		char *pat = rec_exact_pattern(r->main_title);
 		key_value(b, "", "window", pat);
 		free(pat);

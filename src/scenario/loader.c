@@ -89,6 +89,7 @@ const char *const scn_keys_page[] = {"selector", "text", "url", "title", NULL};
 const char *const scn_keys_text[] = {"name", "role", "equals", "contains", "matches", NULL};
 const char *const scn_keys_target[] = {"window", NULL};
 const char *const scn_keys_hover[] = {"element", "role", "selector", NULL};
+const char *const scn_keys_drag[] = {"from", "to", NULL};
 
 #define DAY_S 86400.0
 
@@ -113,6 +114,7 @@ const char *const *ksr_scenario_mapping_keys(const char *which)
 	        {"text", scn_keys_text},
 	        {"target", scn_keys_target},
 	        {"hover", scn_keys_hover},
+	        {"drag", scn_keys_drag},
 	};
 	for (size_t i = 0; which && i < sizeof maps / sizeof maps[0]; i++)
 		if (!strcmp(maps[i].name, which))

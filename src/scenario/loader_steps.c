@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksr/cdp.h"
 #include "ksr/keys.h"
 #include "scenario/scn_internal.h"
 
@@ -288,6 +289,46 @@ static bool hover_parse(scn_ctx *c, const snode *n, ksr_step *st)
 	return ok;
 }
 
+/* The window a declared point names: its own, else the app's (NULL). */
+static const char *declared_window(const ksr_point *pt)
+{
+	return pt->declared && pt->declared->window ? ksr_pattern_source(pt->declared->window)
+	                                            : NULL;
+}
+
+/* drag: {from: POINT, to: POINT}, each a point as click takes. A drag stays
+ * in one window: two declared targets must name the same one, and the
+ * press and the release may not be the same point (that is a click). */
+static bool drag_parse(scn_ctx *c, const snode *n, ksr_step *st)
+{
+	if (!scn_is_map(c, n, "drag"))
+		return false;
+	bool ok = scn_check_keys(c, n, scn_keys_drag, "drag") == 0;
+	const snode *from = scn_get(n, "from"), *to = scn_get(n, "to");
+	if (!from || !to) {
+		scn_err(c, n, "drag: needs from: and to: (each a point as click takes)");
+		return false;
+	}
+	ok = point_parse(c, from, "drag from", &st->point) && ok;
+	ok = point_parse(c, to, "drag to", &st->drag_to) && ok;
+	if (!ok)
+		return false;
+	const char *wa = declared_window(&st->point), *wb = declared_window(&st->drag_to);
+	if (st->point.declared && st->drag_to.declared && (!wa != !wb || (wa && strcmp(wa, wb)))) {
+		scn_err(c, to,
+		        "drag: '%s' is on window '%s' and '%s' on window '%s': a drag "
+		        "stays in one window",
+		        st->point.declared->name, wa ? wa : "(the app's)",
+		        st->drag_to.declared->name, wb ? wb : "(the app's)");
+		return false;
+	}
+	if (st->point.fx == st->drag_to.fx && st->point.fy == st->drag_to.fy) {
+		scn_err(c, to, "drag: from: and to: are the same point (use click)");
+		return false;
+	}
+	return true;
+}
+
 static bool selector_text(scn_ctx *c, const snode *n, ksr_step *st)
 {
 	const char *what = st->info->name;
@@ -355,16 +396,20 @@ static bool kill_parse(scn_ctx *c, const snode *n, ksr_step *st)
 	return false;
 }
 
-/* key: the X input backend's own parser (ksr/keys.h), so a typo is the
- * scenario's at load time, not a run-time error. cdp_press names keys for
- * the page (DOM key names) and is checked when sent. */
+/* key: the X input backend's own parser (ksr/keys.h); cdp_press: the page's
+ * key names (DOM keys, ksr_cdp_chords_check). Either way a typo is the
+ * scenario's at load time, not a run-time error. */
 static bool chords_ok(scn_ctx *c, const snode *v, const ksr_step *st)
 {
-	if (st->info->kind != KSR_KIND_KEY)
-		return true;
+	ksr_err err = {0};
+	if (st->info->kind == KSR_KIND_CDP_PRESS) {
+		if (ksr_cdp_chords_check(st->text, &err) == 0)
+			return true;
+		scn_err(c, v, "cdp_press: %s", err.msg);
+		return false;
+	}
 	ksr_chord *chords = NULL;
 	size_t n = 0;
-	ksr_err err = {0};
 	if (ksr_keys_parse(st->text, &chords, &n, &err) == 0) {
 		ksr_keys_free(chords);
 		return true;
@@ -393,6 +438,8 @@ static bool action_value(scn_ctx *c, const snode *v, ksr_step *st)
 		return scroll_parse(c, v, st);
 	case KSR_SHAPE_HOVER:
 		return hover_parse(c, v, st);
+	case KSR_SHAPE_DRAG:
+		return drag_parse(c, v, st);
 	case KSR_SHAPE_NAME:
 		return scn_name(c, v, what, &st->name);
 	case KSR_SHAPE_PATTERN:
@@ -454,14 +501,18 @@ static bool target_modifier(scn_ctx *c, const snode *v, const snode *k, ksr_step
 		return point_parse(c, v, "target", &st->point);
 	if (!scn_target_window(c, v, &st->target_window))
 		return false;
-	const ksr_target *t = st->point.kind == KSR_POINT_DECLARED ? st->point.declared : NULL;
-	if (t && t->window &&
-	    strcmp(ksr_pattern_source(t->window), ksr_pattern_source(st->target_window))) {
-		scn_err(c, k,
-		        "target: '%s' is declared on window '%s' and cannot be given "
-		        "another window",
-		        t->name, ksr_pattern_source(t->window));
-		return false;
+	const ksr_point *ends[] = {&st->point, &st->drag_to};
+	for (size_t i = 0; i < sizeof ends / sizeof *ends; i++) {
+		const ksr_target *t =
+		        ends[i]->kind == KSR_POINT_DECLARED ? ends[i]->declared : NULL;
+		if (t && t->window &&
+		    strcmp(ksr_pattern_source(t->window), ksr_pattern_source(st->target_window))) {
+			scn_err(c, k,
+			        "target: '%s' is declared on window '%s' and cannot be given "
+			        "another window",
+			        t->name, ksr_pattern_source(t->window));
+			return false;
+		}
 	}
 	return true;
 }
@@ -559,9 +610,11 @@ static bool one_modifier(scn_ctx *c, int mk, const step_keys *sk, ksr_step *st)
 /* A declared target that names its own window brings it along. */
 static void inherit_window(ksr_step *st)
 {
-	const ksr_target *t = st->point.kind == KSR_POINT_DECLARED ? st->point.declared : NULL;
-	if (!st->target_window && t && t->window)
-		st->target_window = ksr_pattern_compile(ksr_pattern_source(t->window), NULL);
+	const char *w = declared_window(&st->point);
+	if (!w) /* a drag's literal from: and declared to: */
+		w = declared_window(&st->drag_to);
+	if (!st->target_window && w)
+		st->target_window = ksr_pattern_compile(w, NULL);
 }
 
 static bool step_rules(scn_ctx *c, const snode *n, const step_keys *sk, ksr_step *st, bool plan)

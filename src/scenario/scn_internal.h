@@ -96,6 +96,7 @@ extern const char *const scn_keys_goal_budget[];
 extern const char *const scn_keys_spawn[];
 extern const char *const scn_keys_selector_text[];
 extern const char *const scn_keys_hover[];
+extern const char *const scn_keys_drag[]; /* drag: {from, to} */
 extern const char *const scn_keys_state[];
 extern const char *const scn_keys_page[];
 extern const char *const scn_keys_text[];

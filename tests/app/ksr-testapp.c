@@ -23,8 +23,15 @@
  * (or "scroll-smooth:DX,DY" where XInput 2 delivers the wheel as deltas),
  * "release:N:X,Y" (root pixels) and, for a press-move-release, "drag:X0,Y0->
  * X1,Y1:M" with M motion events between.
+ * --password adds an entry "Password" whose text is hidden (visibility FALSE:
+ * AT-SPI role "password text"), recording "password:<value>" on each change.
  * --cover-for MS puts a keep-above window "KSR Cover" exactly over the main
- * window once it is mapped and closes it MS later (-1: never). */
+ * window once it is mapped and closes it MS later (-1: never).
+ * --stop-on-query: once armed by SIGUSR1, the next accessibility query of the
+ * "Press me" button's states (AT-SPI GetState, as a click_element's search
+ * sends) stops the app with SIGSTOP while it answers: the call is then known
+ * to be in flight, received and unanswered (records "stopped-in-query"). */
+#include <glib-unix.h>
 #include <gtk/gtk.h>
 
 #include <errno.h>
@@ -55,6 +62,8 @@ static struct {
 	gint name_dialog_ms;
 	gint cover_for_ms;
 	gboolean record_pointer;
+	gboolean password;
+	gboolean stop_on_query;
 } opt = {
         .slow_start_ms = -1,
         .crash_after_ms = -1,
@@ -103,10 +112,14 @@ static GOptionEntry entries[] = {
          "Open the \"Name It\" dialog; its OK turns sensitive this long after text", "MS"},
         {"record-pointer", 0, 0, G_OPTION_ARG_NONE, &opt.record_pointer,
          "Record button presses, double clicks, wheel clicks and drags", NULL},
+        {"password", 0, 0, G_OPTION_ARG_NONE, &opt.password,
+         "Add a password entry \"Password\" (hidden text)", NULL},
         {"cover-for", 0, 0, G_OPTION_ARG_INT, &opt.cover_for_ms,
          "Cover the window with a keep-above window for this long (-1: for good)", "MS"},
         {"no-cursor-blink", 0, 0, G_OPTION_ARG_NONE, &opt.no_cursor_blink,
          "A steady text cursor: the entry repaints only when its text changes", NULL},
+        {"stop-on-query", 0, 0, G_OPTION_ARG_NONE, &opt.stop_on_query,
+         "After SIGUSR1, SIGSTOP itself inside the next state query of \"Press me\"", NULL},
         {NULL},
 };
 
@@ -161,6 +174,12 @@ static void on_text(GtkEditable *entry, gpointer data)
 {
 	(void)data;
 	record("text:%s\n", gtk_entry_get_text(GTK_ENTRY(entry)));
+}
+
+static void on_password(GtkEditable *entry, gpointer data)
+{
+	(void)data;
+	record("password:%s\n", gtk_entry_get_text(GTK_ENTRY(entry)));
 }
 
 static gboolean on_enter(GtkWidget *w, GdkEventCrossing *event, gpointer name)
@@ -467,6 +486,38 @@ static void add_strip(GtkWidget *box)
 	g_timeout_add(16, next_frame, strip);
 }
 
+/* --stop-on-query: the button accessible's class is shared by every button,
+ * so the wrapper checks which object it answers for. */
+static AtkObject *query_target;
+static gboolean query_armed;
+static AtkStateSet *(*real_ref_state_set)(AtkObject *);
+
+static AtkStateSet *ref_state_set_then_stop(AtkObject *obj)
+{
+	if (query_armed && obj == query_target) {
+		query_armed = FALSE;
+		record("stopped-in-query\n");
+		raise(SIGSTOP); /* the D-Bus call that asked waits here for its answer */
+	}
+	return real_ref_state_set(obj);
+}
+
+static gboolean arm_query(gpointer data)
+{
+	(void)data;
+	query_armed = TRUE;
+	return G_SOURCE_CONTINUE;
+}
+
+static void stop_on_query(GtkWidget *button)
+{
+	query_target = gtk_widget_get_accessible(button);
+	AtkObjectClass *k = ATK_OBJECT_GET_CLASS(query_target);
+	real_ref_state_set = k->ref_state_set;
+	k->ref_state_set = ref_state_set_then_stop;
+	g_unix_signal_add(SIGUSR1, arm_query, NULL);
+}
+
 static GtkWidget *build_window(void)
 {
 	GtkWidget *win = gtk_window_new(GTK_WINDOW_TOPLEVEL);
@@ -479,6 +530,8 @@ static GtkWidget *build_window(void)
 	name_widget(button, "Press me");
 	g_signal_connect(button, "clicked", G_CALLBACK(on_press), NULL);
 	g_signal_connect(button, "enter-notify-event", G_CALLBACK(on_enter), "Press me");
+	if (opt.stop_on_query)
+		stop_on_query(button);
 	pressed_label = gtk_label_new("Pressed 0");
 	gtk_widget_set_name(pressed_label, "press-count"); /* accessible name: its text */
 	GtkWidget *check = gtk_check_button_new_with_label("Enable feature");
@@ -499,6 +552,13 @@ static GtkWidget *build_window(void)
 		gtk_spin_button_set_value(GTK_SPIN_BUTTON(spin), 3);
 		name_widget(spin, "Quantity");
 		gtk_box_pack_start(GTK_BOX(box), spin, FALSE, FALSE, 0);
+	}
+	if (opt.password) {
+		GtkWidget *pw = gtk_entry_new();
+		gtk_entry_set_visibility(GTK_ENTRY(pw), FALSE);
+		name_widget(pw, "Password");
+		g_signal_connect(pw, "changed", G_CALLBACK(on_password), NULL);
+		gtk_box_pack_start(GTK_BOX(box), pw, FALSE, FALSE, 0);
 	}
 	if (opt.animate)
 		add_strip(box);

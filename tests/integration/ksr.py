@@ -26,6 +26,7 @@ import uuid
 
 BIN = os.environ.get("KSR_BIN", "")
 TESTAPP = os.environ.get("KSR_TESTAPP", "")
+TESTAPP4 = os.environ.get("KSR_TESTAPP4", "")  # the GTK 4 twin (tests/app/ksr-testapp4.c)
 SOURCE_DIR = os.environ.get("KSR_SOURCE_DIR",
                             os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 SCENARIOS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scenarios")
@@ -732,6 +733,21 @@ def start_xvfb_once(env, size="1280x720", wm=True, timeout=60, kind="xvfb"):
                     wm_argv(kind)[0], display, "exited with %s" % status if status is not None
                     else "no WM check after %d s" % timeout, why))
     return display, procs
+
+
+def start_session_bus(tc, env):
+    """A D-Bus session bus (dbus-daemon --session) the test owns; its address.
+    tc: the KsrTestCase that kills it at the end."""
+    bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address"],
+                           env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, start_new_session=True)
+    tc.procs.append(bus)
+    tc.addCleanup(bus.stdout.close)
+    r, _, _ = select.select([bus.stdout], [], [], 30)
+    tc.assertTrue(r, "dbus-daemon printed no address")
+    addr = bus.stdout.readline().decode().strip()
+    tc.assertTrue(addr, "dbus-daemon printed no address")
+    return addr
 
 
 # --------------------------------------------------------------------------

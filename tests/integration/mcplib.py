@@ -103,16 +103,7 @@ class ToolsSuite:
         """Xvfb + openbox + a D-Bus session bus; sets self.denv (the apps' and
         the server's environment)."""
         display = self.start_xvfb(size=size)
-        bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address"],
-                               env=self.env(), stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
-        self.procs.append(bus)
-        self.addCleanup(bus.stdout.close)
-        r, _, _ = select.select([bus.stdout], [], [], 30)
-        self.assertTrue(r, "dbus-daemon printed no address")
-        addr = bus.stdout.readline().decode().strip()
-        self.assertTrue(addr, "dbus-daemon printed no address")
+        addr = ksr.start_session_bus(self, self.env())
         self.denv = self.env(DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=addr)
         return display
 

@@ -78,6 +78,19 @@ class CliTest(ksr.KsrTestCase):
                 self.assertEqual(so, "")
                 self.assertIn("--bogus-option", se)
 
+    def test_run_options_after_the_scenario(self):
+        """`run SCENARIO -o DIR` (and --out DIR) writes into DIR: an option after
+        the file is an option, not a second scenario named "-o"."""
+        for flag in ("-o", "--out"):
+            with self.subTest(flag=flag):
+                out = os.path.join(self.tmp, "after" + flag.strip("-"))
+                rc, so, se = self.rt("run", ksr.scenario_path("xterm-pass.yaml"), flag, out)
+                self.assertEqual(rc, 2, se)  # no display: a quick test-error run
+                self.assertNotIn("cannot open the scenario", se)
+                self.assertEvidence(out, "test-error", "no-display", stderr=se)
+                self.assertFalse(os.path.exists(os.path.join(out, "xterm-pass")),
+                                 "one scenario: its evidence is OUT itself")
+
     def test_run_without_scenario(self):
         rc, so, se = self.rt("run")
         self.assertEqual(rc, 2)

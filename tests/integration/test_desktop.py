@@ -145,6 +145,27 @@ class DesktopTest(ksr.KsrTestCase):
         self.assertEqual(step_rows(out)[2]["status"], "error")
         self.assertNotIn(3, step_rows(out), "the kill step never ran")
 
+    def test_tool_window_destroyed_while_it_lives_on(self):
+        """A tool whose window is destroyed while its process lives on (the
+        test app's --close-window-after): its window's DestroyNotify is in every
+        wait, as the app's is, so the sleep step ends at once, window-lost,
+        naming the tool; not at the next look after the sleep."""
+        path = self.desktop(
+            "  - spawn: {command: '${KSR_TESTAPP} --title \"KSR Lonely\" --close-window-after"
+            " 1000', window: ^KSR Lonely$, process: ^ksr-testapp$, as: lonely}\n"
+            "  - sleep: 10\n"
+            "  - kill: lonely\n")
+        out, report = self.run_desktop(path, "app-failed", "window-lost")
+        self.assertTrue(ksr.names_line(report["reason"], ksr.line_of(path, "sleep: 10")),
+                        report["reason"])
+        self.assertIn("the tool 'lonely'", report["reason"])
+        self.assertIn("lives on without a window", report["reason"])
+        rows = step_rows(out)
+        self.assertNotIn(3, rows, "the kill step never ran")
+        # Liveness, from the scenario's own numbers: the 10 s sleep was cut,
+        # not waited out (the window goes 1 s after it is shown).
+        self.assertLess(rows[2]["duration_ms"], 10000 - 3000, rows[2])
+
     def test_tool_dies_before_its_window(self):
         path = self.desktop(
             "  - spawn: {command: '${KSR_TESTAPP} --no-such-option', window: ^KSR Test App$,"

@@ -2,7 +2,7 @@
 ends with DONE, a report that names the fault, an exit code, and it ends
 within a liveness bound of the fault (a bound with a wide margin, not a
 timing figure). Everything is real: the X server the test starts and kills,
-the GTK3 test app stopped with SIGSTOP while AT-SPI talks to it, Chromium
+the GTK3 test app stopping itself inside an AT-SPI call it received, Chromium
 stopped while a CDP command is in flight, a tmpfs that fills up, and the
 runtime killed with SIGKILL before a second run into the same folder.
 
@@ -106,15 +106,19 @@ class FaultsTest(ksr.KsrTestCase):
     # ---- the app stops answering during an AT-SPI call -------------------------
 
     def test_app_stopped_during_atspi_call(self):
+        """The app stops itself inside the call (the test app's --stop-on-query,
+        armed once the steps run): the state query of "Press me" that the
+        click_element's search sends is received and never answered. The step
+        fails within its bound; the app was never pressed."""
         rec = os.path.join(self.tmp, "record.txt")
         path = self.scenario(textwrap.dedent("""\
             name: app-stopped-atspi
-            launch: ${KSR_TESTAPP} --record %s
+            launch: ${KSR_TESTAPP} --record %s --stop-on-query
             process: ^ksr-testapp$
             window: ^KSR Test App$
             settle_s: 0.5
             steps:
-              - sleep: 2
+              - sleep: 5
               - click_element: Press me
                 timeout_s: 10
             """ % rec))
@@ -123,15 +127,20 @@ class FaultsTest(ksr.KsrTestCase):
         ksr.wait_for_trace_event(out, ksr.in_stage("steps"), timeout=90, proc=rt)
         apps = [p for p, n in ksr.tagged_pids(self.tag) if n == "ksr-testapp"]
         self.assertEqual(len(apps), 1, "the test app runs")
-        # Stopped during the sleep: the click_element step's AT-SPI calls then
-        # go to an app that never answers.
         self.addCleanup(cont, apps[0])
-        rc = self.fault_then_wait(rt, lambda: os.kill(apps[0], signal.SIGSTOP))
+        # Armed during the sleep (the probe's walk, which also asks states, is
+        # over; 5 s leave a loaded machine time to send the signal).
+        os.kill(apps[0], signal.SIGUSR1)
+        rc = rt.wait(120)
         report = self.assertEvidence(out, "app-failed", "step-failed", rc=rc, pid=rt.pid,
                                      stderr=rt.stderr)
+        with open(rec) as f:
+            lines = f.read().splitlines()
+        self.assertIn("stopped-in-query", lines, "the fault came inside the AT-SPI call")
+        self.assertNotIn("pressed", lines, "a stopped app was not pressed")
         self.assertEqual(report["steps"][1]["status"], "failed")
-        self.assertFalse(os.path.exists(rec) and "pressed" in open(rec).read(),
-                         "a stopped app was not pressed")
+        # Liveness, from the step's own bound (timeout_s: 10) plus a margin.
+        self.assertLessEqual(report["steps"][1]["duration_ms"], 10000 + 2000, report["steps"][1])
 
     # ---- the browser stops during a CDP command ----------------------------------
 

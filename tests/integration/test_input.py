@@ -6,6 +6,7 @@ from the test app's --record file and zenity's stdout, never from the runtime.""
 
 import math
 import os
+import re
 import unittest
 
 import ksr
@@ -174,6 +175,44 @@ class InputTest(ksr.KsrTestCase):
             "scroll:up", "scroll:up",                               # two up
             "button:1", "release:1:" + px[5],                       # the click on empty space
         ])
+
+    def test_drag_path_arrives_as_the_app_recorded_it(self):
+        """drag: button 1 pressed at from:, motion with the button held, the
+        release at to:, proven by what the app received (its --record-pointer
+        lines, in root pixels), at the fractions of the app's 480x320 window."""
+        rec = os.path.join(self.tmp, "rec.txt")
+        path = self.app_scenario(
+            "  - drag: {from: \"0.1 0.9\", to: empty}\n"
+            "  - drag: {from: field, to: [0.9, 0.3]}\n", rec, " --record-pointer")
+        out, _report, _se = self.run_ok(path)
+        rows = step_rows(out)
+        self.assertEqual([r["kind"] for r in rows], ["drag", "drag"])
+        half_up = lambda v: math.floor(v + 0.5)
+        want = []
+        for r, (f0, f1) in zip(rows, [((0.1, 0.9), (0.5, 0.9)), ((0.5, 0.47), (0.9, 0.3))]):
+            w = r["window"]
+            self.assertEqual((w["w"], w["h"]), (480, 320), "the app's default size")
+            p0 = (half_up(w["x"] + f0[0] * 480), half_up(w["y"] + f0[1] * 320))
+            p1 = (half_up(w["x"] + f1[0] * 480), half_up(w["y"] + f1[1] * 320))
+            want.append((p0, p1))
+            self.assertEqual(r["backend"], "xtest")
+            self.assertEqual(r["rung"], "literal" if r["index"] == 1 else "declared", r)
+            self.assert_shots(out, r, annotated=True)
+        self.assertEqual(rows[1]["target"], "field")
+        self.assertEqual(rows[0]["drag"]["to_target"], "empty")
+        lines = rec_lines(rec)
+        drags = [l for l in lines if l.startswith("drag:")]
+        self.assertEqual(len(drags), 2, lines)
+        for line, (p0, p1) in zip(drags, want):
+            m = re.fullmatch(r"drag:(\d+),(\d+)->(\d+),(\d+):(\d+)", line)
+            self.assertTrue(m, line)
+            got = tuple(int(v) for v in m.groups())
+            self.assertEqual(got[:4], p0 + p1, "pressed at from:, released at to:")
+            self.assertGreaterEqual(got[4], 1, "motion with the button held between")
+        # button 1 only: one press and one release per drag, nothing else
+        self.assertEqual([l for l in lines if not l.startswith(("drag:", "text:"))],
+                         ["button:1", "release:1:%d,%d" % want[0][1],
+                          "button:1", "release:1:%d,%d" % want[1][1]], lines)
 
     def test_hover_point_and_element_enter_without_a_click(self):
         """hover on a declared target and on an accessibility control: the test

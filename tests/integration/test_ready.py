@@ -3,9 +3,10 @@ a window that never stops repainting is acted on when the quiet wait's bound run
 with a note and no failure; typed text is in the step's own screenshot; the step rows
 say what was waited for; a stopped app fails readiness within the step's timeout; a
 declared click waits until the button under it is sensitive (the app on the AT-SPI bus).
-Real Xvfb + openbox (the runtime's --xvfb) and the GTK3 test app; what the app did is
+Real Xvfb + openbox (the runtime's --xvfb), the GTK3 test app and its GTK 4 twin (ksr-testapp4); what the app did is
 read from its --record file and the screenshots' pixels, never from the runtime's words."""
 
+import math
 import os
 import signal
 import unittest
@@ -195,6 +196,46 @@ class ReadyTest(ksr.KsrTestCase):
         self.assertNotIn("confirmed:hello", rec_lines(rec))
         self.assertNotIn("control", step_rows(out)[1]["ready"])
 
+    def gtk4_name_dialog_flow(self, click_extra=""):
+        """The same flow on GTK 4 (its own AT-SPI, no atk-bridge): the twin
+        app's "Name It" dialog, OK enabled ENABLE_MS after the name has text."""
+        if not (ksr.TESTAPP4 and os.access(ksr.TESTAPP4, os.X_OK)):
+            self.fail("KSR_TESTAPP4 is not built (libgtk-4-dev: scripts/setup.sh deps)")
+        rec = os.path.join(self.tmp, "rec.txt")
+        path = self.scenario(
+            "name: ready-gtk4\n"
+            "launch: %s --name-dialog %d --record %s\n"
+            "process: ^ksr-testapp4$\n"
+            "window: ^KSR GTK4 App$\n"
+            "settle_s: 0.5\n"
+            "atspi: true\n" % (ksr.TESTAPP4, ENABLE_MS, rec)
+            + TARGETS + "steps:\n"
+            "  - type: \"hello\"\n"
+            "  - click: ok\n%s"
+            "    checks:\n"
+            "      - no_window: ^Name It$\n"
+            "        timeout_s: 1\n" % click_extra)
+        return path, rec
+
+    def test_gtk4_click_waits_until_the_button_under_it_is_sensitive(self):
+        path, rec = self.gtk4_name_dialog_flow()
+        out, report = self.run_it(path, "pass-with-concerns", "completed")
+        self.assertEqual([c["code"] for c in report["concerns"]], ["unexpected-dialog"])
+        self.assertIn("confirmed:hello", rec_lines(rec), "the app took the click on OK")
+        rows = step_rows(out)
+        self.assertEqual(rows[0]["window_title"], "Name It", "the keys went to the dialog")
+        click = rows[1]
+        self.assertEqual(click["window_title"], "Name It", "the click went to the dialog")
+        self.assertEqual(click["ready"]["control"],
+                         {"name": "OK", "role": "push button", "sensitive": True,
+                          "showing": True}, click["ready"])
+
+    def test_gtk4_without_readiness_the_click_lands_on_the_insensitive_button(self):
+        path, rec = self.gtk4_name_dialog_flow("    ready_quiet_ms: 0\n")
+        out, _report = self.run_it(path, "app-failed", "check-failed")
+        self.assertNotIn("confirmed:hello", rec_lines(rec))
+        self.assertNotIn("control", step_rows(out)[1]["ready"])
+
     def test_button_that_never_turns_sensitive_names_it(self):
         """Nothing typed: OK stays insensitive; the step fails within its
         timeout, naming the control and the condition."""
@@ -240,6 +281,44 @@ class ReadyTest(ksr.KsrTestCase):
         self.assertRegex(click["reason"],
                          r'stayed covered by window 0x[0-9a-f]+ \("KSR Cover"\) for 2 s')
         self.assertEqual(rec_lines(rec), [], "nothing was clicked")
+
+    def test_drag_from_a_covered_point_fails_and_presses_nothing(self):
+        """drag's readiness is at its from: point: covered for good, the step
+        fails naming the cover, and the app received no press at all."""
+        rec = os.path.join(self.tmp, "rec.txt")
+        path = self.app_scenario("--cover-for -1 --record-pointer --record %s" % rec,
+                                 "  - drag: {from: press, to: field}\n    timeout_s: 2\n")
+        out, _report = self.run_it(path, "app-failed", "step-failed")
+        drag = step_rows(out)[0]
+        self.assertEqual(drag["ready"]["never"], "uncovered", drag)
+        self.assertRegex(drag["reason"],
+                         r'stayed covered by window 0x[0-9a-f]+ \("KSR Cover"\) for 2 s')
+        self.assertNotIn("drag", drag, "no drag was sent")
+        self.assertEqual([l for l in rec_lines(rec) if l.startswith(("button:", "drag:"))], [],
+                         "nothing was pressed")
+
+    def test_drag_waits_for_the_cover_then_lands(self):
+        """The same drag with a cover that closes: it waits (on stacking
+        events) and then the app receives the press at from: and the release
+        at to: (fractions of its window), motion between."""
+        rec = os.path.join(self.tmp, "rec.txt")
+        path = self.app_scenario("--cover-for %d --record-pointer --record %s" % (COVER_MS, rec),
+                                 "  - drag: {from: press, to: field}\n", settle_s=0.2)
+        out, _report = self.run_it(path, "pass", "completed")
+        trace = ksr.read_trace(out)
+        app = [e for e in trace if e.get("event") == "app"][0]
+        start = [e for e in trace if e.get("event") == "step.start"][0]
+        # The precondition of this test: the step began while the cover was up.
+        self.assertLess(start["t_ms"], app["t_ms"] + COVER_MS - APP_SEEN_TICK_MS)
+        drag = step_rows(out)[0]
+        self.assertNotIn("never", drag["ready"])
+        w = drag["window"]
+        half_up = lambda v: math.floor(v + 0.5)  # C's lround
+        x0, y0 = half_up(w["x"] + 0.5 * w["w"]), half_up(w["y"] + 0.12 * w["h"])
+        x1, y1 = half_up(w["x"] + 0.5 * w["w"]), half_up(w["y"] + 0.47 * w["h"])
+        drags = [l for l in rec_lines(rec) if l.startswith("drag:")]
+        self.assertEqual(len(drags), 1, rec_lines(rec))
+        self.assertRegex(drags[0], r"^drag:%d,%d->%d,%d:[1-9]\d*$" % (x0, y0, x1, y1))
 
 
 if __name__ == "__main__":

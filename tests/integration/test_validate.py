@@ -185,6 +185,8 @@ class ValidateTest(ksr.KsrTestCase):
             steps:
               - key: Retrun
               - key: ctrl+shft+s
+              - cdp_press: "ctrl+a Entr"
+              - cdp_press: ctl+Enter
               - click_element: "Paper Mode"
                 role: pushbutton
                 expect_state: "Paper Mode showng"
@@ -200,6 +202,8 @@ class ValidateTest(ksr.KsrTestCase):
         want = [
             ("Retrun", 10, r"unknown key 'Retrun' in 'Retrun' \(did you mean 'Return'\?\)"),
             ("ctrl+shft+s", 10, r"unknown key 'shft' in 'ctrl\+shft\+s' \(did you mean 'shift'\?\)"),
+            ("Entr", 16, r"cdp_press: unknown page key 'Entr' in 'Entr' \(did you mean 'Enter'\?\)"),
+            ("ctl+Enter", 16, r"cdp_press: not a modifier: 'ctl' in 'ctl\+Enter' \(did you mean 'ctrl'\?\)"),
             ("role: pushbutton", 11, r"unknown accessibility role 'pushbutton' \(did you mean 'push button'\?\)"),
             ("showng", 19, r"unknown accessibility state 'showng' \(did you mean 'showing'\?\)"),
             ("armd", None, r"unknown accessibility state 'armd' \(did you mean 'armed'\?\)"),
@@ -241,6 +245,7 @@ class ValidateTest(ksr.KsrTestCase):
                   - text: {name: /Res/, matches: "^3"}
                   - state: {name: Bold, state: is default}
                   - state: "Bold is_default"
+              - cdp_press: "ctrl+a shift+Tab Escape F5 x meta+ArrowLeft"
             """), "roles.yaml")
         rc, _so, se, _ = self.validate(path)
         self.assertEqual(rc, 0, se)

@@ -9,6 +9,10 @@
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
+#include <poll.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <arpa/inet.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -277,25 +281,54 @@ static void test_cancelled(ksr_cdp *c)
 	   "an idle wait ends at its deadline (%lld ms)", (long long)ms);
 }
 
+/* A listening socket on loopback (port in *port), for the page to call. */
+static int marker_socket(int *port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof a;
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 4) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* The browser is killed once the command is known to be in flight: the
+ * evaluated expression first calls the marker socket (a page-side marker),
+ * and the child kills the browser when that call arrives, not after a delay. */
 static void test_killed(ksr_cdp *c)
 {
 	ksr_err err = {0};
 	bool t;
+	int port = 0, lfd = marker_socket(&port);
+	ok(lfd >= 0, "a marker socket for the page to call");
 	pid_t child = fork();
 	if (child == 0) {
-		usleep(300000);
+		struct pollfd p = {.fd = lfd, .events = POLLIN};
+		int got = poll(&p, 1, 20000) == 1 ? accept(lfd, NULL, NULL) : -1;
 		kill(browser, SIGKILL);
-		_exit(0);
+		_exit(got >= 0 ? 0 : 1);
 	}
+	close(lfd);
+	char js[200];
+	snprintf(js, sizeof js,
+	         "fetch('http://127.0.0.1:%d/in-flight').catch(() => {}), new Promise(() => {})",
+	         port);
 	int64_t t0 = ksr_now_ms();
-	ksr_cdp_status st =
-	        ksr_cdp_eval(c, "new Promise(() => {})", ksr_deadline_in_ms(20000), &t, NULL, &err);
+	ksr_cdp_status st = ksr_cdp_eval(c, js, ksr_deadline_in_ms(20000), &t, NULL, &err);
 	ok(st == KSR_CDP_CLOSED, "browser killed mid-command: closed (%s: %s)",
 	   ksr_cdp_status_name(st), err.msg);
 	ok(ksr_now_ms() - t0 < 20000, "the command did not wait out its deadline");
 	st = ksr_cdp_eval(c, "1", soon(), &t, NULL, &err);
 	ok(st == KSR_CDP_CLOSED, "later commands fail at once");
-	waitpid(child, NULL, 0);
+	int status = 0;
+	waitpid(child, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "killed once the page was running the command (its call reached the marker)");
 	waitpid(browser, NULL, 0);
 	browser = 0;
 }

@@ -250,7 +250,7 @@ static void sub_mappings(const cJSON *schema)
 {
 	static const char *const maps[] = {"targets",       "cdp",   "goal_budget", "spawn",
 	                                   "selector_text", "state", "page",        "target",
-	                                   "hover",         "text"};
+	                                   "hover",         "text",  "drag"};
 	for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) {
 		char name[64], where[96];
 		snprintf(name, sizeof name, "map_%s", maps[i]);

@@ -318,9 +318,46 @@ static void key_lists(void)
 	   "mapping key lists");
 }
 
+/* drag: two points of one window; a declared target's window comes along. */
+static void drag(void)
+{
+	ksr_scenario *s = load_str("window: x\n"
+	                           "targets:\n"
+	                           "  handle: [0.2, 0.3]\n"
+	                           "  bin: {at: [0.9, 0.8], window: ^Trash$}\n"
+	                           "steps:\n"
+	                           "  - drag: {from: handle, to: [0.7, 0.3]}\n"
+	                           "  - drag: {from: center, to: \"0.1 0.9\"}\n"
+	                           "    target: window \"^Other$\"\n"
+	                           "    ready_quiet_ms: 0\n"
+	                           "  - drag: {from: [0.1, 0.1], to: bin}\n");
+	ok(s && s->steps.len == 3, "three drags load");
+	if (!s)
+		return;
+	const ksr_step *st = &s->steps.items[0];
+	ok(st->info->kind == KSR_KIND_DRAG && st->info->target == KSR_TARGET_POINT &&
+	           st->info->rung == KSR_RUNG_DECLARED,
+	   "drag row: declared rung, a point target");
+	ok(st->point.kind == KSR_POINT_DECLARED && near(st->point.fx, 0.2) &&
+	           near(st->point.fy, 0.3) && st->drag_to.kind == KSR_POINT_LITERAL &&
+	           near(st->drag_to.fx, 0.7) && near(st->drag_to.fy, 0.3) && !st->target_window,
+	   "from a declared target to a literal point, the app's window");
+	st = &s->steps.items[1];
+	ok(st->point.kind == KSR_POINT_CENTER && near(st->drag_to.fx, 0.1) &&
+	           near(st->drag_to.fy, 0.9) && st->target_window &&
+	           !strcmp(ksr_pattern_source(st->target_window), "^Other$") && st->ready_quiet_set,
+	   "from center to \"FX FY\" in target: window");
+	st = &s->steps.items[2];
+	ok(st->drag_to.declared && st->target_window &&
+	           !strcmp(ksr_pattern_source(st->target_window), "^Trash$"),
+	   "a declared to: brings its window");
+	ksr_scenario_free(s);
+}
+
 int main(void)
 {
 	full();
+	drag();
 	defaults();
 	desktop();
 	vars();

@@ -173,6 +173,33 @@ static void steps(void)
 	        5, "click_grounded needs expect:");
 	rejects("bad scroll", "process: x\nsteps:\n  - scroll: sideways 3\n", 3, 13,
 	        "scroll: expected 'up N' or 'down N'");
+	rejects("drag without to", "process: x\nsteps:\n  - drag: {from: center}\n", 3, 11,
+	        "drag: needs from: and to:");
+	rejects("drag as a string", "process: x\nsteps:\n  - drag: center\n", 3, 11,
+	        "drag: expected a mapping");
+	rejects("drag key typo", "process: x\nsteps:\n  - drag: {from: center, too: [0.1, 0.1]}\n",
+	        3, 26, "unknown key 'too' in drag (did you mean 'to'?)");
+	rejects("drag to an undeclared target",
+	        "process: x\nsteps:\n  - drag: {from: center, to: bin}\n", 3, 30,
+	        "drag to: undeclared target 'bin'");
+	rejects("drag to a fraction out of range",
+	        "process: x\nsteps:\n  - drag: {from: center, to: [0.5, 1.5]}\n", 3, 36,
+	        "drag to: fraction 1.5 is outside 0..1");
+	rejects("drag to the same point",
+	        "process: x\nsteps:\n  - drag: {from: center, to: \"0.5 0.5\"}\n", 3, 30,
+	        "drag: from: and to: are the same point");
+	rejects("drag across windows",
+	        "process: x\ntargets:\n  a: {at: [0.1, 0.1], window: ^A$}\n  b: [0.5, 0.5]\n"
+	        "steps:\n  - drag: {from: a, to: b}\n",
+	        6, 25, "a drag stays in one window");
+	rejects("drag target: against a declared window",
+	        "process: x\ntargets:\n  a: {at: [0.1, 0.1], window: ^A$}\n"
+	        "steps:\n  - drag: {from: [0.5, 0.5], to: a}\n    target: window ^B$\n",
+	        6, 5, "target: 'a' is declared on window '^A$'");
+	rejects("drag takes no role",
+	        "process: x\nsteps:\n  - drag: {from: center, to: [0.1, 0.1]}\n"
+	        "    role: push button\n",
+	        4, 5, "modifier 'role' does not apply to drag");
 	rejects("bad cdp_wait state", "process: x\nsteps:\n  - cdp_wait: a\n    state: gone\n", 4,
 	        12, "state: expected visible, hidden, attached or detached, got 'gone'");
 	rejects("cdp_type without text", "process: x\nsteps:\n  - cdp_type: {selector: a}\n", 3, 15,

@@ -14,6 +14,7 @@ typedef struct ksr_step_target {
 	ksr_window win; /* the window the input goes to; id 0: the screen (desktop mode) */
 	bool has_point; /* KSR_TARGET_POINT with a point form: the pixel below */
 	int px, py;
+	int to_x, to_y; /* drag: the pixel of to: (px, py is from:), inside the window */
 } ksr_step_target;
 
 typedef void (*ksr_step_exec_fn)(ksr_run *run, const ksr_step *step, const ksr_step_target *t,

@@ -38,7 +38,8 @@ void ksr_run_atspi_release(ksr_run_atspi *t)
 	t->a = NULL;
 }
 
-int ksr_run_atspi_open(ksr_run *run, ksr_deadline d, ksr_run_atspi *t, ksr_err *err)
+int ksr_run_atspi_open_until(ksr_run *run, ksr_deadline d, ksr_deadline appear, ksr_run_atspi *t,
+                             ksr_err *err)
 {
 	*t = (ksr_run_atspi){0};
 	int pid = run->app_pid > 0 ? run->app_pid : (run->have_window ? run->window.pid : 0);
@@ -48,11 +49,21 @@ int ksr_run_atspi_open(ksr_run *run, ksr_deadline d, ksr_run_atspi *t, ksr_err *
 		return -1;
 	}
 	const char *hint = run->have_window ? run->window.res_name : NULL;
-	if (ksr_atspi_find_app(t->a, pid, hint, d, &t->app, &t->found_by, err) < 0) {
-		ksr_run_atspi_release(t);
-		return -1;
+	ksr_atspi_watch_apps(t->a); /* before the first look: nothing is missed */
+	appear = ksr_deadline_min(d, appear);
+	int rc;
+	while ((rc = ksr_atspi_find_app(t->a, pid, hint, d, &t->app, &t->found_by, err)) < 0) {
+		if (!ksr_atspi_await_app(t->a, rc, appear)) {
+			ksr_run_atspi_release(t);
+			return -1;
+		}
 	}
 	return 0;
+}
+
+int ksr_run_atspi_open(ksr_run *run, ksr_deadline d, ksr_run_atspi *t, ksr_err *err)
+{
+	return ksr_run_atspi_open_until(run, d, ksr_deadline_in_ms(0), t, err);
 }
 
 void ksr_run_atspi_drop(ksr_run *run)

@@ -15,6 +15,11 @@ typedef struct ksr_run_atspi {
 
 /* Open the bus and find the run's app (its PID, else its WM_CLASS name). */
 int ksr_run_atspi_open(ksr_run *run, ksr_deadline d, ksr_run_atspi *t, ksr_err *err);
+/* The same, looking again whenever the bus says an app joined (its signals,
+ * no polling), until appear: for an app that registers a little after its
+ * window maps. */
+int ksr_run_atspi_open_until(ksr_run *run, ksr_deadline d, ksr_deadline appear, ksr_run_atspi *t,
+                             ksr_err *err);
 /* Walk the app; extents of window-relative toolkits get the app window's origin. */
 int ksr_run_atspi_walk(ksr_run *run, ksr_run_atspi *t, int max_nodes, ksr_deadline d,
                        ksr_atspi_tree *tree, ksr_err *err);

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ksr/atspi.h"
 #include "ksr/proc.h"
 #include "run/actions/exec.h"
 
@@ -259,6 +260,11 @@ static int launch_tool(ksr_run *run, const ksr_step *step, char *log, size_t log
 	int pid = 0;
 	snprintf(log, log_len, "spawn-%02zu.log", run->n_tools + 1);
 	char *path = ksr_evidence_path(run->out, log);
+	/* As the launch stage does: Qt 5 tools join the bus only where the X root
+	 * names it (a desktop-mode run has no launch stage). */
+	if (run->x)
+		ksr_atspi_publish_root(
+		        run->x, ksr_deadline_min(run->stage, ksr_deadline_in_ms(3000)), NULL, NULL);
 	int rc = ksr_proc_launch(step->spawn.command, path, &pid, &err);
 	free(path);
 	if (rc < 0) {
@@ -289,6 +295,7 @@ void ksr_exec_spawn(ksr_run *run, const ksr_step *step, const ksr_step_target *t
 			res->status = KSR_STEP_OK, res->outcome = KSR_OUTCOME_COMPLETED,
 			res->reason[0] = '\0';
 			t->window = found.id;
+			t->window_pid = found.pid;
 			ksr_run_watch_tool(run, t); /* its death ends every wait from now */
 			res->has_window = true;
 			res->win_x = found.x, res->win_y = found.y;

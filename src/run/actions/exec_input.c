@@ -1,5 +1,5 @@
 /* Acting through X11 (XTest, in process): key, type, click, double_click,
- * right_click, scroll and hover. The runner has resolved the window and made
+ * right_click, scroll, drag and hover. The runner has resolved the window and made
  * it ready (target.c) and, for pointer steps, worked out the pixel; after the
  * act it settles and saves the shots (evidence.c). */
 #include "run/actions/exec.h"
@@ -77,5 +77,27 @@ void ksr_exec_scroll(ksr_run *run, const ksr_step *step, const ksr_step_target *
 {
 	ksr_err err = {0};
 	delivered(run, ksr_x11_scroll(run->x, t->px, t->py, step->scroll_dy, &err), "scroll", &err,
+	          res);
+}
+
+static void add_pixel(cJSON *o, const char *key, int x, int y)
+{
+	cJSON *p = cJSON_AddObjectToObject(o, key);
+	cJSON_AddNumberToObject(p, "x", x);
+	cJSON_AddNumberToObject(p, "y", y);
+}
+
+/* Button 1 pressed at from: (the point the runner made ready), moved in
+ * steps to to:, released there. The row keeps both ends in root pixels. */
+void ksr_exec_drag(ksr_run *run, const ksr_step *step, const ksr_step_target *t,
+                   ksr_step_result *res)
+{
+	ksr_err err = {0};
+	cJSON *d = cJSON_AddObjectToObject(ksr_step_extra(res), "drag");
+	add_pixel(d, "from", t->px, t->py);
+	add_pixel(d, "to", t->to_x, t->to_y);
+	if (step->drag_to.declared)
+		cJSON_AddStringToObject(d, "to_target", step->drag_to.declared->name);
+	delivered(run, ksr_x11_drag(run->x, t->px, t->py, t->to_x, t->to_y, 1, &err), "drag", &err,
 	          res);
 }

@@ -2,6 +2,7 @@
  * point of one (ksr/vocabulary.def): resolve which window the input goes to,
  * then make it ready: activate it, read its geometry at that moment (a moved
  * or resized window still gets the right pixel) and work out the pixel. */
+#include "ksr/keys.h"
 #include "run/actions/exec.h"
 #include "run/actions/exec_atspi.h"
 
@@ -206,6 +207,10 @@ static void resolve_point(const ksr_step *step, ksr_step_target *t, ksr_step_res
 	t->has_point = res->has_pixel = true;
 	if (step->point.declared)
 		cJSON_AddStringToObject(ksr_step_extra(res), "target", step->point.declared->name);
+	if (step->info->shape == KSR_SHAPE_DRAG) { /* to: in the same window, now */
+		t->to_x = fraction_to_pixel(t->win.x, t->win.w, step->drag_to.fx);
+		t->to_y = fraction_to_pixel(t->win.y, t->win.h, step->drag_to.fy);
+	}
 }
 
 /* ---- ready: viewable, answering, uncovered, quiet ------------------------------- */
@@ -417,6 +422,76 @@ static bool wait_control(ksr_run *run, const ksr_step *step, const ksr_window *w
 	}
 }
 
+/* A key step that presses Return (or Enter) with no modifier activates the
+ * window's default button: a dialog's Save that is greyed while the folder
+ * a typed path names loads takes nothing. */
+static bool presses_return(const ksr_step *step)
+{
+	if (step->info->kind != KSR_KIND_KEY || !step->text)
+		return false;
+	ksr_chord *chords = NULL;
+	size_t n = 0;
+	ksr_err err = {0};
+	bool yes = false;
+	if (ksr_keys_parse(step->text, &chords, &n, &err) < 0)
+		return false;
+	for (size_t i = 0; i < n && !yes; i++)
+		yes = chords[i].n == 1 && (chords[i].keysyms[0] == ksr_keys_lookup("Return") ||
+		                           chords[i].keysyms[0] == ksr_keys_lookup("KP_Enter"));
+	ksr_keys_free(chords);
+	return yes;
+}
+
+static void default_never(const ksr_step *step, const ksr_atspi_control *c, bool sensitive,
+                          ksr_step_result *res)
+{
+	ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
+	              "not ready: the window's default %s \"%.100s\" (what Return activates) "
+	              "stayed %s for %g s",
+	              c->role && *c->role ? c->role : "control", c->name ? c->name : "",
+	              !sensitive ? "insensitive" : "not showing",
+	              bound_s(step, READY_DEFAULT_S * 1000));
+}
+
+/* Where the app is on the accessibility bus, Return waits until the window's
+ * default button is sensitive, asked again on each repaint as a pointer
+ * action's control is; a window with none claims nothing. */
+static bool wait_default(ksr_run *run, const ksr_step *step, const ksr_window *w, ksr_deadline d,
+                         cJSON *rd, ksr_step_result *res)
+{
+	if (!run->sc->atspi || ksr_step_quiet_ms(run, step) <= 0 || !w->title ||
+	    !presses_return(step))
+		return true;
+	ksr_run_atspi *t = ksr_run_atspi_kept(run, d);
+	ksr_atspi_control c = {0};
+	ksr_err err = {0};
+	if (!t || ksr_atspi_default_control(t->a, &t->app, w->title, d, &c, &err) <= 0)
+		return true;
+	bool window_coords = ksr_atspi_app_window_coords(&t->app);
+	bool ok = true;
+	for (;;) {
+		int64_t asked = ksr_now_ms();
+		bool sensitive, showing;
+		if (ksr_atspi_control_ready(&c, window_coords, &sensitive, &showing)) {
+			record_control(rd, &c, sensitive, showing);
+			break;
+		}
+		record_control(rd, &c, sensitive, showing);
+		ksr_wait wt = ksr_x11_damage_wait(run->x, w->id, asked, d);
+		if (wt != KSR_WAIT_READY) {
+			if (!wait_failed(run, step, wt, res))
+				default_never(step, &c, sensitive, res);
+			ok = not_ready(rd, "default control");
+			break;
+		}
+		if (ksr_atspi_control_refresh(t->a, &t->app, &c, d, &err) < 0)
+			break; /* an unanswered call claims nothing */
+	}
+	cJSON_AddBoolToObject(cJSON_GetObjectItemCaseSensitive(rd, "control"), "default", true);
+	ksr_atspi_control_clear(&c);
+	return ok;
+}
+
 /* The checks before the window's activation (it must be there and its app
  * alive to take the focus) and after (the point, the repaints). */
 static bool ready_before(ksr_run *run, const ksr_step *step, unsigned long id, ksr_deadline d,
@@ -433,6 +508,8 @@ static bool ready_after(ksr_run *run, const ksr_step *step, const ksr_window *w,
 	if (pt && !wait_uncovered(run, step, w->id, pt[0], pt[1], d, rd, res))
 		return false;
 	if (pt && !wait_control(run, step, w, pt[0], pt[1], d, rd, res))
+		return false;
+	if (!pt && !wait_default(run, step, w, d, rd, res))
 		return false;
 	return wait_quiet(run, step, w->id, rd, res);
 }

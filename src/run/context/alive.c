@@ -1,6 +1,7 @@
 /* The app is watched during every stage after settle, and a spawned tool once
  * its window is there (docs/architecture.md, "The app is watched"): their pidfds
- * are in every wait (ksr_guard_add), so a death ends the current wait at once,
+ * are in every wait (ksr_guard_add), and so are their windows' DestroyNotify,
+ * so a death ends the current wait at once,
  * whatever it waits for (an X event, a file, a shell step, a sleep, D-Bus),
  * through the path a cancel takes. Here the death becomes the run's failure:
  * `crashed` with how and when, the app's held for diagnosis to tell a crash
@@ -107,6 +108,45 @@ static ksr_tool *tool_of_fd(ksr_run *run, int fd)
 	return NULL;
 }
 
+static ksr_tool *tool_of_window_fd(ksr_run *run, int fd)
+{
+	for (size_t i = 0; i < run->n_tools; i++)
+		if (run->tools[i].window_watch &&
+		    ksr_x11_watch_fd(run->tools[i].window_watch) == fd)
+			return &run->tools[i];
+	return NULL;
+}
+
+/* A window gone while its process is dying (the pidfd fires next, as
+ * `crashed`) or still has another window (a dialog closed, a window
+ * replaced) is no loss; one whose process lives on with none is. */
+static ksr_guard_verdict judge_window_gone(ksr_x11_watch *w, int pid_fd, int pid)
+{
+	int gone = ksr_x11_watch_gone(w);
+	if (gone < 0)
+		return KSR_GUARD_DROP; /* the X server went: every X wait says so */
+	if (gone == 0)
+		return KSR_GUARD_QUIET;
+	if (pid_fd >= 0) {
+		struct pollfd p = {.fd = pid_fd, .events = POLLIN};
+		if (ksr_wait_fds_uncancellable(&p, 1, ksr_deadline_in_ms(KSR_WINDOW_GRACE_MS)) ==
+		    KSR_WAIT_READY)
+			return KSR_GUARD_QUIET; /* dying: its pidfd fires next */
+	}
+	if (pid > 0 && ksr_x11_watch_pid_windows(w, pid) > 0)
+		return KSR_GUARD_QUIET;
+	return KSR_GUARD_FIRED;
+}
+
+static ksr_guard_verdict tool_window_check(int fd, void *ud)
+{
+	ksr_tool *t = tool_of_window_fd(ud, fd);
+	if (!t || !t->watched)
+		return KSR_GUARD_DROP; /* not watched: it ended with status 0, as it should */
+	return judge_window_gone(t->window_watch, t->watched ? t->watch_fd : -1,
+	                         t->window_pid > 0 ? t->window_pid : t->pid);
+}
+
 /* A tool that exits 0 ended as it should (a launcher handing over, a `key:
  * ctrl+q`): stop watching it. Anything else ends the waits. */
 static ksr_guard_verdict tool_check(int fd, void *ud)
@@ -134,28 +174,13 @@ static void unwatch_window(ksr_run *run)
 	run->watched_window = 0;
 }
 
-/* The window went: the app dying closes its connection a moment before its
- * pidfd turns readable (the pidfd then fires: `crashed`); a process that
- * still has a window of its own goes on (a dialog closed, a window
- * replaced); one that lives on with none has lost its window. */
+/* The app's window went: judged as a tool's is (judge_window_gone). */
 static ksr_guard_verdict window_check(int fd, void *ud)
 {
 	ksr_run *run = ud;
 	(void)fd;
-	int gone = ksr_x11_watch_gone(run->window_watch);
-	if (gone < 0)
-		return KSR_GUARD_DROP; /* the X server went: every X wait says so */
-	if (gone == 0)
-		return KSR_GUARD_QUIET;
-	if (run->app_watched) {
-		struct pollfd p = {.fd = run->app_watch_fd, .events = POLLIN};
-		if (ksr_wait_fds_uncancellable(&p, 1, ksr_deadline_in_ms(KSR_WINDOW_GRACE_MS)) ==
-		    KSR_WAIT_READY)
-			return KSR_GUARD_QUIET; /* dying: its pidfd fires next */
-	}
-	if (ksr_x11_watch_pid_windows(run->window_watch, run->app_pid) > 0)
-		return KSR_GUARD_QUIET;
-	return KSR_GUARD_FIRED;
+	return judge_window_gone(run->window_watch, run->app_watched ? run->app_watch_fd : -1,
+	                         run->app_pid);
 }
 
 static void watch_window(ksr_run *run)
@@ -200,8 +225,24 @@ void ksr_run_watch_app(ksr_run *run)
 	run->app_watch_fd = fd;
 }
 
+static void watch_tool_window(ksr_run *run, ksr_tool *t)
+{
+	ksr_err err = {0};
+	if (t->window_watch || !t->window || !run->x)
+		return;
+	ksr_x11_watch *w = ksr_x11_watch_open(run->x, t->window, &err);
+	if (!w)
+		return; /* the next X look finds the window gone */
+	if (ksr_guard_add(ksr_x11_watch_fd(w), tool_window_check, run) < 0) {
+		ksr_x11_watch_close(w);
+		return;
+	}
+	t->window_watch = w;
+}
+
 void ksr_run_watch_tool(ksr_run *run, ksr_tool *t)
 {
+	watch_tool_window(run, t);
 	int fd = t->watched ? -1 : ksr_proc_pidfd(t->pid);
 	if (fd < 0)
 		return;
@@ -216,6 +257,11 @@ void ksr_run_watch_tool(ksr_run *run, ksr_tool *t)
 void ksr_run_unwatch_tool(ksr_run *run, ksr_tool *t)
 {
 	(void)run;
+	if (t->window_watch) {
+		ksr_guard_remove(ksr_x11_watch_fd(t->window_watch));
+		ksr_x11_watch_close(t->window_watch);
+		t->window_watch = NULL;
+	}
 	if (!t->watched)
 		return;
 	ksr_guard_remove(t->watch_fd);
@@ -263,6 +309,16 @@ static void lost_tool(ksr_run *run, ksr_tool *t, const char *when)
 	ksr_run_fail(run, KSR_OUTCOME_CRASHED, 0, "%s", run->lost_reason);
 }
 
+static void lost_tool_window(ksr_run *run, ksr_tool *t, const char *when)
+{
+	snprintf(run->lost_reason, sizeof run->lost_reason,
+	         "the tool '%s' (pid %d, spawned at line %d): its window 0x%lx was destroyed %s; "
+	         "the tool lives on without a window",
+	         t->as ? t->as : "", t->pid, t->line, t->window, when);
+	ksr_run_unwatch_all(run);
+	ksr_run_fail(run, KSR_OUTCOME_WINDOW_LOST, 0, "%s", run->lost_reason);
+}
+
 static void lost_app(ksr_run *run, const char *when)
 {
 	char how[128];
@@ -295,9 +351,11 @@ bool ksr_run_alive_check(ksr_run *run)
 		return false;
 	char when[96];
 	describe_when(run, ksr_now_ms(), when, sizeof when);
-	ksr_tool *t = tool_of_fd(run, fd);
+	ksr_tool *t = tool_of_fd(run, fd), *tw = t ? NULL : tool_of_window_fd(run, fd);
 	if (t)
 		lost_tool(run, t, when);
+	else if (tw)
+		lost_tool_window(run, tw, when);
 	else if (run->window_watch && fd == ksr_x11_watch_fd(run->window_watch))
 		lost_window(run, when);
 	else

@@ -35,8 +35,10 @@ typedef struct ksr_tool {
 	bool reaped, stopped; /* stopped: a kill step (or the end of the run) ended it */
 	int status;           /* waitpid status once reaped */
 	unsigned long window; /* the window its spawn step waited for */
+	int window_pid;       /* that window's _NET_WM_PID (0: unknown) */
 	bool watched;         /* its pidfd is in every wait (alive.c) */
 	int watch_fd;
+	struct ksr_x11_watch *window_watch; /* its window's DestroyNotify, in every wait */
 } ksr_tool;
 
 /* The X server sees a dying client's connection close a moment before its

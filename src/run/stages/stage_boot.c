@@ -8,7 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ksr/atspi.h"
 #include "ksr/proc.h"
+
+/* Asking the session bus for the accessibility bus: one round trip, or an
+ * activation of its launcher. */
+#define PUBLISH_BUS_MS 3000
 
 /* ---- boot wait ---------------------------------------------------------- */
 
@@ -78,18 +83,39 @@ static const char *launch_skip(const ksr_run *run)
 	return run->sc->launch ? NULL : "the scenario has no launch: command";
 }
 
+/* Qt 5 apps join the accessibility bus reliably only when the X root names it
+ * (AT_SPI_BUS): a session whose at-spi-bus-launcher ran without DISPLAY, or
+ * whose X server reset after the launcher set it, lacks it (docs/accessibility.md).
+ * Published before the app starts; the launch event says so. */
+static void publish_a11y_bus(ksr_run *run, cJSON *launch_event)
+{
+	if (!run->x)
+		return;
+	char *addr = NULL;
+	ksr_err err = {0};
+	ksr_deadline d = ksr_deadline_min(run->stage, ksr_deadline_in_ms(PUBLISH_BUS_MS));
+	int rc = ksr_atspi_publish_root(run->x, d, &addr, &err);
+	if (rc > 0)
+		cJSON_AddStringToObject(launch_event, "a11y_bus_published", addr);
+	else if (rc < 0)
+		cJSON_AddStringToObject(launch_event, "a11y_bus_not_published", err.msg);
+	free(addr);
+}
+
 static ksr_stage_status stage_launch(ksr_run *run, char *note, size_t len)
 {
 	ksr_err err = {0};
+	cJSON *f = cJSON_CreateObject();
+	publish_a11y_bus(run, f);
 	char *log = ksr_evidence_path(run->out, "launch.log");
 	int rc = ksr_proc_launch(run->sc->launch, log, &run->launched_pid, &err);
 	if (rc < 0) {
 		free(log);
+		cJSON_Delete(f);
 		ksr_run_fail_setup(run, KSR_OUTCOME_STEP_FAILED, run->sc->launch_pos.line,
 		                   "the launch command could not be started: %s", err.msg);
 		return KSR_STAGE_FAILED;
 	}
-	cJSON *f = cJSON_CreateObject();
 	cJSON_AddStringToObject(f, "command", run->sc->launch);
 	cJSON_AddNumberToObject(f, "pid", run->launched_pid);
 	cJSON_AddStringToObject(f, "log", "launch.log");

@@ -132,22 +132,14 @@ static const char *const bridge_libs[] = {"libatk-bridge", "libgtk-4.",      "li
                                           "libQt6Gui.",    "libatk-wrapper", NULL};
 
 /* An app may register on the bus a little after its window maps (GTK4 waits
- * for the registry): look again for a few seconds before calling it absent;
- * an app with none of the bridges mapped (xterm) is looked at once. */
+ * for the registry): it is looked for again each time the bus says an app
+ * joined, for a few seconds, before it is called absent; an app with none of
+ * the bridges mapped (xterm) is looked at once. */
 static int open_app(ksr_run *run, ksr_run_atspi *t, ksr_err *err, bool *no_bridge)
 {
 	*no_bridge = run->app_pid > 0 && ksr_proc_maps_any(run->app_pid, bridge_libs) == 0;
-	ksr_deadline until =
-	        ksr_deadline_min(run->stage, ksr_deadline_in_ms(*no_bridge ? 0 : PROBE_APPEAR_MS));
-	for (;;) {
-		if (ksr_run_atspi_open(run, run->stage, t, err) == 0)
-			return 0;
-		if (t->no_bus || ksr_deadline_passed(until))
-			return -1;
-		if (ksr_sleep_until(ksr_deadline_min(until, ksr_deadline_in_ms(250))) ==
-		    KSR_WAIT_CANCELLED)
-			return -1;
-	}
+	ksr_deadline appear = ksr_deadline_in_ms(*no_bridge ? 0 : PROBE_APPEAR_MS);
+	return ksr_run_atspi_open_until(run, run->stage, appear, t, err);
 }
 
 static ksr_stage_status stage_probe(ksr_run *run, char *note, size_t len)

@@ -1,0 +1,110 @@
+/* A click in a browser the app's process serves the DevTools protocol for
+ * (--remote-debugging-port): the page element under the pointer, named by
+ * a selector that finds it alone (id, data-testid, name, aria-label, then a
+ * short CSS path), becomes a cdp_click (rung 0). The page answers for its
+ * own layout: the recorder only says where in the X window the press was. */
+#include "record/record_priv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "ksr/cdp.h"
+
+#define CDP_MS 3000
+
+/* Run in the page: the viewport fills the bottom of the browser's X window
+ * (tab strip and toolbar above it, borders alike left and right); the
+ * clickable element at the point (or the element itself), then the first
+ * selector that matches it and nothing else. null: none there. */
+static const char PICK_JS[] =
+        "((X, Y) => {"
+        " const x = X - (%d - innerWidth) / 2,"
+        "       y = Y - (%d - innerHeight);"
+        " if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) return null;"
+        " let el = document.elementFromPoint(x, y);"
+        " if (!el) return null;"
+        " el = el.closest('a,button,input,select,textarea,label,summary,[role],[onclick],"
+        "[tabindex],[data-testid]') || el;"
+        " const one = s => { try { const l = document.querySelectorAll(s);"
+        "   return l.length === 1 && l[0] === el; } catch (e) { return false; } };"
+        " const q = v => JSON.stringify(v), tag = el.localName, c = [];"
+        " if (el.id) c.push('#' + CSS.escape(el.id));"
+        " if (el.getAttribute('data-testid')) c.push('[data-testid=' +"
+        "   q(el.getAttribute('data-testid')) + ']');"
+        " for (const a of ['name', 'aria-label'])"
+        "   if (el.getAttribute(a)) c.push(tag + '[' + a + '=' + q(el.getAttribute(a)) + ']');"
+        " const out = s => ({selector: s, tag, url: location.href,"
+        "   text: (el.innerText || el.value || '').trim().slice(0, 60)});"
+        " for (const s of c) if (one(s)) return out(s);"
+        " const parts = [];"
+        " for (let n = el; n && n.nodeType === 1 && parts.length < 6; n = n.parentElement) {"
+        "   if (n.id) { parts.unshift('#' + CSS.escape(n.id)); }"
+        "   else { const sib = n.parentElement ? [...n.parentElement.children]"
+        "       .filter(k => k.localName === n.localName) : [];"
+        "     parts.unshift(n.localName + (sib.length > 1 ?"
+        "       ':nth-of-type(' + (sib.indexOf(n) + 1) + ')' : '')); }"
+        "   if (one(parts.join(' > '))) return out(parts.join(' > '));"
+        "   if (n.id) break;"
+        " }"
+        " return null;"
+        "})(%d, %d)";
+
+static ksr_cdp *connection(rec *r, int pid)
+{
+	if (r->cdp || r->cdp_tried)
+		return r->cdp;
+	r->cdp_tried = true; /* asked once: a browser without the port stays without */
+	int port = ksr_cdp_port_of_pid(pid);
+	if (port <= 0)
+		return NULL;
+	ksr_cdp_status st;
+	ksr_err err = {0};
+	r->cdp = ksr_cdp_connect("127.0.0.1", port, ksr_deadline_in_ms(CDP_MS), &st, &err);
+	r->cdp_port = port;
+	return r->cdp;
+}
+
+static void set_step(rec_step *s, const cJSON *v, const ksr_rec_event *e, const ksr_window *w,
+                     int port)
+{
+	const char *sel = cJSON_GetStringValue(cJSON_GetObjectItem(v, "selector"));
+	const char *tag = cJSON_GetStringValue(cJSON_GetObjectItem(v, "tag"));
+	const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(v, "text"));
+	const char *url = cJSON_GetStringValue(cJSON_GetObjectItem(v, "url"));
+	s->action = ksr_xstrdup("cdp_click");
+	s->value = ksr_xstrdup(sel);
+	if (asprintf(&s->comment,
+	             "a click at %d,%d on <%s> \"%s\" in the page %s of \"%s\" (CDP port %d)", e->x,
+	             e->y, tag ? tag : "?", text ? text : "", url ? url : "?",
+	             w->title ? w->title : "", port) < 0)
+		abort();
+}
+
+int rec_cdp_click(rec *r, const ksr_window *w, const ksr_rec_event *e, rec_step *s)
+{
+	ksr_cdp *c = e->detail == 1 ? connection(r, w->pid) : NULL;
+	if (!c)
+		return 0;
+	char js[sizeof PICK_JS + 64];
+	snprintf(js, sizeof js, PICK_JS, w->w, w->h, e->x - w->x, e->y - w->y);
+	bool truthy = false;
+	cJSON *v = NULL;
+	ksr_err err = {0};
+	int placed = 0;
+	if (ksr_cdp_eval(c, js, ksr_deadline_in_ms(CDP_MS), &truthy, &v, &err) == KSR_CDP_OK &&
+	    truthy && cJSON_GetStringValue(cJSON_GetObjectItem(v, "selector"))) {
+		set_step(s, v, e, w, r->cdp_port);
+		placed = 1;
+	}
+	cJSON_Delete(v);
+	return placed;
+}
+
+void rec_cdp_close(rec *r)
+{
+	ksr_cdp_close(r->cdp);
+	r->cdp = NULL;
+}
