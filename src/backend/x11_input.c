@@ -341,10 +341,13 @@ int ksr_x11_activate(ksr_x11 *x, unsigned long window, ksr_deadline d, ksr_err *
 		return -1;
 	bool wm = root_window_prop(x, x->atoms[KSR_NET_SUPPORTING_WM_CHECK], XA_WINDOW) != 0;
 	/* Already active (the usual case from the second step on): nothing to
-	 * ask, nothing to wait for; a raise or request now would only cost the
-	 * WM's round of restacking and focus events. */
-	if (is_active(x, window, wm, false))
-		return 0;
+	 * ask, nothing to wait for. Only raised (one request, no reply awaited):
+	 * a window mapped since, which the WM did not give the focus (focus
+	 * stealing prevention), may cover it; on top already, the WM does nothing. */
+	if (is_active(x, window, wm, false)) {
+		XRaiseWindow(x->dpy, window);
+		return ksr_x11_input_end(x, err);
+	}
 	/* Keep the masks x11.c's listing selected, and add focus changes. */
 	XSelectInput(x->dpy, window, PropertyChangeMask | StructureNotifyMask | FocusChangeMask);
 	request_activation(x, window, wm);
