@@ -22,7 +22,8 @@ fi
 /usr/bin/python3 -c 'import pyatspi' 2>/dev/null || { echo "atspi.sh: python3-pyatspi missing" >&2; exit 2; }
 tmp=$(mktemp -d /tmp/ksr-bench-atspi.XXXXXX)
 rtpid=
-cleanup() { [ -n "$rtpid" ] && kill -TERM "$rtpid" 2>/dev/null && wait "$rtpid" 2>/dev/null; rm -rf "$tmp"; }
+# The held run ends interrupted (exit 2) on TERM: not this script's failure.
+cleanup() { [ -n "$rtpid" ] && kill -TERM "$rtpid" 2>/dev/null && { wait "$rtpid" 2>/dev/null || true; }; rm -rf "$tmp"; }
 trap cleanup EXIT
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "n/a"; else if (NR%2) printf "%.1f", a[(NR+1)/2]; else printf "%.1f", (a[NR/2]+a[NR/2+1])/2}'; }
@@ -60,10 +61,20 @@ walk_row() {
     # bounded all the same (a hung libatspi must not hang the bench)
     timeout 60 /usr/bin/python3 bench/atspi_pyatspi.py walk "$PID" 1 >> "$py" || true
   done
-  local o p n np
+  local o p n np f nf
   o=$(cut -d' ' -f1 "$ours" | median); p=$(cut -d' ' -f1 "$py" | median)
   n=$(cut -d' ' -f2 "$ours" | sort -n | tail -1); np=$(cut -d' ' -f2 "$py" | sort -n | tail -1)
     echo "| full walk, $name | $n | $o | ${np:-n/a} | $p | $(ratio "$p" "$o") |"
+  # The floor (bench/atspi_floor.py): after the walks, since it registers an
+  # event listener, which makes GTK 3's bridge start its cache.
+  timeout 60 /usr/bin/python3 bench/atspi_floor.py "$PID" "$runs" > "$tmp/floor.$name" 2>&1 || true
+  f=$(cut -d' ' -f1 "$tmp/floor.$name" | { grep -E '^[0-9.]+$' || true; } | median)
+  nf=$(cut -d' ' -f2 "$tmp/floor.$name" | { grep -E '^[0-9]+$' || true; } | sort -n | tail -1)
+  if [ "$f" = n/a ]; then
+    echo "| floor, $name: n/a ($(tail -1 "$tmp/floor.$name")) | | n/a | | $p | n/a |"
+  else
+    echo "| floor, $name: one Cache.GetItems + every GetExtents/GetActions at once | ${nf:-n/a} | $f | | $p | $(ratio "$p" "$f") |"
+  fi
 }
 
 act_row() {

@@ -2,8 +2,8 @@
 # CDP (rung 0): connect time, cdp_click and cdp_type (with the actionability
 # checks) against puppeteer-core's connect, page.click and page.type, on one
 # Chromium under a private Xvfb, same page, same run.
-#   bench/cdp.sh [BUILD_DIR] [ITERATIONS]   (needs chromium, Xvfb, node; fetches
-#   puppeteer-core 25.16.0 into bench/node_modules when missing)
+#   bench/cdp.sh [BUILD_DIR] [ITERATIONS]   (needs chromium, Xvfb, node; installs
+#   puppeteer-core, pinned in bench/package-lock.json, with `npm ci` when missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -11,7 +11,7 @@ n=${2:-50}
 bin=$build/bench/bench_cdp
 [ -x "$bin" ] || { echo "cdp.sh: $bin not built (cmake --build $build --target bench_cdp)" >&2; exit 2; }
 if [ ! -d bench/node_modules/puppeteer-core ]; then
-  (cd bench && npm install --no-save --no-audit --no-fund puppeteer-core@25.16.0 >&2)
+  (cd bench && npm ci --no-audit --no-fund --loglevel=error >&2)
 fi
 tmp=$(mktemp -d)
 pids=()
@@ -42,7 +42,8 @@ med() { awk -v k="$1" '$1=="ROW" && $2==k {print $3}' "$tmp/ksr" "$tmp/pup"; }
 echo
 echo "| figure (ms, median of $n) | ksr | puppeteer-core | ratio |"
 echo "|---|---|---|---|"
-for f in connect click type5; do
-  a=$(med "ksr.$f"); b=$(med "puppeteer.$f")
-  echo "| $f | $a | $b | $(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.2f", a/b}') |"
+for f in connect click click:locator_click type5; do
+  a=$(med "ksr.${f%%:*}"); b=$(med "puppeteer.${f##*:}")
+  label=${f/click:locator_click/click vs Locator.click (the same checks)}
+  echo "| $label | $a | $b | $(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.2f", a/b}') |"
 done

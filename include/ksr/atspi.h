@@ -146,6 +146,7 @@ typedef struct ksr_atspi_tree {
 	int64_t ms;         /* how long the walk took */
 	int calls;          /* D-Bus calls sent */
 	bool found_early;   /* find mode: stopped once the match was known */
+	bool cached;        /* the app's Cache.GetItems answered the core questions */
 	/* A GTK 4 app none of whose controls (below its windows) answered
 	 * showing: visible stands for it (see ksr_atspi_tree_showing). */
 	bool visible_is_showing;

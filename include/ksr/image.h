@@ -17,9 +17,17 @@ typedef struct ksr_image {
 ksr_image *ksr_image_new(int w, int h); /* zeroed */
 void ksr_image_free(ksr_image *img);    /* NULL-safe */
 
-/* PNG into memory (caller frees *buf). Level 1 + SUB filter: screenshots are
+/* PNG into memory (caller frees *buf). Level 1, no filter: screenshots are
  * written on the hot path, size matters less than time. */
 int ksr_image_encode_png(const ksr_image *img, unsigned char **buf, size_t *len, ksr_err *err);
+/* The same for w x h RGB rows that row(ctx, y, scratch) supplies: a pointer
+ * to row y's w * 3 bytes, its own or written into scratch (w * 3 bytes). It
+ * is called from two threads at once (the halves of the image, each with its
+ * own scratch, rows in order within each), so it must not share state it
+ * writes. For a source that is not an image (a screen grab). */
+typedef const uint8_t *(*ksr_png_row_fn)(void *ctx, int y, uint8_t *scratch);
+int ksr_image_encode_png_rows(int w, int h, ksr_png_row_fn row, void *ctx, unsigned char **buf,
+                              size_t *len, ksr_err *err);
 ksr_image *ksr_image_decode_png(const void *data, size_t len, ksr_err *err);
 ksr_image *ksr_image_read_png(const char *path, ksr_err *err);
 

@@ -74,6 +74,11 @@ ksr_wait ksr_x11_wait_wm_manages(ksr_x11 *x, ksr_deadline d);
 
 /* Capture the whole screen (window == 0) or a window's client area. */
 ksr_image *ksr_x11_capture(ksr_x11 *x, unsigned long window, ksr_err *err);
+/* The same straight into a PNG (caller frees *png): the screen's pixels are
+ * converted row by row as they are encoded, so no RGB copy of the screen is
+ * held (what a screenshot that is only written needs). */
+int ksr_x11_capture_png(ksr_x11 *x, unsigned long window, unsigned char **png, size_t *len,
+                        ksr_err *err);
 
 /* ---- readiness (x11_ready.c): is a window ready for input ----------------- */
 

@@ -24,6 +24,9 @@ struct ksr_atspi {
 	bool root_names_bus; /* the X root had AT_SPI_BUS (Qt 5 needs it to join) */
 	guint apps_sub[2];   /* ChildrenChanged on the registry's root; NameOwnerChanged */
 	bool apps_changed;   /* one of them arrived since the last ksr_atspi_wait_apps */
+	/* An event listener registered with the registry (atspi_walk.c): GTK 3's
+	 * bridge serves its Cache.GetItems only once some client has one. */
+	bool cache_listener;
 };
 
 /* Make ctx the thread's default (async replies are dispatched there) and own it. */

@@ -2,9 +2,14 @@
  * interfaces, then extents and actions, then children) are sent without
  * waiting for earlier answers, and each answer sends the next questions, so a
  * level of the tree costs about one round trip instead of one per property
- * per node (libatspi's synchronous API). The Cache interface's GetItems is no
- * shortcut on the toolkits here (see docs/accessibility.md). Bounded by
- * depth, node count, children per node and time.
+ * per node (libatspi's synchronous API). Where the app serves
+ * org.a11y.atspi.Cache.GetItems (GTK 3 once an event listener is registered,
+ * GTK 4), one call brings every node's role, name, description, states,
+ * interfaces and child count, and a node found in it is asked only its
+ * children, its toolkit role name, extents and actions: the app answers one
+ * call at a time, so fewer calls is what makes the walk faster. A node the
+ * cache lacks (Qt 5's is empty) is asked everything. Bounded by depth, node
+ * count, children per node and time.
  *
  * Find mode (opts->find_name): only role, states, name and child count are
  * asked of every node; nodes are judged in index order (one app answers in
@@ -37,8 +42,17 @@ enum req_kind {
 	REQ_CHILDREN
 };
 
+/* One node as Cache.GetItems describes it. */
+typedef struct cache_item {
+	guint32 role;
+	uint64_t states;
+	uint32_t ifaces;
+	char *name, *description;
+} cache_item;
+
 typedef struct walk {
 	ksr_atspi *a;
+	GHashTable *items; /* path -> cache_item, NULL without a cache */
 	const ksr_atspi_app *app;
 	ksr_atspi_tree *t;
 	ksr_atspi_walk_opts o;
@@ -50,8 +64,9 @@ typedef struct walk {
 	/* Per node: core answers (role, states, name, count) and detail answers
 	 * (interfaces, extents, actions) still to come. */
 	unsigned char *core_left, *det_left;
-	int scanned;      /* find mode: nodes judged so far, in index order */
-	int cand, answer; /* find mode: first match, first showing match (-1: none) */
+	unsigned char *cached; /* the node's core answers came from the cache */
+	int scanned;           /* find mode: nodes judged so far, in index order */
+	int cand, answer;      /* find mode: first match, first showing match (-1: none) */
 } walk;
 
 typedef struct req {
@@ -132,6 +147,39 @@ static void cut(ksr_atspi_tree *t, const char *why)
 		t->cut_by = why;
 }
 
+static void count_known(walk *w, int i, gint32 count);
+static void ask_details(walk *w, int i);
+static bool may_expand(const walk *w, int i);
+
+/* Node i's core answers from its cache item: only its toolkit role name is
+ * asked (matching takes it as an alias), then its children and details. */
+static void from_cache(walk *w, int i, const cache_item *it)
+{
+	ksr_atspi_node *n = &w->t->nodes[i];
+	n->answered = true;
+	n->role = ksr_atspi_role_canonical(it->role);
+	n->name = ksr_xstrdup(it->name);
+	if (it->description && *it->description && !w->o.find_name)
+		n->description = ksr_xstrdup(it->description);
+	n->states = it->states;
+	if (n->depth > 1 && (n->states & (1ull << ATSPI_STATE_SHOWING)))
+		w->t->visible_is_showing = false; /* as for a GetState answer */
+	n->ifaces = it->ifaces;
+	send_req(w, i, REQ_ROLE);
+	/* The cache's child counts are not to be trusted (GTK 4's root says 0
+	 * and has a window): the children are asked of every node, and counted
+	 * from the answer. */
+	n->n_children = -1;
+	if (may_expand(w, i)) {
+		if (n->depth >= w->o.max_depth)
+			cut(w->t, "depth");
+		else
+			send_req(w, i, REQ_CHILDREN);
+	}
+	if (!w->o.find_name)
+		ask_details(w, i);
+}
+
 static int add_node(walk *w, const char *path, int parent)
 {
 	ksr_atspi_tree *t = w->t;
@@ -144,6 +192,7 @@ static int add_node(walk *w, const char *path, int parent)
 		t->nodes = ksr_xrealloc(t->nodes, t->cap * sizeof *t->nodes);
 		w->core_left = ksr_xrealloc(w->core_left, t->cap);
 		w->det_left = ksr_xrealloc(w->det_left, t->cap);
+		w->cached = ksr_xrealloc(w->cached, t->cap);
 	}
 	int i = (int)t->len++;
 	t->nodes[i] = (ksr_atspi_node){
@@ -152,6 +201,12 @@ static int add_node(walk *w, const char *path, int parent)
 	        .depth = parent < 0 ? 0 : t->nodes[parent].depth + 1,
 	};
 	w->core_left[i] = w->det_left[i] = 0;
+	const cache_item *it = w->items ? g_hash_table_lookup(w->items, path) : NULL;
+	w->cached[i] = it != NULL;
+	if (it) {
+		from_cache(w, i, it);
+		return i;
+	}
 	/* States before the child count: whether to go below a node (find mode)
 	 * and whether to ask for extents depend on them. */
 	send_req(w, i, REQ_ROLE_ENUM);
@@ -197,7 +252,10 @@ static void judge(walk *w, int i)
 		w->answer = i;
 	else if (w->cand < 0)
 		w->cand = i;
-	send_req(w, i, REQ_IFACES);
+	if (w->cached[i])
+		ask_details(w, i);
+	else
+		send_req(w, i, REQ_IFACES);
 }
 
 static void scan(walk *w)
@@ -263,6 +321,14 @@ static void got_children(walk *w, int i, GVariant *reply)
 	if (!may_expand(w, i)) /* find mode: a match was judged since GetChildren was sent */
 		return;
 	g_variant_get(reply, "(a(so))", &it);
+	if (w->cached[i]) { /* the count the cache was not trusted with */
+		w->t->nodes[i].n_children = (int)g_variant_iter_n_children(it);
+		if (w->t->nodes[i].n_children > MAX_CHILDREN) {
+			cut(w->t, "children");
+			g_variant_iter_free(it);
+			return;
+		}
+	}
 	while (g_variant_iter_next(it, "(&s&o)", &bus, &path)) {
 		/* A child served by another connection (an embedded plug) is not this app's. */
 		if (strcmp(bus, w->app->bus) != 0 || strcmp(path, "/org/a11y/atspi/null") == 0)
@@ -273,7 +339,8 @@ static void got_children(walk *w, int i, GVariant *reply)
 	g_variant_iter_free(it);
 }
 
-static void got_ifaces(walk *w, int i, GVariant *reply)
+/* The interfaces we use, of a D-Bus "as" of interface names. */
+static uint32_t iface_bits(GVariant *as)
 {
 	static const struct {
 		const char *name;
@@ -285,14 +352,28 @@ static void got_ifaces(walk *w, int i, GVariant *reply)
 	        {"org.a11y.atspi.Value", KSR_ATSPI_IF_VALUE},
 	        {"org.a11y.atspi.Selection", KSR_ATSPI_IF_SELECTION},
 	};
-	GVariantIter *it = NULL;
+	GVariantIter it;
 	const char *name;
-	g_variant_get(reply, "(as)", &it);
-	while (g_variant_iter_next(it, "&s", &name))
+	uint32_t bits = 0;
+	g_variant_iter_init(&it, as);
+	while (g_variant_iter_next(&it, "&s", &name))
 		for (size_t k = 0; k < sizeof map / sizeof *map; k++)
 			if (strcmp(name, map[k].name) == 0)
-				w->t->nodes[i].ifaces |= map[k].bit;
-	g_variant_iter_free(it);
+				bits |= map[k].bit;
+	return bits;
+}
+
+static void got_ifaces(walk *w, int i, GVariant *reply)
+{
+	GVariant *as = g_variant_get_child_value(reply, 0);
+	w->t->nodes[i].ifaces |= iface_bits(as);
+	g_variant_unref(as);
+	ask_details(w, i);
+}
+
+/* Extents and actions, once the node's states and interfaces are known. */
+static void ask_details(walk *w, int i)
+{
 	/* The app's own time per call bounds the walk (gnome-calculator spends
 	 * ~0.1 ms a call; the walk is mostly waiting on it), so calls whose answer
 	 * is of no use are not made: a control that is not showing has no place
@@ -423,6 +504,96 @@ static void on_reply(GObject *src, GAsyncResult *res, gpointer data)
 	free(r);
 }
 
+/* ---- the app's cache ---- */
+
+static void item_free(gpointer p)
+{
+	cache_item *c = p;
+	free(c->name);
+	free(c->description);
+	free(c);
+}
+
+/* One GetItems entry into h (key: its path), for the app's own objects. Two
+ * layouts: (so)(so)(so) then "iiassusau" (index, child count: at-spi2-core's
+ * bridge, GTK 4) or "a(so)assusau" (the children: older bridges). Neither
+ * the counts nor the lists are used: GTK 4's disagree with GetChildren. */
+static void add_item(GHashTable *h, const char *bus, GVariant *item)
+{
+	const char *ibus = NULL, *path = NULL, *name = NULL, *desc = NULL;
+	GVariant *kids = NULL, *ifaces = NULL, *states = NULL;
+	guint32 role = 0;
+	const char *type = g_variant_get_type_string(item);
+	if (strcmp(type, "((so)(so)(so)iiassusau)") == 0)
+		g_variant_get(item, "((&s&o)(so)(so)ii@as&su&s@au)", &ibus, &path, NULL, NULL, NULL,
+		              NULL, NULL, NULL, &ifaces, &name, &role, &desc, &states);
+	else if (strcmp(type, "((so)(so)(so)a(so)assusau)") == 0)
+		g_variant_get(item, "((&s&o)(so)(so)@a(so)@as&su&s@au)", &ibus, &path, NULL, NULL,
+		              NULL, NULL, &kids, &ifaces, &name, &role, &desc, &states);
+	else
+		return;
+	if (strcmp(ibus, bus) == 0) {
+		cache_item *c = ksr_xcalloc(1, sizeof *c);
+		c->role = role;
+		c->states = ksr_atspi_states_from_variant(states);
+		c->ifaces = iface_bits(ifaces);
+		c->name = ksr_xstrdup(name);
+		c->description = ksr_xstrdup(desc);
+		g_hash_table_replace(h, g_strdup(path), c);
+	}
+	if (kids)
+		g_variant_unref(kids);
+	g_variant_unref(ifaces);
+	g_variant_unref(states);
+}
+
+/* GTK 3's bridge builds its cache, and serves GetItems, once a client has
+ * registered an event listener with the registry (as libatspi does for its
+ * own cache); once per connection, kept until it closes. */
+static void register_listener(ksr_atspi *a, ksr_deadline d)
+{
+	static const char *const none[] = {NULL};
+	ksr_err err = {0};
+	a->cache_listener = true; /* asked once, whatever the answer */
+	GVariant *r = ksr_atspi_call(
+	        a->ctx, a->conn, "org.a11y.atspi.Registry", "/org/a11y/atspi/registry",
+	        "org.a11y.atspi.Registry", "RegisterEvent",
+	        g_variant_new("(s^ass)", "object:children-changed", none, ""), NULL, d, &err);
+	if (r)
+		g_variant_unref(r);
+}
+
+/* Every node of the app in one call, where it serves a non-empty cache. */
+static void load_cache(walk *w, ksr_deadline d)
+{
+	if (!w->a->cache_listener)
+		register_listener(w->a, d);
+	ksr_err err = {0};
+	GVariant *r = ksr_atspi_call(w->a->ctx, w->a->conn, w->app->bus, "/org/a11y/atspi/cache",
+	                             "org.a11y.atspi.Cache", "GetItems", NULL, NULL, d, &err);
+	w->t->calls++;
+	if (!r)
+		return;
+	GHashTable *h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, item_free);
+	GVariant *arr = g_variant_n_children(r) == 1 ? g_variant_get_child_value(r, 0) : NULL;
+	if (arr && g_variant_is_of_type(arr, G_VARIANT_TYPE_ARRAY)) {
+		GVariantIter it;
+		GVariant *item;
+		g_variant_iter_init(&it, arr);
+		while ((item = g_variant_iter_next_value(&it))) {
+			add_item(h, w->app->bus, item);
+			g_variant_unref(item);
+		}
+	}
+	if (arr)
+		g_variant_unref(arr);
+	g_variant_unref(r);
+	if (g_hash_table_size(h) > 0)
+		w->items = h;
+	else
+		g_hash_table_destroy(h);
+}
+
 void ksr_atspi_tree_clear(ksr_atspi_tree *t)
 {
 	if (!t)
@@ -463,6 +634,8 @@ int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_
 	out->visible_is_showing = w.window_coords;
 	int64_t t0 = ksr_now_ms();
 	ksr_atspi_ctx_enter(a->ctx);
+	load_cache(&w, d);
+	out->cached = w.items != NULL;
 	add_node(&w, ATSPI_ROOT_PATH, -1);
 	ksr_wait r = KSR_WAIT_READY;
 	while (w.pending > 0 && !found(&w) && r != KSR_WAIT_CANCELLED && !ksr_deadline_passed(d))
@@ -480,6 +653,9 @@ int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_
 	g_object_unref(w.cancel);
 	free(w.core_left);
 	free(w.det_left);
+	free(w.cached);
+	if (w.items)
+		g_hash_table_destroy(w.items);
 	out->ms = ksr_now_ms() - t0;
 	if (r == KSR_WAIT_CANCELLED)
 		ksr_err_set(err, "the accessibility walk was cancelled");

@@ -136,27 +136,30 @@ static ksr_cdp_status discover(const char *host, int port, ksr_deadline d, char 
 	char url[400];
 	ksr_curl_body b = {.max = DISCOVERY_MAX};
 	snprintf(url, sizeof url, "http://%s:%d/json/version", host, port);
-	CURL *h = curl_easy_init();
+	const ksr_curl_api *cu = ksr_curl(err);
+	if (!cu)
+		return KSR_CDP_ERROR;
+	CURL *h = cu->easy_init();
 	if (!h)
 		return ksr_err_set(err, "cannot start libcurl"), KSR_CDP_ERROR;
 	long ms = (long)ksr_deadline_remaining_ms(d);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_NOPROXY, "*"); /* a proxy must never see the debug port */
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms > 0 ? ms : 1L);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, ksr_curl_body_cb);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, curl_progress);
-	CURLcode rc = curl_easy_perform(h);
+	cu->easy_setopt(h, CURLOPT_URL, url);
+	cu->easy_setopt(h, CURLOPT_NOPROXY, "*"); /* a proxy must never see the debug port */
+	cu->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	cu->easy_setopt(h, CURLOPT_TIMEOUT_MS, ms > 0 ? ms : 1L);
+	cu->easy_setopt(h, CURLOPT_WRITEFUNCTION, ksr_curl_body_cb);
+	cu->easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	cu->easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	cu->easy_setopt(h, CURLOPT_XFERINFOFUNCTION, curl_progress);
+	CURLcode rc = cu->easy_perform(h);
 	long status = 0;
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_cleanup(h);
+	cu->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	cu->easy_cleanup(h);
 	ksr_cdp_status st = KSR_CDP_OK;
 	if (ksr_cancelled())
 		st = KSR_CDP_CANCELLED;
 	else if (rc != CURLE_OK)
-		st = (ksr_err_set(err, "%s: %s", url, curl_easy_strerror(rc)), KSR_CDP_CLOSED);
+		st = (ksr_err_set(err, "%s: %s", url, cu->easy_strerror(rc)), KSR_CDP_CLOSED);
 	else if (status != 200)
 		st = (ksr_err_set(err, "%s answered HTTP %ld", url, status), KSR_CDP_CLOSED);
 	cJSON *j = st == KSR_CDP_OK ? cJSON_Parse(b.buf.p) : NULL;

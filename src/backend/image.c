@@ -63,17 +63,30 @@ static void flush_mem(png_structp png)
 	(void)png;
 }
 
-static void encode_rows(png_structp png, png_infop info, const ksr_image *img)
+/* Where the encoder's rows come from: an image, or a caller's function. */
+typedef struct row_source {
+	int w, h;
+	ksr_png_row_fn row;
+	void *ctx;
+} row_source;
+
+static const uint8_t *image_row(void *ctx, int y, uint8_t *scratch)
 {
-	png_set_IHDR(png, info, (png_uint_32)img->w, (png_uint_32)img->h, 8, PNG_COLOR_TYPE_RGB,
+	(void)scratch;
+	const ksr_image *img = ctx;
+	return img->rgb + (size_t)y * (size_t)img->w * 3;
+}
+
+static void encode_rows(png_structp png, png_infop info, const row_source *src, uint8_t *scratch)
+{
+	png_set_IHDR(png, info, (png_uint_32)src->w, (png_uint_32)src->h, 8, PNG_COLOR_TYPE_RGB,
 	             PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
 	png_set_compression_level(png, 1);
-	png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_SUB);
-	png_set_compression_strategy(png, Z_RLE);
+	png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
+	png_set_compression_strategy(png, Z_DEFAULT_STRATEGY);
 	png_write_info(png, info);
-	size_t stride = (size_t)img->w * 3;
-	for (int y = 0; y < img->h; y++)
-		png_write_row(png, img->rgb + (size_t)y * stride);
+	for (int y = 0; y < src->h; y++)
+		png_write_row(png, src->row(src->ctx, y, scratch));
 	png_write_end(png, info);
 }
 
@@ -82,10 +95,15 @@ static void encode_rows(png_structp png, png_infop info, const ksr_image *img)
  * does, the rows are cut in two stripes, each deflated by its own thread into
  * a raw stream; the first ends on a sync flush (byte-aligned, not final), so
  * the two concatenate into one valid zlib stream whose Adler-32 is combined.
- * Same settings as libpng's path: SUB filter, level 1, Z_RLE. */
+ * Same settings as libpng's path: no filter, level 1, the default strategy.
+ * Measured on 1080p screenshots of text and widgets against SUB + Z_RLE (the
+ * earlier choice): level 1's matches find the repeated pixels (distance 3)
+ * and rows (distance one row) that a filter would have turned into zero runs,
+ * so the file is ~45% smaller (144 vs 263 KiB), the encode ~25% faster and
+ * the decode ~3x faster (3.8 vs 12.8 ms): no unfilter pass, fewer bytes. */
 
 typedef struct stripe {
-	const ksr_image *img;
+	const row_source *src;
 	int y0, y1;
 	bool last;
 	unsigned char *out;
@@ -94,45 +112,51 @@ typedef struct stripe {
 	int rc;
 } stripe;
 
-static void sub_filter(unsigned char *dst, const unsigned char *src, size_t stride)
+/* Feeds one PNG row (its filter byte, NONE, then the pixels, straight from
+ * the image) to deflate. */
+static int deflate_row(z_stream *z, const unsigned char *px, size_t stride, int flush)
 {
-	dst[0] = 1; /* PNG filter type SUB */
-	memcpy(dst + 1, src, stride < 3 ? stride : 3);
-	for (size_t i = 3; i < stride; i++)
-		dst[1 + i] = (unsigned char)(src[i] - src[i - 3]);
+	static const unsigned char none = 0;
+	z->next_in = (unsigned char *)&none;
+	z->avail_in = 1;
+	int zr = deflate(z, Z_NO_FLUSH);
+	if (zr != Z_OK || z->avail_in != 0)
+		return Z_BUF_ERROR;
+	z->next_in = (unsigned char *)px;
+	z->avail_in = (uInt)stride;
+	zr = deflate(z, flush);
+	return z->avail_in != 0 ? Z_BUF_ERROR
+	                        : zr; /* deflateBound was not enough: never expected */
 }
 
 static void *deflate_stripe(void *arg)
 {
 	stripe *st = arg;
-	size_t stride = (size_t)st->img->w * 3, n = (stride + 1) * (size_t)(st->y1 - st->y0);
+	size_t stride = (size_t)st->src->w * 3, n = (stride + 1) * (size_t)(st->y1 - st->y0);
 	z_stream z = {0};
 	st->rc = -1;
-	if (deflateInit2(&z, 1, Z_DEFLATED, -15, 8, Z_RLE) != Z_OK)
+	if (deflateInit2(&z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return NULL;
 	size_t cap = deflateBound(&z, n) + 64; /* + the sync flush's empty block */
 	st->out = malloc(cap);
-	unsigned char *row = malloc(stride + 1);
+	uint8_t *scratch = malloc(stride);
 	st->adler = adler32(0L, Z_NULL, 0);
 	z.next_out = st->out;
 	z.avail_out = (uInt)cap;
 	int zr = Z_OK;
-	for (int y = st->y0; st->out && row && y < st->y1 && zr == Z_OK; y++) {
-		sub_filter(row, st->img->rgb + (size_t)y * stride, stride);
-		st->adler = adler32(st->adler, row, (uInt)(stride + 1));
-		z.next_in = row;
-		z.avail_in = (uInt)(stride + 1);
+	for (int y = st->y0; st->out && scratch && y < st->y1 && zr == Z_OK; y++) {
+		const unsigned char *px = st->src->row(st->src->ctx, y, scratch);
+		st->adler = adler32(st->adler, (const unsigned char[]){0}, 1);
+		st->adler = adler32(st->adler, px, (uInt)stride);
 		int flush = y + 1 < st->y1 ? Z_NO_FLUSH : st->last ? Z_FINISH : Z_SYNC_FLUSH;
-		zr = deflate(&z, flush);
-		if (z.avail_in != 0)
-			zr = Z_BUF_ERROR; /* deflateBound was not enough: never expected */
+		zr = deflate_row(&z, px, stride, flush);
 	}
 	if (zr == Z_OK || zr == Z_STREAM_END) {
 		st->len = cap - z.avail_out;
 		st->rc = 0;
 	}
 	deflateEnd(&z);
-	free(row);
+	free(scratch);
 	return NULL;
 }
 
@@ -154,7 +178,7 @@ static unsigned char *put_chunk(unsigned char *p, const char type[4], size_t n)
 	return put_be32(p + 8 + n, (uint32_t)crc);
 }
 
-static int assemble_png(const ksr_image *img, stripe st[2], unsigned char **buf, size_t *len)
+static int assemble_png(const row_source *img, stripe st[2], unsigned char **buf, size_t *len)
 {
 	static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 	size_t idat = 2 + st[0].len + st[1].len + 4;
@@ -184,12 +208,12 @@ static int assemble_png(const ksr_image *img, stripe st[2], unsigned char **buf,
 }
 
 /* -1 when a thread cannot be had: the caller falls back to libpng. */
-static int encode_striped(const ksr_image *img, unsigned char **buf, size_t *len)
+static int encode_striped(const row_source *src, unsigned char **buf, size_t *len)
 {
-	if (img->h < 2)
+	if (src->h < 2)
 		return -1;
-	stripe st[2] = {{img, 0, img->h / 2, false, NULL, 0, 0, -1},
-	                {img, img->h / 2, img->h, true, NULL, 0, 0, -1}};
+	stripe st[2] = {{src, 0, src->h / 2, false, NULL, 0, 0, -1},
+	                {src, src->h / 2, src->h, true, NULL, 0, 0, -1}};
 	pthread_t t;
 	bool threaded = pthread_create(&t, NULL, deflate_stripe, &st[0]) == 0;
 	if (!threaded)
@@ -197,19 +221,19 @@ static int encode_striped(const ksr_image *img, unsigned char **buf, size_t *len
 	deflate_stripe(&st[1]);
 	if (threaded)
 		pthread_join(t, NULL);
-	int rc = st[0].rc == 0 && st[1].rc == 0 ? assemble_png(img, st, buf, len) : -1;
+	int rc = st[0].rc == 0 && st[1].rc == 0 ? assemble_png(src, st, buf, len) : -1;
 	free(st[0].out);
 	free(st[1].out);
 	return rc;
 }
 
-int ksr_image_encode_png(const ksr_image *img, unsigned char **buf, size_t *len, ksr_err *err)
+static int encode_source(const row_source *src, unsigned char **buf, size_t *len, ksr_err *err)
 {
 	*buf = NULL;
 	*len = 0;
-	if (!img || img->w <= 0 || img->h <= 0)
+	if (src->w <= 0 || src->h <= 0)
 		return ksr_err_set(err, "PNG: cannot encode an empty image");
-	if (encode_striped(img, buf, len) == 0)
+	if (encode_striped(src, buf, len) == 0)
 		return 0;
 	png_structp png =
 	        png_create_write_struct(PNG_LIBPNG_VER_STRING, err, on_png_error, on_png_warning);
@@ -218,11 +242,13 @@ int ksr_image_encode_png(const ksr_image *img, unsigned char **buf, size_t *len,
 		png_destroy_write_struct(&png, NULL);
 		return ksr_err_set(err, "PNG: out of memory");
 	}
-	ksr_strbuf *m = ksr_xcalloc(1, sizeof *m); /* on the heap: survives the longjmp intact */
+	/* On the heap: they survive the longjmp intact. */
+	ksr_strbuf *m = ksr_xcalloc(1, sizeof *m);
+	uint8_t *scratch = ksr_xmalloc((size_t)src->w * 3);
 	volatile int rc = -1;
 	if (setjmp(png_jmpbuf(png)) == 0) {
 		png_set_write_fn(png, m, write_mem, flush_mem);
-		encode_rows(png, info, img);
+		encode_rows(png, info, src, scratch);
 		*len = m->len;
 		*buf = (unsigned char *)ksr_strbuf_take(m);
 		rc = 0;
@@ -230,7 +256,26 @@ int ksr_image_encode_png(const ksr_image *img, unsigned char **buf, size_t *len,
 	png_destroy_write_struct(&png, &info);
 	ksr_strbuf_free(m);
 	free(m);
+	free(scratch);
 	return rc;
+}
+
+int ksr_image_encode_png(const ksr_image *img, unsigned char **buf, size_t *len, ksr_err *err)
+{
+	if (!img) {
+		*buf = NULL;
+		*len = 0;
+		return ksr_err_set(err, "PNG: cannot encode an empty image");
+	}
+	row_source src = {img->w, img->h, image_row, (void *)img};
+	return encode_source(&src, buf, len, err);
+}
+
+int ksr_image_encode_png_rows(int w, int h, ksr_png_row_fn row, void *ctx, unsigned char **buf,
+                              size_t *len, ksr_err *err)
+{
+	row_source src = {w, h, row, ctx};
+	return encode_source(&src, buf, len, err);
 }
 
 /* ---- decode ---- */
@@ -274,7 +319,12 @@ static void decode_into(png_structp png, png_infop info, ksr_image **out, png_by
 	set_rgb8_transforms(png, info);
 	if (png_get_rowbytes(png, info) != (size_t)w * 3)
 		png_error(png, "unexpected row format after conversion to RGB");
-	*out = ksr_image_new((int)w, (int)h);
+	/* Not zeroed: libpng writes every byte of every row, or jumps out and
+	 * the image is freed unread (zeroing 6 MB cost ~4% of a 1080p decode). */
+	*out = ksr_xcalloc(1, sizeof **out);
+	(*out)->w = (int)w;
+	(*out)->h = (int)h;
+	(*out)->rgb = ksr_xmalloc((size_t)w * h * 3 + 1);
 	*rows = ksr_xcalloc(h, sizeof **rows);
 	for (png_uint_32 y = 0; y < h; y++)
 		(*rows)[y] = (*out)->rgb + (size_t)y * w * 3;

@@ -62,19 +62,19 @@ static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_
 	return ksr_cancelled(); /* non-zero aborts the transfer */
 }
 
-static struct curl_slist *headers(const ksr_model_config *cfg)
+static struct curl_slist *headers(const ksr_curl_api *cu, const ksr_model_config *cfg)
 {
-	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+	struct curl_slist *h = cu->slist_append(NULL, "Content-Type: application/json");
 	char line[sizeof cfg->api_key + 40];
 	if (cfg->api == KSR_MODEL_API_ANTHROPIC) {
-		h = curl_slist_append(h, "anthropic-version: 2023-06-01");
+		h = cu->slist_append(h, "anthropic-version: 2023-06-01");
 		if (cfg->api_key[0]) {
 			snprintf(line, sizeof line, "x-api-key: %s", cfg->api_key);
-			h = curl_slist_append(h, line);
+			h = cu->slist_append(h, line);
 		}
 	} else if (cfg->api_key[0]) {
 		snprintf(line, sizeof line, "Authorization: Bearer %s", cfg->api_key);
-		h = curl_slist_append(h, line);
+		h = cu->slist_append(h, line);
 	}
 	explicit_bzero(line, sizeof line);
 	return h;
@@ -84,30 +84,37 @@ static void post(const ksr_model_config *cfg, const char *body, ksr_deadline d, 
 {
 	long ms = (long)ksr_deadline_remaining_ms(d);
 	ms = ms > 0 ? ms : 1;
-	CURL *h = curl_easy_init();
+	ksr_err load = {0};
+	const ksr_curl_api *cu = ksr_curl(&load);
+	if (!cu) {
+		r->rc = CURLE_FAILED_INIT;
+		snprintf(r->curl_err, sizeof r->curl_err, "%s", load.msg);
+		return;
+	}
+	CURL *h = cu->easy_init();
 	if (!h) {
 		r->rc = CURLE_FAILED_INIT;
 		return;
 	}
-	struct curl_slist *hdr = headers(cfg);
-	curl_easy_setopt(h, CURLOPT_URL, cfg->url);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, ms < CONNECT_MAX_MS ? ms : CONNECT_MAX_MS);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, ksr_curl_body_cb);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &r->body);
-	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, r->curl_err);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	r->rc = curl_easy_perform(h);
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
-	curl_easy_cleanup(h);
-	curl_slist_free_all(hdr);
+	struct curl_slist *hdr = headers(cu, cfg);
+	cu->easy_setopt(h, CURLOPT_URL, cfg->url);
+	cu->easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	cu->easy_setopt(h, CURLOPT_POSTFIELDS, body);
+	cu->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	cu->easy_setopt(h, CURLOPT_TIMEOUT_MS, ms);
+	cu->easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, ms < CONNECT_MAX_MS ? ms : CONNECT_MAX_MS);
+	cu->easy_setopt(h, CURLOPT_WRITEFUNCTION, ksr_curl_body_cb);
+	cu->easy_setopt(h, CURLOPT_WRITEDATA, &r->body);
+	cu->easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	cu->easy_setopt(h, CURLOPT_HEADERDATA, r);
+	cu->easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	cu->easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	cu->easy_setopt(h, CURLOPT_ERRORBUFFER, r->curl_err);
+	cu->easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	r->rc = cu->easy_perform(h);
+	cu->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+	cu->easy_cleanup(h);
+	cu->slist_free_all(hdr);
 }
 
 static bool retryable_status(long s)
@@ -119,9 +126,12 @@ static bool retryable_status(long s)
  * with the start of the body (servers say why there). */
 static void describe_failure(const ksr_model_config *cfg, const reply *r, ksr_model_usage *u)
 {
+	const ksr_curl_api *cu = r->curl_err[0] ? NULL : ksr_curl(NULL);
 	if (r->rc != CURLE_OK)
 		snprintf(u->error, sizeof u->error, "%s",
-		         r->curl_err[0] ? r->curl_err : curl_easy_strerror(r->rc));
+		         r->curl_err[0] ? r->curl_err
+		         : cu           ? cu->easy_strerror(r->rc)
+		                        : "libcurl failed");
 	else
 		snprintf(u->error, sizeof u->error, "HTTP %ld: %.*s", r->status, SNIPPET,
 		         r->body.buf.p ? r->body.buf.p : "");

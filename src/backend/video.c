@@ -45,12 +45,14 @@ int ksr_video_finish(ksr_video *v, const ksr_video_chapter *chapters, size_t n, 
 #include <X11/Xutil.h>
 #include <X11/extensions/XShm.h>
 #include <X11/extensions/Xdamage.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/log.h>
+#include <libavutil/macros.h>
 #include <libswscale/swscale.h>
 #include <pthread.h>
 #include <signal.h>
@@ -65,6 +67,91 @@ int ksr_video_finish(ksr_video *v, const ksr_video_chapter *chapters, size_t n, 
 #include <unistd.h>
 
 #define CODEC_NAME "libvpx-vp9"
+
+/* FFmpeg is loaded when a video is asked for, not linked: its libraries and
+ * the codecs they pull in (x265, rav1e, librsvg, gnutls... about 140 shared
+ * objects) were most of the runtime's memory on every run, video or not. The
+ * sonames are those of the headers built against; a missing one is an error
+ * value of ksr_video_start, the setup's (docs/packaging.md). */
+#define AV_FUNCS(X)                                                                                \
+	X(avutil, av_dict_set)                                                                     \
+	X(avutil, av_dict_free)                                                                    \
+	X(avutil, av_strerror)                                                                     \
+	X(avutil, av_mallocz)                                                                      \
+	X(avutil, av_calloc)                                                                       \
+	X(avutil, av_log_set_callback)                                                             \
+	X(avutil, av_frame_alloc)                                                                  \
+	X(avutil, av_frame_free)                                                                   \
+	X(avutil, av_frame_get_buffer)                                                             \
+	X(avutil, av_frame_make_writable)                                                          \
+	X(swscale, sws_getContext)                                                                 \
+	X(swscale, sws_scale)                                                                      \
+	X(swscale, sws_freeContext)                                                                \
+	X(avcodec, avcodec_find_encoder_by_name)                                                   \
+	X(avcodec, avcodec_alloc_context3)                                                         \
+	X(avcodec, avcodec_open2)                                                                  \
+	X(avcodec, avcodec_free_context)                                                           \
+	X(avcodec, avcodec_send_frame)                                                             \
+	X(avcodec, avcodec_receive_packet)                                                         \
+	X(avcodec, avcodec_parameters_from_context)                                                \
+	X(avcodec, av_packet_alloc)                                                                \
+	X(avcodec, av_packet_free)                                                                 \
+	X(avcodec, av_packet_unref)                                                                \
+	X(avcodec, av_packet_rescale_ts)                                                           \
+	X(avformat, avformat_alloc_output_context2)                                                \
+	X(avformat, avformat_new_stream)                                                           \
+	X(avformat, avformat_write_header)                                                         \
+	X(avformat, avformat_free_context)                                                         \
+	X(avformat, av_write_frame)                                                                \
+	X(avformat, av_write_trailer)                                                              \
+	X(avformat, avio_open)                                                                     \
+	X(avformat, avio_closep)
+
+typedef struct av_table {
+#define AV_MEMBER(lib, fn) __typeof__(&fn) fn;
+	AV_FUNCS(AV_MEMBER)
+#undef AV_MEMBER
+} av_table;
+
+static av_table av;
+static char av_error[KSR_ERR_MSG_MAX];
+static pthread_once_t av_once = PTHREAD_ONCE_INIT;
+
+#define AV_SONAME(lib, major) "lib" #lib ".so." AV_STRINGIFY(major)
+
+static void *av_open(const char *soname)
+{
+	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+	if (!h && !av_error[0])
+		snprintf(av_error, sizeof av_error, "cannot load %s (FFmpeg, for the video): %s",
+		         soname, dlerror());
+	return h;
+}
+
+static void av_load(void)
+{
+	void *lib[4] = {av_open(AV_SONAME(avutil, LIBAVUTIL_VERSION_MAJOR)),
+	                av_open(AV_SONAME(swscale, LIBSWSCALE_VERSION_MAJOR)),
+	                av_open(AV_SONAME(avcodec, LIBAVCODEC_VERSION_MAJOR)),
+	                av_open(AV_SONAME(avformat, LIBAVFORMAT_VERSION_MAJOR))};
+	enum { avutil, swscale, avcodec, avformat };
+	if (av_error[0])
+		return;
+	void *sym;
+#define AV_LOAD(l, fn)                                                                             \
+	if ((sym = dlsym(lib[l], #fn)) == NULL && !av_error[0])                                    \
+		snprintf(av_error, sizeof av_error, "FFmpeg's lib" #l " has no " #fn);             \
+	memcpy(&av.fn, &sym, sizeof sym);
+	AV_FUNCS(AV_LOAD)
+#undef AV_LOAD
+}
+
+/* 0 once FFmpeg's functions are in `av`, else -1 with the reason. */
+static int av_ready(ksr_err *err)
+{
+	pthread_once(&av_once, av_load);
+	return av_error[0] ? ksr_err_set(err, "%s", av_error) : 0;
+}
 
 struct ksr_video {
 	char *display, *tmp_path, *path;
@@ -123,7 +210,7 @@ static void set_error(ksr_video *v, const char *what, int averr)
 		return;
 	char msg[128] = "";
 	if (averr)
-		av_strerror(averr, msg, sizeof msg);
+		av.av_strerror(averr, msg, sizeof msg);
 	snprintf(v->error, sizeof v->error, "%s%s%s", what, averr ? ": " : "", msg);
 }
 
@@ -265,13 +352,13 @@ static void source_close(ksr_video *v)
 
 static int encoder_open(ksr_video *v, ksr_err *err)
 {
-	const AVCodec *codec = avcodec_find_encoder_by_name(CODEC_NAME);
+	const AVCodec *codec = av.avcodec_find_encoder_by_name(CODEC_NAME);
 	if (!codec)
 		return ksr_err_set(err, "this FFmpeg has no %s encoder: no video", CODEC_NAME);
-	int r = avformat_alloc_output_context2(&v->oc, NULL, "webm", v->tmp_path);
+	int r = av.avformat_alloc_output_context2(&v->oc, NULL, "webm", v->tmp_path);
 	if (r < 0 || !v->oc)
 		return ksr_err_set(err, "cannot set up the WebM muxer");
-	v->cc = avcodec_alloc_context3(codec);
+	v->cc = av.avcodec_alloc_context3(codec);
 	v->cc->width = v->sw & ~1; /* 4:2:0 wants even sizes */
 	v->cc->height = v->sh & ~1;
 	v->cc->pix_fmt = AV_PIX_FMT_YUV420P;
@@ -283,33 +370,33 @@ static int encoder_open(ksr_video *v, ksr_err *err)
 	if (v->oc->oformat->flags & AVFMT_GLOBALHEADER)
 		v->cc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
 	AVDictionary *o = NULL;
-	av_dict_set(&o, "deadline", "realtime", 0);
-	av_dict_set(&o, "cpu-used", "8", 0);
-	av_dict_set(&o, "lag-in-frames", "0", 0); /* no look-ahead: bounded memory */
-	av_dict_set(&o, "row-mt", "1", 0);
-	av_dict_set(&o, "crf", "36", 0);
-	av_dict_set(&o, "tune-content", "screen", 0);
-	r = avcodec_open2(v->cc, codec, &o);
-	av_dict_free(&o);
+	av.av_dict_set(&o, "deadline", "realtime", 0);
+	av.av_dict_set(&o, "cpu-used", "8", 0);
+	av.av_dict_set(&o, "lag-in-frames", "0", 0); /* no look-ahead: bounded memory */
+	av.av_dict_set(&o, "row-mt", "1", 0);
+	av.av_dict_set(&o, "crf", "36", 0);
+	av.av_dict_set(&o, "tune-content", "screen", 0);
+	r = av.avcodec_open2(v->cc, codec, &o);
+	av.av_dict_free(&o);
 	if (r < 0)
 		return ksr_err_set(err, "cannot open the %s encoder", CODEC_NAME);
-	v->st = avformat_new_stream(v->oc, NULL);
+	v->st = av.avformat_new_stream(v->oc, NULL);
 	v->st->time_base = (AVRational){1, 1000};
-	avcodec_parameters_from_context(v->st->codecpar, v->cc);
-	if (avio_open(&v->oc->pb, v->tmp_path, AVIO_FLAG_WRITE) < 0)
+	av.avcodec_parameters_from_context(v->st->codecpar, v->cc);
+	if (av.avio_open(&v->oc->pb, v->tmp_path, AVIO_FLAG_WRITE) < 0)
 		return ksr_err_set(err, "cannot create %s: %s", v->tmp_path, strerror(errno));
-	if (avformat_write_header(v->oc, NULL) < 0)
+	if (av.avformat_write_header(v->oc, NULL) < 0)
 		return ksr_err_set(err, "cannot write the WebM header to %s", v->tmp_path);
-	v->sws = sws_getContext(v->cc->width, v->cc->height, v->src_fmt, v->cc->width,
-	                        v->cc->height, AV_PIX_FMT_YUV420P, SWS_POINT, NULL, NULL, NULL);
-	v->frame = av_frame_alloc();
-	v->pkt = av_packet_alloc();
+	v->sws = av.sws_getContext(v->cc->width, v->cc->height, v->src_fmt, v->cc->width,
+	                           v->cc->height, AV_PIX_FMT_YUV420P, SWS_POINT, NULL, NULL, NULL);
+	v->frame = av.av_frame_alloc();
+	v->pkt = av.av_packet_alloc();
 	if (!v->sws || !v->frame || !v->pkt)
 		return ksr_err_set(err, "cannot set up the video's frame conversion");
 	v->frame->format = AV_PIX_FMT_YUV420P;
 	v->frame->width = v->cc->width;
 	v->frame->height = v->cc->height;
-	if (av_frame_get_buffer(v->frame, 0) < 0)
+	if (av.av_frame_get_buffer(v->frame, 0) < 0)
 		return ksr_err_set(err, "cannot allocate the video frame");
 	v->last_pts = -1;
 	return 0;
@@ -318,16 +405,16 @@ static int encoder_open(ksr_video *v, ksr_err *err)
 /* Send a frame (NULL: flush) and write every packet that comes out. Under enc_lock. */
 static int encode(ksr_video *v, AVFrame *f)
 {
-	int r = avcodec_send_frame(v->cc, f);
+	int r = av.avcodec_send_frame(v->cc, f);
 	if (r < 0)
 		return r;
-	while ((r = avcodec_receive_packet(v->cc, v->pkt)) == 0) {
-		av_packet_rescale_ts(v->pkt, v->cc->time_base, v->st->time_base);
+	while ((r = av.avcodec_receive_packet(v->cc, v->pkt)) == 0) {
+		av.av_packet_rescale_ts(v->pkt, v->cc->time_base, v->st->time_base);
 		v->pkt->stream_index = v->st->index;
 		if (v->pkt->duration <= 0)
 			v->pkt->duration = 1;
-		r = av_write_frame(v->oc, v->pkt);
-		av_packet_unref(v->pkt);
+		r = av.av_write_frame(v->oc, v->pkt);
+		av.av_packet_unref(v->pkt);
 		if (r < 0)
 			return r;
 	}
@@ -339,13 +426,13 @@ static void encode_image(ksr_video *v, const XImage *img, int64_t pts)
 {
 	if (!v->oc || v->error[0])
 		return;
-	if (av_frame_make_writable(v->frame) < 0) {
+	if (av.av_frame_make_writable(v->frame) < 0) {
 		set_error(v, "cannot reuse the video frame", 0);
 		return;
 	}
 	const uint8_t *src[1] = {(const uint8_t *)img->data};
 	int stride[1] = {img->bytes_per_line};
-	sws_scale(v->sws, src, stride, 0, v->cc->height, v->frame->data, v->frame->linesize);
+	av.sws_scale(v->sws, src, stride, 0, v->cc->height, v->frame->data, v->frame->linesize);
 	v->frame->pts = pts > v->last_pts ? pts : v->last_pts + 1;
 	v->last_pts = v->frame->pts;
 	int r = encode(v, v->frame);
@@ -432,12 +519,12 @@ static void *record(void *arg)
 static void video_free(ksr_video *v)
 {
 	if (v->oc && v->oc->pb)
-		avio_closep(&v->oc->pb);
-	avformat_free_context(v->oc);
-	avcodec_free_context(&v->cc);
-	sws_freeContext(v->sws);
-	av_frame_free(&v->frame);
-	av_packet_free(&v->pkt);
+		av.avio_closep(&v->oc->pb);
+	av.avformat_free_context(v->oc);
+	av.avcodec_free_context(&v->cc);
+	av.sws_freeContext(v->sws);
+	av.av_frame_free(&v->frame);
+	av.av_packet_free(&v->pkt);
 	source_close(v);
 	if (v->stop_pipe[0] >= 0)
 		close(v->stop_pipe[0]);
@@ -458,7 +545,9 @@ static void unref(ksr_video *v)
 
 ksr_video *ksr_video_start(const ksr_video_opts *opts, ksr_err *err)
 {
-	av_log_set_callback(quiet_log);
+	if (av_ready(err) < 0)
+		return NULL;
+	av.av_log_set_callback(quiet_log);
 	ksr_video *v = ksr_xcalloc(1, sizeof *v);
 	v->display = opts->display ? strdup(opts->display) : NULL;
 	v->tmp_path = strdup(opts->tmp_path);
@@ -503,11 +592,11 @@ static void add_chapters(ksr_video *v, const ksr_video_chapter *ch, size_t n, in
 {
 	if (!n)
 		return;
-	v->oc->chapters = av_calloc(n, sizeof *v->oc->chapters);
+	v->oc->chapters = av.av_calloc(n, sizeof *v->oc->chapters);
 	if (!v->oc->chapters)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		AVChapter *c = av_mallocz(sizeof *c);
+		AVChapter *c = av.av_mallocz(sizeof *c);
 		if (!c)
 			break;
 		c->id = (int64_t)i + 1;
@@ -515,7 +604,7 @@ static void add_chapters(ksr_video *v, const ksr_video_chapter *ch, size_t n, in
 		c->start = ch[i].at_ms < 0 ? 0 : ch[i].at_ms;
 		c->end = i + 1 < n ? ch[i + 1].at_ms : end;
 		c->end = c->end < c->start ? c->start : c->end;
-		av_dict_set(&c->metadata, "title", ch[i].title ? ch[i].title : "", 0);
+		av.av_dict_set(&c->metadata, "title", ch[i].title ? ch[i].title : "", 0);
 		v->oc->chapters[v->oc->nb_chapters++] = c;
 	}
 }
@@ -528,10 +617,10 @@ static int end_file(ksr_video *v, const ksr_video_chapter *ch, size_t n, ksr_vid
 		set_error(v, "flushing the encoder failed", r);
 	int64_t end = v->last_pts > 0 ? v->last_pts + 1 : 0;
 	add_chapters(v, ch, n, end);
-	int written = av_write_trailer(v->oc);
+	int written = av.av_write_trailer(v->oc);
 	if (written < 0)
 		set_error(v, "writing the WebM trailer failed", written);
-	r = avio_closep(&v->oc->pb);
+	r = av.avio_closep(&v->oc->pb);
 	if (r < 0)
 		set_error(v, "closing the video file failed", r);
 	if (written < 0 || r < 0) {

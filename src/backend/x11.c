@@ -122,6 +122,7 @@ void ksr_x11_close(ksr_x11 *x)
 {
 	if (!x)
 		return;
+	ksr_x11_keys_release(x);
 	ksr_x11_capture_release(x);
 	ksr_x11_ready_release(x);
 	/* XCloseDisplay skips its round trip when the connection is already broken. */

@@ -270,6 +270,30 @@ static bool activation_event(const XEvent *ev, void *p)
 	}
 }
 
+/* The server's time now: the timestamp of the PropertyNotify for a
+ * zero-length append to a property of a window of our own (the event is
+ * queued before the reply to the XSync after it). CurrentTime without one. */
+static Time server_time(ksr_x11 *x)
+{
+	XSetWindowAttributes a = {.event_mask = PropertyChangeMask};
+	Window w = XCreateWindow(x->dpy, x->root, -1, -1, 1, 1, 0, 0, InputOnly, CopyFromParent,
+	                         CWEventMask, &a);
+	XChangeProperty(x->dpy, w, XA_WM_NAME, XA_STRING, 8, PropModeAppend, (unsigned char *)"",
+	                0);
+	XSync(x->dpy, False);
+	XEvent ev;
+	Time t = CurrentTime;
+	if (!x->dead && XCheckTypedWindowEvent(x->dpy, w, PropertyNotify, &ev))
+		t = ev.xproperty.time;
+	XDestroyWindow(x->dpy, w);
+	return t;
+}
+
+/* As a pager asks (EWMH: source indication 2), with a real timestamp: a WM
+ * with focus stealing prevention (xfwm4) passes the request's time on to its
+ * own XSetInputFocus, and the X server ignores a focus change dated before
+ * the last one, which CurrentTime in the request can turn into (the WM
+ * substitutes the newest time it has seen, older than a focus change since). */
 static void request_activation(ksr_x11 *x, Window w, bool wm)
 {
 	XRaiseWindow(x->dpy, w);
@@ -283,7 +307,9 @@ static void request_activation(ksr_x11 *x, Window w, bool wm)
 	ev.xclient.message_type = x->atoms[KSR_NET_ACTIVE_WINDOW];
 	ev.xclient.format = 32;
 	ev.xclient.data.l[0] = 2; /* source: a pager, which WMs obey */
-	ev.xclient.data.l[1] = CurrentTime;
+	ev.xclient.data.l[1] = (long)server_time(x);
+	ev.xclient.data.l[2] =
+	        (long)root_window_prop(x, x->atoms[KSR_NET_ACTIVE_WINDOW], XA_WINDOW);
 	XSendEvent(x->dpy, x->root, False, SubstructureRedirectMask | SubstructureNotifyMask, &ev);
 }
 
@@ -313,9 +339,17 @@ int ksr_x11_activate(ksr_x11 *x, unsigned long window, ksr_deadline d, ksr_err *
 {
 	if (ksr_x11_input_begin(x, err) < 0 || viewable(x, window, err) < 0)
 		return -1;
+	bool wm = root_window_prop(x, x->atoms[KSR_NET_SUPPORTING_WM_CHECK], XA_WINDOW) != 0;
+	/* Already active (the usual case from the second step on): nothing to
+	 * ask, nothing to wait for. Only raised (one request, no reply awaited):
+	 * a window mapped since, which the WM did not give the focus (focus
+	 * stealing prevention), may cover it; on top already, the WM does nothing. */
+	if (is_active(x, window, wm, false)) {
+		XRaiseWindow(x->dpy, window);
+		return ksr_x11_input_end(x, err);
+	}
 	/* Keep the masks x11.c's listing selected, and add focus changes. */
 	XSelectInput(x->dpy, window, PropertyChangeMask | StructureNotifyMask | FocusChangeMask);
-	bool wm = root_window_prop(x, x->atoms[KSR_NET_SUPPORTING_WM_CHECK], XA_WINDOW) != 0;
 	request_activation(x, window, wm);
 	XFlush(x->dpy);
 	activate_ctx ctx = {x, window};

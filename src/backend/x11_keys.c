@@ -2,8 +2,12 @@
  * found in the keymap's unshifted or Shift column is typed with that keycode
  * (and Shift); any other (AltGr levels, other scripts, absent keys) is bound to a
  * spare keycode. All of a string's missing keysyms are bound in one mapping
- * change, which we wait to see confirmed, then typed, then unbound: remapping
- * per character races with the MappingNotify every client must process first. */
+ * change, which we wait to see confirmed, then typed: remapping per character
+ * races with the MappingNotify every client must process first. The bindings
+ * then stay (a spare keycode has no physical key: nobody else types on it), so
+ * the next text with the same characters changes nothing and waits for nobody;
+ * a keycode is only rebound once the client typed to has read the keys typed
+ * on it (_NET_WM_PING), and all are unbound when the connection closes. */
 #include "ksr/keys.h"
 #include "ksr/x11.h"
 #include "backend/x11_priv.h"
@@ -29,13 +33,16 @@ typedef struct keystroke {
 	bool shift;
 } keystroke;
 
-/* The keysyms bound to spare keycodes for one batch of chords. */
+/* The keysyms one batch of chords binds to spare keycodes, and which of our
+ * earlier bindings it keeps (uses) or takes back for them. */
 typedef struct binding {
 	unsigned long ks[256];
 	KeyCode kc[256];
 	int n;
 	int nspare; /* -1 until a missing keysym makes us look for spares */
 	KeyCode spare[256];
+	int next;                   /* the first spare not looked at yet */
+	bool keep[256], evict[256]; /* by keycode */
 } binding;
 
 /* ---- keymap ----
@@ -137,15 +144,33 @@ static void binding_init(binding *b)
 {
 	b->n = 0;
 	b->nspare = -1;
+	b->next = 0;
+	memset(b->keep, 0, sizeof b->keep);
+	memset(b->evict, 0, sizeof b->evict);
+}
+
+/* Our binding of kc still holds (another client's keymap change may have
+ * replaced it). */
+static bool ours_holds(const ksr_x11 *x, int kc)
+{
+	unsigned long ks = x->keymap.ours[kc];
+	return ks && sym_at(x, kc, 0) == ks;
 }
 
 /* Scanning every group and level of every keycode costs more than typing a
- * character, so it is done only when something is missing. */
-static void find_spares(const ksr_x11 *x, binding *b)
+ * character, so it is done only when something is missing. Free keycodes come
+ * first; then our own earlier bindings, which may be taken back. */
+static void find_spares(ksr_x11 *x, binding *b)
 {
 	b->nspare = 0;
+	for (int kc = x->keymap.min_kc; kc <= x->keymap.max_kc; kc++) {
+		if (x->keymap.ours[kc] && !ours_holds(x, kc))
+			x->keymap.ours[kc] = 0; /* someone rebound it: no longer ours */
+		if (!x->keymap.ours[kc] && is_spare(x, kc))
+			b->spare[b->nspare++] = (KeyCode)kc;
+	}
 	for (int kc = x->keymap.min_kc; kc <= x->keymap.max_kc; kc++)
-		if (is_spare(x, kc))
+		if (x->keymap.ours[kc])
 			b->spare[b->nspare++] = (KeyCode)kc;
 }
 
@@ -160,31 +185,66 @@ static bool binding_has(const binding *b, unsigned long ks, KeyCode *kc)
 	return false;
 }
 
+/* ks as the keymap types it, unless on a keycode this batch takes back. */
+static bool keymap_find_kept(const ksr_x11 *x, const binding *b, unsigned long ks, keystroke *k)
+{
+	return keymap_find(x, ks, k) && !b->evict[k->kc];
+}
+
+/* The next spare keycode this batch may bind: a free one, or one of ours that
+ * it does not use itself. 0 when none is left. */
+static KeyCode next_spare(const ksr_x11 *x, binding *b)
+{
+	while (b->next < b->nspare) {
+		KeyCode kc = b->spare[b->next++];
+		if (!x->keymap.ours[kc])
+			return kc;
+		if (!b->keep[kc]) {
+			b->evict[kc] = true;
+			return kc;
+		}
+	}
+	return 0;
+}
+
 /* Add the chord's missing keysyms to b; false (b unchanged) when they do not
  * all fit in the spare keycodes left. */
-static bool binding_add(const ksr_x11 *x, binding *b, const ksr_chord *c)
+static bool binding_add(ksr_x11 *x, binding *b, const ksr_chord *c)
 {
-	int n = b->n;
+	/* keep/evict and the cursor are put back when the chord does not fit */
+	bool keep[256], evict[256];
+	memcpy(keep, b->keep, sizeof keep);
+	memcpy(evict, b->evict, sizeof evict);
+	int n = b->n, next = b->next;
 	for (int i = 0; i < c->n; i++) {
 		keystroke k;
 		unsigned long ks = c->keysyms[i];
 		bool dup = false;
 		for (int j = b->n; j < n; j++)
 			dup = dup || b->ks[j] == ks;
-		if (keymap_find(x, ks, &k) || dup || binding_has(b, ks, NULL))
+		if (dup || binding_has(b, ks, NULL))
 			continue;
+		if (keymap_find_kept(x, b, ks, &k)) {
+			if (x->keymap.ours[k.kc])
+				b->keep[k.kc] = true;
+			continue;
+		}
 		if (b->nspare < 0)
 			find_spares(x, b);
-		if (n == b->nspare)
+		KeyCode kc = next_spare(x, b);
+		if (!kc) {
+			memcpy(b->keep, keep, sizeof keep);
+			memcpy(b->evict, evict, sizeof evict);
+			b->next = next;
 			return false;
+		}
 		b->ks[n] = ks;
-		b->kc[n] = b->spare[n];
+		b->kc[n] = kc;
 		n++;
 	}
 	b->n = n;
 	return true;
 }
-
 typedef struct mapping_ctx {
 	const ksr_x11 *x;
 	int first, last; /* keycodes whose change we wait to see confirmed */
@@ -240,15 +300,11 @@ static int apply_binding(ksr_x11 *x, const binding *b, bool bind, ksr_err *err)
 	return ksr_x11_lost(x, err);
 }
 
-static void restore_binding(ksr_x11 *x, binding *b)
+/* The keycodes of b are ours now (bound) or free again (unbound). */
+static void note_ours(ksr_x11 *x, const binding *b, bool bound)
 {
-	if (b->n == 0 || x->dead)
-		return;
-	/* Cleanup: an unbound spare is harmless, so a failed wait here is not
-	 * worth an error; XSync makes sure the server applied the restore. */
-	apply_binding(x, b, false, NULL);
-	XSync(x->dpy, False);
-	b->n = 0;
+	for (int i = 0; i < b->n; i++)
+		x->keymap.ours[b->kc[i]] = bound ? b->ks[i] : 0;
 }
 
 /* ---- letting the focused client read our keys ---- */
@@ -273,19 +329,65 @@ static Window ping_target(ksr_x11 *x)
 	return None;
 }
 
-/* Before unbinding: the client translates a key event's keycode with the
- * keymap it fetches when it reads the event, so it must have read all of ours
- * while the binding holds. A client answers _NET_WM_PING in queue order, i.e.
- * after our keys; one without it gets a short bounded pause. */
-static void let_client_read(ksr_x11 *x)
+/* Before rebinding or unbinding: the client translates a key event's keycode
+ * with the keymap it has when it reads the event, so it must have read all of
+ * ours typed on the old binding. A client answers _NET_WM_PING in queue order,
+ * i.e. after our keys; one without it (w None) gets a short bounded pause. */
+static void let_client_read(ksr_x11 *x, Window w)
 {
-	Window w = ping_target(x);
 	if (w == None) {
 		ksr_sleep_ms(NO_PING_SETTLE_MS);
 		return;
 	}
+	XWindowAttributes wa;
+	if (!XGetWindowAttributes(x->dpy, w, &wa))
+		return; /* gone: no client is left to read them */
 	ksr_x11_send_ping(x, w);
 	ksr_x11_input_wait(x, ksr_deadline_in_ms(PING_WAIT_MS), ksr_x11_pong_event, x);
+}
+
+/* Keys typed on our bindings are on their way to the focus now. */
+static void note_unread(ksr_x11 *x)
+{
+	Window w = ping_target(x);
+	struct ksr_x11_keymap *m = &x->keymap;
+	if (m->has_unread && m->unread != w) {
+		XSync(x->dpy, False); /* the earlier client's keys first, then its ping */
+		let_client_read(x, m->unread);
+	}
+	m->has_unread = true;
+	m->unread = w;
+}
+
+static void wait_unread(ksr_x11 *x)
+{
+	if (!x->keymap.has_unread || x->dead)
+		return;
+	XSync(x->dpy, False);
+	let_client_read(x, x->keymap.unread);
+	x->keymap.has_unread = false;
+}
+
+void ksr_x11_keys_release(ksr_x11 *x)
+{
+	if (!x || x->dead)
+		return;
+	binding *b = ksr_xmalloc(sizeof *b);
+	binding_init(b);
+	for (int kc = 0; kc < 256; kc++)
+		if (x->keymap.ours[kc]) {
+			b->ks[b->n] = x->keymap.ours[kc];
+			b->kc[b->n++] = (KeyCode)kc;
+		}
+	if (b->n > 0) {
+		wait_unread(x);
+		/* An unbound spare is harmless, so a failed wait here is not worth
+		 * an error; XSync makes sure the server applied it. */
+		apply_binding(x, b, false, NULL);
+		XSync(x->dpy, False);
+		note_ours(x, b, false);
+	}
+	free(b);
 }
 
 /* ---- pressing ---- */
@@ -345,6 +447,25 @@ static int no_room(const ksr_chord *c, int nspare, ksr_err *err)
 	                   nspare, name ? name : "?", c->keysyms[c->n - 1]);
 }
 
+/* Any of the batch's keys on a keycode of ours (bound now or kept). */
+static bool uses_ours(const binding *b)
+{
+	if (b->n > 0)
+		return true;
+	for (int kc = 0; kc < 256; kc++)
+		if (b->keep[kc])
+			return true;
+	return false;
+}
+
+static bool evicts(const binding *b)
+{
+	for (int kc = 0; kc < 256; kc++)
+		if (b->evict[kc])
+			return true;
+	return false;
+}
+
 /* Press chords [*i, end) that fit one binding; advance *i. */
 static int run_batch(ksr_x11 *x, const ksr_chord *c, size_t *i, size_t end, ksr_err *err)
 {
@@ -358,8 +479,13 @@ static int run_batch(ksr_x11 *x, const ksr_chord *c, size_t *i, size_t end, ksr_
 		no_room(&c[j], b->nspare, err);
 		goto cleanup;
 	}
-	if (b->n > 0 && apply_binding(x, b, true, err) < 0)
-		goto cleanup;
+	if (evicts(b))
+		wait_unread(x); /* keys typed on what is rebound now were read */
+	if (b->n > 0) {
+		note_ours(x, b, true); /* first: a half-applied change is undone too */
+		if (apply_binding(x, b, true, err) < 0)
+			goto cleanup;
+	}
 	KeyCode shift = shift_keycode(x);
 	for (size_t k = *i; k < j; k++)
 		if (press_chord(x, b, &c[k], shift, err) < 0)
@@ -367,11 +493,8 @@ static int run_batch(ksr_x11 *x, const ksr_chord *c, size_t *i, size_t end, ksr_
 	rc = 0;
 	*i = j;
 cleanup:
-	if (b->n > 0 && !x->dead) {
-		XSync(x->dpy, False);
-		let_client_read(x);
-	}
-	restore_binding(x, b);
+	if (uses_ours(b) && !x->dead)
+		note_unread(x);
 	free(b);
 	return rc;
 }

@@ -48,6 +48,15 @@ struct ksr_x11 {
 		int min_kc, max_kc;
 		unsigned long sym[256][2]; /* the unshifted and Shift columns we type with */
 		bool spare[256];           /* no keysym in any column: free to bind */
+		/* The keysym we bound to a spare keycode (0: none). Bindings stay
+		 * until the room is needed or the connection closes, so typing the
+		 * same characters again changes no mapping and waits for no client. */
+		unsigned long ours[256];
+		/* Keys were typed on our bindings since a client last confirmed it
+		 * had read them (to `unread`, the focus or its pinged ancestor,
+		 * None when it answers no ping): rebinding waits for that first. */
+		bool has_unread;
+		unsigned long unread;
 	} keymap;
 	int xtest;     /* 0 not checked yet, 1 present, -1 absent */
 	int xkb_event; /* XKB's first event code; 0 without XKB */
@@ -113,6 +122,9 @@ ksr_wait ksr_x11_input_wait(ksr_x11 *x, ksr_deadline d, bool (*match)(const XEve
                             void *ctx);
 /* Take every event already readable, without blocking (MappingNotify as above). */
 void ksr_x11_input_pump(ksr_x11 *x);
+/* Unbind the keycodes typing bound (x11_keys.c), once the client that was
+ * typed to has read its keys; before the connection closes. */
+void ksr_x11_keys_release(ksr_x11 *x);
 /* ev changed the keyboard mapping of keycodes [*first, *first + *count). */
 bool ksr_x11_keymap_event(const ksr_x11 *x, const XEvent *ev, int *first, int *count);
 

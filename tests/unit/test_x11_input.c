@@ -1,7 +1,9 @@
 /* The XTest input backend against a real Xvfb + openbox session and real apps:
  * typing into `zenity --entry` (its stdout proves what arrived), key chords,
  * a click on the GTK test app's button (its --record file proves it), window
- * activation, scroll and drag, and typing after the keyboard layout changed. */
+ * activation, scroll and drag, typing after the keyboard layout changed, and
+ * the spare keycodes typing binds (kept, taken back when short, unbound at
+ * close). */
 #include "ksr/session.h"
 #include "ksr/x11.h"
 
@@ -194,6 +196,65 @@ static void test_layout_change(ksr_x11 *x, Display *own)
 	XSync(own, False);
 }
 
+/* The keycode bound to ks in the server's keymap now (0: none), read on the
+ * observer's own link, column 0 or 1. */
+static int keycode_of(Display *own, KeySym ks)
+{
+	int min = 0, max = 0, per = 0;
+	XDisplayKeycodes(own, &min, &max);
+	KeySym *map = XGetKeyboardMapping(own, (KeyCode)min, max - min + 1, &per);
+	int found = 0;
+	for (int kc = min; map && kc <= max && !found; kc++)
+		for (int j = 0; j < per && j < 2; j++)
+			if (map[(kc - min) * per + j] == ks)
+				found = kc;
+	if (map)
+		XFree(map);
+	return found;
+}
+
+/* Characters the keymap lacks are bound to spare keycodes and the bindings
+ * kept after the text (the next text with them changes no mapping); more
+ * distinct ones than there are spare keycodes still all arrive (bindings
+ * taken back once the app has read its keys); closing the connection
+ * unbinds them all. On a connection of its own, so that it can be closed. */
+static void test_bindings_kept(Display *own)
+{
+	ksr_x11 *y = NULL;
+	ksr_err err = {0};
+	if (ksr_x11_open_wait(NULL, ksr_deadline_in_ms(5000), &y, &err) != KSR_WAIT_READY) {
+		ok(false, "a connection for the binding test: %s", err.msg);
+		return;
+	}
+	ok(keycode_of(own, XK_oacute) == 0, "the keymap has no oacute before typing");
+	expect_zenity(y,
+	              "\xc5\x82\xc3\xb3"
+	              "d\xc5\xba typed",
+	              "\xc5\x82\xc3\xb3"
+	              "d\xc5\xba",
+	              NULL, NULL,
+	              "\xc5\x82\xc3\xb3"
+	              "d\xc5\xba");
+	ok(keycode_of(own, XK_oacute) != 0, "its binding is kept after the text");
+	/* 60 distinct CJK ideographs, U+4E00 on: more than an Xvfb keymap's spare
+	 * keycodes (19, some held by the other connection's typing), so earlier
+	 * bindings must be taken back midway. */
+	char cjk[60 * 3 + 1];
+	for (int i = 0; i < 60; i++) {
+		unsigned cp = 0x4E00u + (unsigned)i;
+		cjk[i * 3] = (char)(0xE0 | (cp >> 12));
+		cjk[i * 3 + 1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		cjk[i * 3 + 2] = (char)(0x80 | (cp & 0x3F));
+	}
+	cjk[60 * 3] = '\0';
+	expect_zenity(y, "60 distinct ideographs (more than the spare keycodes)", cjk, NULL, NULL,
+	              cjk);
+	ok(keycode_of(own, 0x1004E00 + 59) != 0, "the last ideograph's binding is kept");
+	ksr_x11_close(y);
+	ok(keycode_of(own, 0x1004E00 + 59) == 0 && keycode_of(own, XK_oacute) == 0,
+	   "closing the connection unbinds them");
+}
+
 static void test_errors(ksr_x11 *x, Display *own)
 {
 	ksr_err err = {0};
@@ -353,6 +414,7 @@ int main(void)
 	if (own) {
 		test_typing(x);
 		test_layout_change(x, own);
+		test_bindings_kept(own);
 		test_errors(x, own);
 		test_activate_and_close(x, own);
 		test_click(x);

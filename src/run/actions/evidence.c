@@ -79,8 +79,27 @@ static void save_shot(ksr_run *run, const ksr_step *step, const ksr_image *img, 
 		cJSON_AddStringToObject(ksr_step_extra(res), field, name);
 }
 
+/* Without a point to mark, the screen goes straight into the PNG: no RGB
+ * copy of the screen is held. */
+static void plain_shot(ksr_run *run, const ksr_step *step, ksr_step_result *res)
+{
+	ksr_err err = {0};
+	char name[48], desc[128];
+	snprintf(name, sizeof name, "%02d-step.png", shot_number(run, step));
+	snprintf(desc, sizeof desc, "the screen after step %d (line %d)", step->index,
+	         step->pos.line);
+	if (ksr_run_screenshot(run, name, desc, &err) == 0)
+		cJSON_AddStringToObject(ksr_step_extra(res), "screenshot", name);
+	else
+		cJSON_AddStringToObject(ksr_step_extra(res), "screenshot_error", err.msg);
+}
+
 void ksr_step_shots(ksr_run *run, const ksr_step *step, ksr_step_result *res)
 {
+	if (!res->has_pixel) {
+		plain_shot(run, step, res);
+		return;
+	}
 	ksr_err err = {0};
 	ksr_image *img = ksr_run_capture(run, &err);
 	if (!img) {

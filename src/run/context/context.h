@@ -157,6 +157,8 @@ bool ksr_run_alive_check(ksr_run *run);
 /* Capture the screen at its size now; a change of size since the last look is
  * recorded first as a `screen` event (from, to). NULL with err when it fails. */
 ksr_image *ksr_run_capture(ksr_run *run, ksr_err *err);
+/* The screen straight into a PNG (caller frees *png), no RGB copy held. */
+int ksr_run_capture_png(ksr_run *run, unsigned char **png, size_t *len, ksr_err *err);
 /* Record a `screen` event when the screen changed size since the last look. */
 void ksr_run_note_screen(ksr_run *run);
 /* Save a screenshot of the screen as OUT/name and record it as an artifact;

@@ -38,13 +38,13 @@ ksr_image *ksr_run_capture(ksr_run *run, ksr_err *err)
 	return img;
 }
 
-static int capture_png(ksr_run *run, unsigned char **png, size_t *len, ksr_err *err)
+/* Straight from the screen into a PNG: no RGB copy of the screen is held. */
+int ksr_run_capture_png(ksr_run *run, unsigned char **png, size_t *len, ksr_err *err)
 {
-	ksr_image *img = ksr_run_capture(run, err);
-	if (!img)
-		return -1;
-	int rc = ksr_image_encode_png(img, png, len, err);
-	ksr_image_free(img);
+	if (!run->x)
+		return ksr_err_set(err, "no X display");
+	int rc = ksr_x11_capture_png(run->x, 0, png, len, err);
+	ksr_run_note_screen(run);
 	return rc;
 }
 
@@ -62,7 +62,7 @@ static int screenshot_keep(ksr_run *run, const char *name, const char *descripti
 {
 	unsigned char *png = NULL;
 	size_t len = 0;
-	int rc = capture_png(run, &png, &len, err);
+	int rc = ksr_run_capture_png(run, &png, &len, err);
 	if (rc == 0)
 		rc = ksr_evidence_write(run->out, name, png, len, err);
 	if (rc == 0)

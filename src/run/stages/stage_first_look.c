@@ -44,15 +44,34 @@ static int write_artifact(ksr_run *run, const char *name, const char *kind, cons
 	return 0;
 }
 
-/* Capture and write 00-first-look.png, keeping both the pixels (for the
- * comparison) and the PNG bytes (for the baseline files). */
+/* Capture and write 00-first-look.png, keeping the PNG bytes (for the
+ * baseline files). The screen goes straight into the PNG; its pixels are
+ * decoded from it only when a comparison or the judge needs them (the same
+ * pixels as the file, and no RGB copy of the screen in a run without). */
 static int take_shot(ksr_run *run, shot *s, ksr_err *err)
 {
-	s->img = ksr_run_capture(run, err);
-	if (!s->img || ksr_image_encode_png(s->img, &s->png, &s->len, err) < 0)
+	if (ksr_run_capture_png(run, &s->png, &s->len, err) < 0)
 		return -1;
 	return write_artifact(run, "00-first-look.png", "screenshot", "the screen after settle",
 	                      s->png, s->len);
+}
+
+static const ksr_image *shot_pixels(shot *s)
+{
+	ksr_err err = {0};
+	if (!s->img && s->png)
+		s->img = ksr_image_decode_png(s->png, s->len, &err);
+	return s->img;
+}
+
+/* The judge is configured (or misconfigured, which it reports itself). */
+static bool judge_wanted(void)
+{
+	ksr_model_config cfg;
+	char why[400];
+	int rc = ksr_judge_config(KSR_MODEL_JUDGE, &cfg, why, sizeof why);
+	explicit_bzero(cfg.api_key, sizeof cfg.api_key);
+	return rc > 0;
 }
 
 /* --update-baseline: the first-look screenshot becomes the scenario's baseline. */
@@ -110,14 +129,14 @@ static void write_diff(ksr_run *run, const ksr_image *diff)
 }
 
 /* Drift or a size mismatch is a concern carrying the figure. */
-static void judge_drift(ksr_run *run, const ksr_image *base, const shot *s,
+static void judge_drift(ksr_run *run, const ksr_image *base, const ksr_image *img,
                         const ksr_diff_result *r, char *note, size_t len)
 {
 	const ksr_scenario *sc = run->sc;
 	if (r->size_mismatch) {
 		ksr_run_concern(run, KSR_CONCERN_BASELINE_DRIFT, 0,
-		                "the screen is %dx%d but the baseline %s is %dx%d", s->img->w,
-		                s->img->h, sc->baseline, base->w, base->h);
+		                "the screen is %dx%d but the baseline %s is %dx%d", img->w, img->h,
+		                sc->baseline, base->w, base->h);
 		snprintf(note, len, "baseline size mismatch");
 		return;
 	}
@@ -136,7 +155,7 @@ static void judge_drift(ksr_run *run, const ksr_image *base, const shot *s,
 /* A baseline path that exists but is not a readable PNG (a Git LFS pointer, a
  * truncated file) is the setup's fault, not the app's: test-error, so that a
  * broken baseline is never mistaken for drift nor silently skipped. */
-static void compare_baseline(ksr_run *run, const shot *s, char *note, size_t len)
+static void compare_baseline(ksr_run *run, shot *s, char *note, size_t len)
 {
 	const ksr_scenario *sc = run->sc;
 	if (!sc->baseline) {
@@ -162,12 +181,13 @@ static void compare_baseline(ksr_run *run, const shot *s, char *note, size_t len
 	                   .mask = (const double(*)[4])sc->baseline_mask,
 	                   .n_mask = sc->n_baseline_mask,
 	                   .want_diff = true};
-	ksr_diff_result r;
-	if (ksr_image_diff(base, s->img, &o, &r, &err) < 0)
+	ksr_diff_result r = {0};
+	const ksr_image *img = shot_pixels(s);
+	if (ksr_image_diff(base, img, &o, &r, &err) < 0)
 		snprintf(note, len, "baseline not compared: %s", err.msg);
 	else {
 		emit_comparison(run, &r, base);
-		judge_drift(run, base, s, &r, note, len);
+		judge_drift(run, base, img, &r, note, len);
 	}
 	ksr_image_free(r.diff);
 	ksr_image_free(base);
@@ -200,8 +220,9 @@ static ksr_stage_status stage_first_look(ksr_run *run, char *note, size_t len)
 		compare_baseline(run, &s, base, sizeof base);
 	/* The model's judgement last, only when nothing has failed yet. */
 	char judged[96] = "";
-	if (s.img && !run->failed)
-		ksr_judge_first_look(run, s.img, judged, sizeof judged);
+	if (s.png && !run->failed)
+		ksr_judge_first_look(run, judge_wanted() ? shot_pixels(&s) : NULL, judged,
+		                     sizeof judged);
 	if (run->failed)
 		st = KSR_STAGE_FAILED;
 	if (s.png)
