@@ -2,6 +2,7 @@
  * deflate at level 1 with no filter encodes them)
  * beside ImageMagick `import -window root` and `scrot`, on one private Xvfb
  * with a few xterms of text on it. Prints medians and ratios; not a test. */
+#include "bench_util.h"
 #include "ksr/session.h"
 #include "ksr/x11.h"
 
@@ -167,17 +168,17 @@ int main(int argc, char **argv)
 	int n = argc > 1 ? atoi(argv[1]) : 15;
 	if (n < 1 || n > 1000)
 		n = 15;
-	int w = 1920, h = 1080;
-	const char *size = getenv("KASM_RUNTIME_XVFB_SIZE");
-	if (size && ksr_session_parse_size(size, &w, &h) < 0)
-		return fprintf(stderr, "bench: bad size %s\n", size), 2;
-	ksr_session_opts opts = {.width = w, .height = h};
+	ksr_session_opts opts;
+	if (bench_session_opts(&opts, "bench") < 0)
+		return 2;
+	int w = opts.width, h = opts.height;
 	ksr_session *s = NULL;
 	ksr_x11 *x = NULL;
 	ksr_err err = {0};
 	if (ksr_session_start(&opts, ksr_deadline_in_ms(30000), &s, &err) < 0 ||
 	    ksr_x11_open_wait(NULL, ksr_deadline_in_ms(5000), &x, &err) != KSR_WAIT_READY)
 		return fprintf(stderr, "bench: %s\n", err.msg), 2;
+	printf("session: %s + %s\n", ksr_session_server_name(s), ksr_session_wm_name(s));
 	/* Something to look at: terminals full of text in several colours over
 	 * most of the screen (an empty black root would compress to nothing). */
 	static const char *const bg[] = {"white", "#3465a4", "#fce94f"};

@@ -1,6 +1,7 @@
 /* Helpers shared by the benchmarks (see bench_util.h). */
 #include "bench_util.h"
 
+#include "ksr/session.h"
 #include "ksr/x11.h"
 
 #include <fcntl.h>
@@ -152,4 +153,19 @@ unsigned long bench_wait_window(ksr_x11 *x, const char *title, int ms)
 		if (id || ksr_x11_wait_change(x, d) != KSR_WAIT_READY)
 			return id;
 	}
+}
+
+int bench_session_opts(struct ksr_session_opts *o, const char *who)
+{
+	*o = (ksr_session_opts){.width = 1920, .height = 1080};
+	const char *size = getenv("KASM_RUNTIME_XVFB_SIZE");
+	const char *server = getenv("KASM_RUNTIME_DISPLAY_SERVER");
+	const char *wm = getenv("KASM_RUNTIME_WM");
+	if (size && ksr_session_parse_size(size, &o->width, &o->height) < 0)
+		return fprintf(stderr, "%s: bad size %s\n", who, size), -1;
+	if (server && *server && ksr_session_parse_server(server, &o->server) < 0)
+		return fprintf(stderr, "%s: bad display server %s\n", who, server), -1;
+	if (wm && *wm && ksr_session_parse_wm(wm, &o->wm) < 0)
+		return fprintf(stderr, "%s: bad window manager %s\n", who, wm), -1;
+	return 0;
 }

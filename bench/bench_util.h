@@ -26,4 +26,11 @@ long bench_vm_hwm_kib(int pid);
 typedef struct ksr_x11 ksr_x11;
 unsigned long bench_wait_window(ksr_x11 *x, const char *title, int ms);
 
+/* The private session a benchmark starts, as the runtime's own is chosen:
+ * KASM_RUNTIME_XVFB_SIZE (default 1920x1080), KASM_RUNTIME_DISPLAY_SERVER and
+ * KASM_RUNTIME_WM (xvfb/openbox by default; xvnc/xfwm4 for the Kasm kind).
+ * -1 with a message on stderr when one is bad. */
+struct ksr_session_opts;
+int bench_session_opts(struct ksr_session_opts *o, const char *who);
+
 #endif

@@ -280,17 +280,17 @@ int main(int argc, char **argv)
 	int n = argc > 1 ? atoi(argv[1]) : 10;
 	if (n < 1 || n > MAX_ITER)
 		n = 10;
-	int w = 1920, h = 1080;
-	const char *size = getenv("KASM_RUNTIME_XVFB_SIZE");
-	if (size && ksr_session_parse_size(size, &w, &h) < 0)
-		return fprintf(stderr, "bench_window: bad size %s\n", size), 2;
-	ksr_session_opts opts = {.width = w, .height = h};
+	ksr_session_opts opts;
+	if (bench_session_opts(&opts, "bench_window") < 0)
+		return 2;
+	int w = opts.width, h = opts.height;
 	ksr_session *sess = NULL;
 	ksr_x11 *x = NULL;
 	ksr_err err = {0};
 	if (ksr_session_start(&opts, ksr_deadline_in_ms(30000), &sess, &err) < 0 ||
 	    ksr_x11_open_wait(NULL, ksr_deadline_in_ms(5000), &x, &err) != KSR_WAIT_READY)
 		return fprintf(stderr, "bench_window: %s\n", err.msg), 2;
+	printf("session: %s + %s\n", ksr_session_server_name(sess), ksr_session_wm_name(sess));
 	int op[2];
 	char ready;
 	if (pipe(op) < 0)

@@ -60,6 +60,9 @@ area() {
 
 area capture  "$build/bench/bench_capture" "$n"
 area window   "$build/bench/bench_window" "$(( n < 10 ? n : 10 ))"
+# The same two on the Kasm kind of session (Xtigervnc + xfwm4), in this run.
+area capture-xvnc env KASM_RUNTIME_DISPLAY_SERVER=xvnc KASM_RUNTIME_WM=xfwm4 "$build/bench/bench_capture" "$n"
+area window-xvnc  env KASM_RUNTIME_DISPLAY_SERVER=xvnc KASM_RUNTIME_WM=xfwm4 "$build/bench/bench_window" "$(( n < 10 ? n : 10 ))"
 area diff     "$build/bench/bench_diff" "$n"
 area rss      "$build/bench/bench_rss" "$build/kasm-session-runtime" scenarios/demo-xterm.yaml
 area evidence "$build/bench/bench_evidence" "$n"
@@ -143,18 +146,22 @@ def table_row(text, label_re, col):
     return None
 
 
-t = read("capture")
-if t is not None:
+for area, on in (("capture", ""), ("capture-xvnc", ", Xtigervnc + xfwm4")):
+    t = read(area)
+    if t is None:
+        continue
     ours = num(r"^kasm-session-runtime \(in process\)\s+([\d.]+) ms", t)
     size = re.search(r"capture -> PNG file, (\d+x\d+)", t)
-    what = "full-screen capture -> PNG file" + (" " + size.group(1) if size else "")
-    row("capture", what, ours, "ImageMagick import -window root",
+    what = "full-screen capture -> PNG file" + (" " + size.group(1) if size else "") + on
+    row(area, what, ours, "ImageMagick import -window root",
         num(r"^import -window root\s+([\d.]+) ms", t))
-    row("capture", what, ours, "scrot", num(r"^scrot\s+([\d.]+) ms", t),
+    row(area, what, ours, "scrot", num(r"^scrot\s+([\d.]+) ms", t),
         goal=both(at_most(16), faster(4)))
 
-t = read("window")
-if t is not None:
+for area, on in (("window", ""), ("window-xvnc", ", Xtigervnc + xfwm4")):
+    t = read(area)
+    if t is None:
+        continue
     for app in ("xterm", "zenity (GTK3)"):
         ours = theirs = None
         for line in t.splitlines():
@@ -165,7 +172,7 @@ if t is not None:
                 ours = float(cells[2])
             elif "xdotool search" in cells[1]:
                 theirs = float(cells[2])
-        row("window", "%s mapped -> window detected" % app, ours,
+        row(area, "%s mapped -> window detected%s" % (app, on), ours,
             "xdotool search --sync --onlyvisible", theirs, goal=at_most(5))
 
 t = read("diff")
