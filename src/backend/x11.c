@@ -193,6 +193,27 @@ char *ksr_x11_root_property_string(ksr_x11 *x, const char *name, ksr_err *err)
 	return out;
 }
 
+unsigned long ksr_x11_server_time(ksr_x11 *x, int64_t *ours_ms)
+{
+	XSetWindowAttributes a = {.event_mask = PropertyChangeMask};
+	Window w = XCreateWindow(x->dpy, x->root, -1, -1, 1, 1, 0, 0, InputOnly, CopyFromParent,
+	                         CWEventMask, &a);
+	XChangeProperty(x->dpy, w, XA_WM_NAME, XA_STRING, 8, PropModeAppend, (unsigned char *)"",
+	                0);
+	int64_t before = ksr_now_ms();
+	XSync(x->dpy, False);
+	int64_t after = ksr_now_ms();
+	XEvent ev;
+	unsigned long t = CurrentTime;
+	if (!x->dead && XCheckTypedWindowEvent(x->dpy, w, PropertyNotify, &ev))
+		t = ev.xproperty.time;
+	if (ours_ms)
+		*ours_ms = (before + after) / 2;
+	XDestroyWindow(x->dpy, w);
+	XFlush(x->dpy);
+	return t;
+}
+
 /* Set a root window string property (STRING, 8-bit), as at-spi-bus-launcher
  * sets AT_SPI_BUS. It lives as long as the server does not reset. */
 int ksr_x11_root_property_set_string(ksr_x11 *x, const char *name, const char *value, ksr_err *err)

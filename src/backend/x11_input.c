@@ -270,25 +270,6 @@ static bool activation_event(const XEvent *ev, void *p)
 	}
 }
 
-/* The server's time now: the timestamp of the PropertyNotify for a
- * zero-length append to a property of a window of our own (the event is
- * queued before the reply to the XSync after it). CurrentTime without one. */
-static Time server_time(ksr_x11 *x)
-{
-	XSetWindowAttributes a = {.event_mask = PropertyChangeMask};
-	Window w = XCreateWindow(x->dpy, x->root, -1, -1, 1, 1, 0, 0, InputOnly, CopyFromParent,
-	                         CWEventMask, &a);
-	XChangeProperty(x->dpy, w, XA_WM_NAME, XA_STRING, 8, PropModeAppend, (unsigned char *)"",
-	                0);
-	XSync(x->dpy, False);
-	XEvent ev;
-	Time t = CurrentTime;
-	if (!x->dead && XCheckTypedWindowEvent(x->dpy, w, PropertyNotify, &ev))
-		t = ev.xproperty.time;
-	XDestroyWindow(x->dpy, w);
-	return t;
-}
-
 /* As a pager asks (EWMH: source indication 2), with a real timestamp: a WM
  * with focus stealing prevention (xfwm4) passes the request's time on to its
  * own XSetInputFocus, and the X server ignores a focus change dated before
@@ -307,7 +288,7 @@ static void request_activation(ksr_x11 *x, Window w, bool wm)
 	ev.xclient.message_type = x->atoms[KSR_NET_ACTIVE_WINDOW];
 	ev.xclient.format = 32;
 	ev.xclient.data.l[0] = 2; /* source: a pager, which WMs obey */
-	ev.xclient.data.l[1] = (long)server_time(x);
+	ev.xclient.data.l[1] = (long)ksr_x11_server_time(x, NULL);
 	ev.xclient.data.l[2] =
 	        (long)root_window_prop(x, x->atoms[KSR_NET_ACTIVE_WINDOW], XA_WINDOW);
 	XSendEvent(x->dpy, x->root, False, SubstructureRedirectMask | SubstructureNotifyMask, &ev);

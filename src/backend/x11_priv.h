@@ -81,6 +81,11 @@ struct ksr_x11 {
 
 /* -1 with "the X display connection was lost" when x is NULL or dead. */
 int ksr_x11_lost(ksr_x11 *x, ksr_err *err);
+/* The server's time now: the timestamp of the PropertyNotify for a zero-length
+ * append to a property of a window of our own (the server queues it before
+ * the reply to the XSync after it); CurrentTime without one. *ours_ms (may be
+ * NULL): our clock at that moment (the middle of the round trip). */
+unsigned long ksr_x11_server_time(ksr_x11 *x, int64_t *ours_ms);
 /* How many X protocol errors the process-wide handler has seen (to tell whether
  * a request sent before an XSync failed). */
 unsigned long ksr_x11_error_count(void);

@@ -19,26 +19,16 @@
 
 /* A DamageNotify carries the server's time of the damage; read late (the
  * runtime was busy elsewhere), it still dates the repaint right. The offset
- * comes from one PropertyNotify on a window of our own: the server queues it
- * before the reply to the XSync that follows. */
+ * comes from one server timestamp (ksr_x11_server_time). */
 static void calibrate_clock(ksr_x11 *x)
 {
-	XSetWindowAttributes a = {.event_mask = PropertyChangeMask};
-	Window w = XCreateWindow(x->dpy, x->root, -1, -1, 1, 1, 0, 0, InputOnly, CopyFromParent,
-	                         CWEventMask, &a);
-	XChangeProperty(x->dpy, w, XA_WM_NAME, XA_STRING, 8, PropModeAppend, (unsigned char *)"",
-	                0);
-	int64_t before = ksr_now_ms();
-	XSync(x->dpy, False);
-	int64_t after = ksr_now_ms();
-	XEvent ev;
-	if (!x->dead && XCheckTypedWindowEvent(x->dpy, w, PropertyNotify, &ev)) {
-		x->clock_ours_ms = (before + after) / 2;
-		x->clock_server_ms = ev.xproperty.time;
+	int64_t ours = 0;
+	unsigned long t = ksr_x11_server_time(x, &ours);
+	if (t != CurrentTime) {
+		x->clock_ours_ms = ours;
+		x->clock_server_ms = t;
 		x->have_clock = true;
 	}
-	XDestroyWindow(x->dpy, w);
-	XFlush(x->dpy);
 }
 
 /* Our clock's ms of a server timestamp; a 32-bit server time wraps, so the
