@@ -735,6 +735,22 @@ def start_xvfb_once(env, size="1280x720", wm=True, timeout=60, kind="xvfb"):
     return display, procs
 
 
+def run_as_user(tc, cmd, env, cwd, what, timeout=180):
+    """Run cmd (a setpriv'd runtime) to its end in its own process group;
+    (returncode, stdout, stderr) decoded. tc fails, naming `what`, when it
+    does not end within timeout (its group is killed)."""
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        so, se = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        proc.communicate(timeout=10)
+        tc.fail("%s did not finish within %d s" % (what, timeout))
+    return proc.returncode, so.decode("utf-8", "replace"), se.decode("utf-8", "replace")
+
+
 def start_session_bus(tc, env):
     """A D-Bus session bus (dbus-daemon --session) the test owns; its address.
     tc: the KsrTestCase that kills it at the end."""

@@ -77,19 +77,10 @@ class RunUnprivilegedTest(ksr.KsrTestCase):
         env["KSR_TESTAPP"] = app
 
         cmd = self.as_user(binary, "run", "--xvfb", "--out", out, scenario)
-        proc = subprocess.Popen(cmd, env=env, cwd=home, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
-        try:
-            so, se = proc.communicate(timeout=180)
-        except subprocess.TimeoutExpired:
-            ksr.kill_group(proc)
-            proc.communicate(timeout=10)
-            self.fail("the unprivileged run did not finish within 180 s")
-        so, se = so.decode("utf-8", "replace"), se.decode("utf-8", "replace")
+        rc, so, se = ksr.run_as_user(self, cmd, env, home, "the unprivileged run")
         self.assertNoSanitizerReport(se)
         self.assertEqual(so, "")
-        report = self.assertEvidence(out, "pass", "completed", rc=proc.returncode, stderr=se)
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
         ksr.assert_full_stages(report)
         self.assertTrue(os.path.exists(os.path.join(out, "00-first-look.png")))
         for rel in ksr.list_files(out):

@@ -170,18 +170,9 @@ class XvncSession(ksr.KsrTestCase):
                        XDG_CACHE_HOME=None, DBUS_SESSION_BUS_ADDRESS=None)
         cmd = ["setpriv", "--reuid=%d" % UID, "--regid=%d" % UID, "--clear-groups",
                binary, "run", "--display-server", "xvnc", "--wm", "xfwm4", "--out", out, sc]
-        proc = subprocess.Popen(cmd, env=env, cwd=home, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
-        try:
-            so, se = proc.communicate(timeout=180)
-        except subprocess.TimeoutExpired:
-            ksr.kill_group(proc)
-            proc.communicate(timeout=10)
-            self.fail("the uid %d run did not finish within 180 s" % UID)
-        se = se.decode("utf-8", "replace")
+        rc, _so, se = ksr.run_as_user(self, cmd, env, home, "the uid %d run" % UID)
         self.assertNoSanitizerReport(se)
-        report = self.assertEvidence(out, "pass", "completed", rc=proc.returncode, stderr=se)
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
         ksr.assert_full_stages(report)
         self.assertIn("Xtigervnc + xfwm4", ksr.stage(report, "boot-wait").get("reason", ""))
         self.assertEqual(report["accessibility"]["status"], "ok", report["accessibility"])
