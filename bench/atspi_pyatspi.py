@@ -5,9 +5,11 @@ run by /usr/bin/python3) doing the jobs bench_atspi does, on the same app.
   atspi_pyatspi.py walk PID RUNS        full walk: role, name, states, actions, extents
   atspi_pyatspi.py act PID NAME RUNS    find a control by name and do its first action
 
-Prints one line per run: "<ms> <nodes>" (walk) or "<ms>" (act). Times cover
+Prints one line per run: "<ms> <nodes>" (walk) or "<ms>" (act; GAP_MS, default
+300, is the untimed pause between two acts). Times cover
 only the job (the registry lookup of the app is done once, before)."""
 
+import os
 import sys
 import time
 
@@ -81,7 +83,8 @@ def main():
                 raise SystemExit("no control named %r" % name)
             node.queryAction().doAction(0)
             print("%.2f" % ((time.perf_counter() - t0) * 1000), flush=True)
-            time.sleep(0.3)  # GTK4 drops actions closer than ~250 ms (not timed)
+            # GTK4 drops actions closer than ~250 ms (not timed); GAP_MS as bench_atspi's
+            time.sleep(int(os.environ.get("GAP_MS", "300")) / 1000)
     else:
         raise SystemExit("usage: atspi_pyatspi.py walk PID RUNS | act PID NAME RUNS")
 

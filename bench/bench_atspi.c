@@ -5,11 +5,12 @@
  *   bench_atspi act PID NAME RUNS    find the control by name (a walk that stops when it is
  *                                    known, as click_element does), do its click action
  *
- *   bench_atspi same PID             check: find mode picks what a full walk's finder picks
- *
- * One line per run: "<ms> <nodes>" (walk) or "<ms>" (act). The bus is found
- * and the app looked up once, before the timed runs (as the pyatspi script
- * does). Needs the session's DBUS_SESSION_BUS_ADDRESS (or AT_SPI_BUS_ADDRESS). */
+ * One line per run: "<ms> <nodes>" (walk) or "<ms> <find ms>" (act: the whole
+ * job, then the find alone). The bus is found and the app looked up once,
+ * before the timed runs (as the pyatspi script does). GAP_MS (default 300)
+ * is the pause between two acts, not timed. Whether the find picks what a
+ * full walk's finder picks is tested by tests/helpers/ksr-findcheck.c. Needs the session's
+ * DBUS_SESSION_BUS_ADDRESS (or AT_SPI_BUS_ADDRESS). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,8 @@ static int walk_runs(ksr_atspi *a, const ksr_atspi_app *app, int runs)
 	return 0;
 }
 
-static int act_once(ksr_atspi *a, const ksr_atspi_app *app, const ksr_name_match *m, double *ms)
+static int act_once(ksr_atspi *a, const ksr_atspi_app *app, const ksr_name_match *m, double *ms,
+                    double *find_ms)
 {
 	ksr_atspi_tree t = {0};
 	ksr_err err = {0};
@@ -53,6 +55,7 @@ static int act_once(ksr_atspi *a, const ksr_atspi_app *app, const ksr_name_match
 	int rc = ksr_atspi_walk(a, app, &wo, d, &t, &err);
 	int i = rc == 0 ? ksr_atspi_tree_find(&t, m, NULL) : -1;
 	int action = i >= 0 ? ksr_atspi_pick_action(&t.nodes[i]) : -1;
+	*find_ms = now_ms() - t0;
 	if (action >= 0)
 		rc = ksr_atspi_do_action(a, app, t.nodes[i].path, action, d, &err);
 	*ms = now_ms() - t0;
@@ -66,61 +69,22 @@ static int act_runs(ksr_atspi *a, const ksr_atspi_app *app, const char *name, in
 {
 	ksr_name_match m = {.text = (char *)name};
 	for (int r = 0; r < runs; r++) {
-		double ms;
-		if (act_once(a, app, &m, &ms) < 0)
+		double ms, find_ms;
+		if (act_once(a, app, &m, &ms, &find_ms) < 0)
 			return 1;
-		printf("%.2f\n", ms);
+		printf("%.2f %.2f\n", ms, find_ms);
 		fflush(stdout);
 		/* GTK4 drops actions closer than ~250 ms apart (not timed). */
-		ksr_sleep_ms(300);
+		ksr_sleep_ms(getenv("GAP_MS") ? atoi(getenv("GAP_MS")) : 300);
 	}
 	return 0;
-}
-
-/* For every named node of a full walk: does the find-mode walk pick the node
- * the full tree's finder picks? One line per mismatch; the exit code says. */
-static int same_runs(ksr_atspi *a, const ksr_atspi_app *app)
-{
-	ksr_atspi_tree full = {0};
-	ksr_err err = {0};
-	if (ksr_atspi_walk(a, app, NULL, ksr_deadline_in_ms(10000), &full, &err) < 0) {
-		fprintf(stderr, "bench_atspi: walk: %s\n", err.msg);
-		return 1;
-	}
-	int bad = 0, tried = 0;
-	for (size_t i = 1; i < full.len; i++) {
-		ksr_name_match m = {.text = full.nodes[i].name};
-		if (!m.text || !*m.text || ksr_atspi_tree_find(&full, &m, NULL) != (int)i)
-			continue;
-		ksr_atspi_walk_opts wo = {.find_name = &m};
-		ksr_atspi_tree t = {0};
-		int k = ksr_atspi_walk(a, app, &wo, ksr_deadline_in_ms(10000), &t, &err) == 0
-		                ? ksr_atspi_tree_find(&t, &m, NULL)
-		                : -1;
-		char *want = ksr_atspi_node_path(&full, i);
-		char *got = k >= 0 ? ksr_atspi_node_path(&t, (size_t)k) : NULL;
-		tried++;
-		if (!got || strcmp(want, got) != 0) {
-			printf("mismatch: %s -> %s (%zu nodes, cut %s)\n", want, got ? got : "none",
-			       t.len, t.cut_by ? t.cut_by : "-");
-			bad++;
-		}
-		free(want);
-		free(got);
-		ksr_atspi_tree_clear(&t);
-	}
-	printf("%d of %d names picked the same node\n", tried - bad, tried);
-	ksr_atspi_tree_clear(&full);
-	return bad ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
 	bool act = argc == 5 && !strcmp(argv[1], "act");
-	bool same = argc == 3 && !strcmp(argv[1], "same");
-	if (!act && !same && !(argc == 4 && !strcmp(argv[1], "walk"))) {
-		fprintf(stderr,
-		        "usage: bench_atspi walk PID RUNS | act PID NAME RUNS | same PID\n");
+	if (!act && !(argc == 4 && !strcmp(argv[1], "walk"))) {
+		fprintf(stderr, "usage: bench_atspi walk PID RUNS | act PID NAME RUNS\n");
 		return 2;
 	}
 	ksr_atspi *a = NULL;
@@ -134,11 +98,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_atspi: %s\n", err.msg);
 		goto cleanup;
 	}
-	if (same)
-		rc = same_runs(a, &app);
-	else
-		rc = act ? act_runs(a, &app, argv[3], atoi(argv[4]))
-		         : walk_runs(a, &app, atoi(argv[3]));
+	rc = act ? act_runs(a, &app, argv[3], atoi(argv[4])) : walk_runs(a, &app, atoi(argv[3]));
 cleanup:
 	ksr_atspi_app_clear(&app);
 	ksr_atspi_close(a);

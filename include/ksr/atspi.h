@@ -147,6 +147,9 @@ typedef struct ksr_atspi_tree {
 	int calls;          /* D-Bus calls sent */
 	bool found_early;   /* find mode: stopped once the match was known */
 	bool cached;        /* the app's Cache.GetItems answered the core questions */
+	/* Find mode answered from the cache alone: nodes are the match and its
+	 * ancestors (a showing match no other node equals; docs/accessibility.md). */
+	bool found_in_cache;
 	/* A GTK 4 app none of whose controls (below its windows) answered
 	 * showing: visible stands for it (see ksr_atspi_tree_showing). */
 	bool visible_is_showing;

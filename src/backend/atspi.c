@@ -810,14 +810,16 @@ bool ksr_atspi_node_matches(const ksr_atspi_node *n, const ksr_name_match *name,
 	return ksr_atspi_node_match_kind(n, name, role) > 0;
 }
 
+bool ksr_atspi_states_showing(uint64_t st, bool visible_is_showing)
+{
+	return (st & (1ull << ATSPI_STATE_SHOWING)) ||
+	       (visible_is_showing && (st & (1ull << ATSPI_STATE_VISIBLE)));
+}
+
 bool ksr_atspi_tree_showing(const ksr_atspi_tree *t, size_t i)
 {
-	if (!t || i >= t->len)
-		return false;
-	uint64_t st = t->nodes[i].states;
-	if (st & (1ull << ATSPI_STATE_SHOWING))
-		return true;
-	return t->visible_is_showing && (st & (1ull << ATSPI_STATE_VISIBLE));
+	return t && i < t->len &&
+	       ksr_atspi_states_showing(t->nodes[i].states, t->visible_is_showing);
 }
 
 /* Showing before hidden; within each, a name as the app spells it before

@@ -342,8 +342,7 @@ bool ksr_atspi_control_ready(const ksr_atspi_control *c, bool visible_is_showing
 {
 	uint64_t st = c->states;
 	*sensitive = st & ((1ull << ATSPI_STATE_SENSITIVE) | (1ull << ATSPI_STATE_ENABLED));
-	*showing = (st & (1ull << ATSPI_STATE_SHOWING)) ||
-	           (visible_is_showing && (st & (1ull << ATSPI_STATE_VISIBLE)));
+	*showing = ksr_atspi_states_showing(st, visible_is_showing);
 	return *sensitive && *showing;
 }
 

@@ -59,6 +59,10 @@ char *ksr_atspi_string_property(ksr_atspi *a, const char *bus, const char *path,
  * find-mode walk so that both pick the same node. */
 bool ksr_atspi_node_matches(const ksr_atspi_node *n, const ksr_name_match *name, const char *role);
 
+/* Whether states say shown on screen: showing, or visible in a tree whose
+ * toolkit never sets showing (ksr_atspi_tree_showing). */
+bool ksr_atspi_states_showing(uint64_t states, bool visible_is_showing);
+
 /* AT-SPI's state set (two 32-bit words) as one 64-bit mask. */
 uint64_t ksr_atspi_states_from_variant(GVariant *au);
 

@@ -11,8 +11,9 @@
  * cache lacks (Qt 5's is empty) is asked everything. Bounded by depth, node
  * count, children per node and time.
  *
- * Find mode (opts->find_name): only role, states, name and child count are
- * asked of every node; nodes are judged in index order (one app answers in
+ * Find mode (opts->find_name): only states, name and child count are asked
+ * of every node, its roles only when the name matches (and of the match's
+ * ancestors, for its path); nodes are judged in index order (one app answers in
  * the order asked, so when node i's answers are in, so are those of every
  * node before it) and the walk stops when the first showing match's actions
  * and extents are in: the node ksr_atspi_tree_find would pick on the whole
@@ -48,6 +49,7 @@ typedef struct cache_item {
 	uint64_t states;
 	uint32_t ifaces;
 	char *name, *description;
+	char *parent; /* its parent's path on the same bus, NULL: none there */
 } cache_item;
 
 typedef struct walk {
@@ -151,9 +153,23 @@ static void count_known(walk *w, int i, gint32 count);
 static void ask_details(walk *w, int i);
 static bool may_expand(const walk *w, int i);
 
-/* Node i's core answers from its cache item: only its toolkit role name is
- * asked (matching takes it as an alias), then its children and details. */
-static void from_cache(walk *w, int i, const cache_item *it)
+/* Find mode: whether node i's name (role aside) is the one looked for; only
+ * then do its roles matter to the finder. */
+static bool name_matches(const walk *w, int i)
+{
+	return ksr_atspi_node_match_kind(&w->t->nodes[i], w->o.find_name, NULL) > 0;
+}
+
+/* The standard role (which a cache item gives) and the toolkit's role name. */
+static void ask_roles(walk *w, int i)
+{
+	if (!w->cached[i])
+		send_req(w, i, REQ_ROLE_ENUM);
+	send_req(w, i, REQ_ROLE);
+}
+
+/* Node i's core answers as its cache item gives them. */
+static void fill_from_item(walk *w, int i, const cache_item *it)
 {
 	ksr_atspi_node *n = &w->t->nodes[i];
 	n->answered = true;
@@ -165,7 +181,17 @@ static void from_cache(walk *w, int i, const cache_item *it)
 	if (n->depth > 1 && (n->states & (1ull << ATSPI_STATE_SHOWING)))
 		w->t->visible_is_showing = false; /* as for a GetState answer */
 	n->ifaces = it->ifaces;
-	send_req(w, i, REQ_ROLE);
+	w->cached[i] = true;
+}
+
+/* Node i from its cache item: only its toolkit role name is asked (matching
+ * takes it as an alias), then its children and details. */
+static void from_cache(walk *w, int i, const cache_item *it)
+{
+	ksr_atspi_node *n = &w->t->nodes[i];
+	fill_from_item(w, i, it);
+	if (!w->o.find_name || name_matches(w, i))
+		send_req(w, i, REQ_ROLE);
 	/* The cache's child counts are not to be trusted (GTK 4's root says 0
 	 * and has a window): the children are asked of every node, and counted
 	 * from the answer. */
@@ -180,7 +206,8 @@ static void from_cache(walk *w, int i, const cache_item *it)
 		ask_details(w, i);
 }
 
-static int add_node(walk *w, const char *path, int parent)
+/* A node with nothing asked yet; -1 past the node bound. */
+static int new_node(walk *w, const char *path, int parent)
 {
 	ksr_atspi_tree *t = w->t;
 	if (t->len >= (size_t)w->o.max_nodes) {
@@ -200,17 +227,24 @@ static int add_node(walk *w, const char *path, int parent)
 	        .parent = parent,
 	        .depth = parent < 0 ? 0 : t->nodes[parent].depth + 1,
 	};
-	w->core_left[i] = w->det_left[i] = 0;
+	w->core_left[i] = w->det_left[i] = w->cached[i] = 0;
+	return i;
+}
+
+static int add_node(walk *w, const char *path, int parent)
+{
+	int i = new_node(w, path, parent);
+	if (i < 0)
+		return -1;
 	const cache_item *it = w->items ? g_hash_table_lookup(w->items, path) : NULL;
-	w->cached[i] = it != NULL;
 	if (it) {
 		from_cache(w, i, it);
 		return i;
 	}
 	/* States before the child count: whether to go below a node (find mode)
 	 * and whether to ask for extents depend on them. */
-	send_req(w, i, REQ_ROLE_ENUM);
-	send_req(w, i, REQ_ROLE);
+	if (!w->o.find_name)
+		ask_roles(w, i);
 	send_req(w, i, REQ_STATE);
 	if (!w->by_get) {
 		send_req(w, i, REQ_PROPS);
@@ -248,9 +282,12 @@ static void judge(walk *w, int i)
 	int kind = i == 0 ? 0 : ksr_atspi_node_match_kind(n, w->o.find_name, w->o.find_role);
 	if (!kind)
 		return;
-	if (kind == 2 && ksr_atspi_tree_showing(w->t, (size_t)i))
+	if (kind == 2 && ksr_atspi_tree_showing(w->t, (size_t)i)) {
 		w->answer = i;
-	else if (w->cand < 0)
+		for (int k = n->parent; k >= 0; k = w->t->nodes[k].parent)
+			if (!w->t->nodes[k].role) /* for its path */
+				ask_roles(w, k);
+	} else if (w->cand < 0)
 		w->cand = i;
 	if (w->cached[i])
 		ask_details(w, i);
@@ -266,7 +303,30 @@ static void scan(walk *w)
 
 static bool found(const walk *w)
 {
-	return w->answer >= 0 && !w->det_left[w->answer];
+	if (w->answer < 0 || w->det_left[w->answer])
+		return false;
+	for (int k = w->answer; k >= 0; k = w->t->nodes[k].parent)
+		if (w->core_left[k])
+			return false;
+	return true;
+}
+
+/* Find mode without a showing match: the roles of every named node and of
+ * a hidden match's ancestors, which the walk did not need but the hidden
+ * match's description (its path) and a failed search's near misses name. */
+static void ask_named_roles(walk *w)
+{
+	for (size_t i = 1; i < w->t->len; i++) {
+		const ksr_atspi_node *n = &w->t->nodes[i];
+		if (n->name && *n->name && !n->toolkit_role)
+			ask_roles(w, (int)i);
+	}
+	for (int k = w->cand >= 0 ? w->t->nodes[w->cand].parent : -1; k >= 0;
+	     k = w->t->nodes[k].parent) {
+		const ksr_atspi_node *n = &w->t->nodes[k];
+		if (!n->role && !(n->name && *n->name)) /* a named one was asked above */
+			ask_roles(w, k);
+	}
 }
 
 static void count_known(walk *w, int i, gint32 count)
@@ -291,6 +351,8 @@ static void got_props(walk *w, int i, GVariant *reply)
 	gint32 count = 0;
 	if (g_variant_lookup(dict, "Name", "&s", &s))
 		n->name = ksr_xstrdup(s);
+	if (w->o.find_name && name_matches(w, i))
+		ask_roles(w, i);
 	if (g_variant_lookup(dict, "Description", "&s", &s) && *s)
 		n->description = ksr_xstrdup(s);
 	g_variant_lookup(dict, "ChildCount", "i", &count);
@@ -305,9 +367,11 @@ static void got_prop(walk *w, int i, enum req_kind kind, GVariant *reply)
 	GVariant *v = NULL;
 	g_variant_get(reply, "(v)", &v);
 	bool str = g_variant_is_of_type(v, G_VARIANT_TYPE_STRING);
-	if (kind == REQ_NAME && str)
+	if (kind == REQ_NAME && str) {
 		n->name = ksr_xstrdup(g_variant_get_string(v, NULL));
-	else if (kind == REQ_DESC && str && *g_variant_get_string(v, NULL))
+		if (w->o.find_name && name_matches(w, i))
+			ask_roles(w, i);
+	} else if (kind == REQ_DESC && str && *g_variant_get_string(v, NULL))
 		n->description = ksr_xstrdup(g_variant_get_string(v, NULL));
 	else if (kind == REQ_COUNT && g_variant_is_of_type(v, G_VARIANT_TYPE_INT32))
 		count_known(w, i, g_variant_get_int32(v));
@@ -511,6 +575,7 @@ static void item_free(gpointer p)
 	cache_item *c = p;
 	free(c->name);
 	free(c->description);
+	free(c->parent);
 	free(c);
 }
 
@@ -520,20 +585,23 @@ static void item_free(gpointer p)
  * the counts nor the lists are used: GTK 4's disagree with GetChildren. */
 static void add_item(GHashTable *h, const char *bus, GVariant *item)
 {
-	const char *ibus = NULL, *path = NULL, *name = NULL, *desc = NULL;
+	const char *ibus = NULL, *path = NULL, *pbus = NULL, *ppath = NULL, *name = NULL,
+	           *desc = NULL;
 	GVariant *kids = NULL, *ifaces = NULL, *states = NULL;
 	guint32 role = 0;
 	const char *type = g_variant_get_type_string(item);
 	if (strcmp(type, "((so)(so)(so)iiassusau)") == 0)
-		g_variant_get(item, "((&s&o)(so)(so)ii@as&su&s@au)", &ibus, &path, NULL, NULL, NULL,
-		              NULL, NULL, NULL, &ifaces, &name, &role, &desc, &states);
+		g_variant_get(item, "((&s&o)(so)(&s&o)ii@as&su&s@au)", &ibus, &path, NULL, NULL,
+		              &pbus, &ppath, NULL, NULL, &ifaces, &name, &role, &desc, &states);
 	else if (strcmp(type, "((so)(so)(so)a(so)assusau)") == 0)
-		g_variant_get(item, "((&s&o)(so)(so)@a(so)@as&su&s@au)", &ibus, &path, NULL, NULL,
-		              NULL, NULL, &kids, &ifaces, &name, &role, &desc, &states);
+		g_variant_get(item, "((&s&o)(so)(&s&o)@a(so)@as&su&s@au)", &ibus, &path, NULL, NULL,
+		              &pbus, &ppath, &kids, &ifaces, &name, &role, &desc, &states);
 	else
 		return;
 	if (strcmp(ibus, bus) == 0) {
 		cache_item *c = ksr_xcalloc(1, sizeof *c);
+		if (strcmp(pbus, bus) == 0)
+			c->parent = ksr_xstrdup(ppath);
 		c->role = role;
 		c->states = ksr_atspi_states_from_variant(states);
 		c->ifaces = iface_bits(ifaces);
@@ -594,6 +662,123 @@ static void load_cache(walk *w, ksr_deadline d)
 		g_hash_table_destroy(h);
 }
 
+/* ---- find mode from the cache alone ---- */
+
+/* The name (and, where asked, role) match of a cache item, as
+ * ksr_atspi_node_match_kind judges a node. An item whose standard role is
+ * not the one asked may still have it as its toolkit role name: that is
+ * asked of the app (one call; few items share a name). */
+static int item_match_kind(walk *w, const char *path, const cache_item *it, ksr_deadline d)
+{
+	char *role = ksr_atspi_role_canonical(it->role);
+	ksr_atspi_node n = {.name = it->name, .role = role};
+	int kind = ksr_atspi_node_match_kind(&n, w->o.find_name, w->o.find_role);
+	if (!kind && w->o.find_role && ksr_atspi_node_match_kind(&n, w->o.find_name, NULL)) {
+		ksr_err err = {0};
+		GVariant *r =
+		        ksr_atspi_call(w->a->ctx, w->a->conn, w->app->bus, path,
+		                       ATSPI_IFACE_ACCESSIBLE, "GetRoleName", NULL, "(s)", d, &err);
+		w->t->calls++;
+		if (r) {
+			g_variant_get(r, "(&s)", &n.toolkit_role);
+			kind = ksr_atspi_node_match_kind(&n, w->o.find_name, w->o.find_role);
+			g_variant_unref(r);
+		}
+	}
+	free(role);
+	return kind;
+}
+
+/* The path of the one item ksr_atspi_tree_find would pick on the whole tree,
+ * where the cache alone can tell: a showing match that no other item equals
+ * in rank (tree order would decide between equals, and the cache does not
+ * give it). NULL: walk. A node that manages its descendants may have
+ * children the cache leaves out (at-spi2-atk does not cache them), so then
+ * the cache cannot say that no other node matches. */
+static const char *cache_pick(walk *w, ksr_deadline d)
+{
+	GHashTableIter hi;
+	gpointer key, val;
+	g_hash_table_iter_init(&hi, w->items);
+	while (g_hash_table_iter_next(&hi, &key, &val)) {
+		const cache_item *it = val;
+		if (it->states & (1ull << ATSPI_STATE_MANAGES_DESCENDANTS))
+			return NULL;
+		bool below_window = strcmp(key, ATSPI_ROOT_PATH) != 0 && it->parent &&
+		                    strcmp(it->parent, ATSPI_ROOT_PATH) != 0;
+		if (below_window && (it->states & (1ull << ATSPI_STATE_SHOWING)))
+			w->t->visible_is_showing = false; /* as the walk judges it */
+	}
+	const char *best = NULL;
+	int best_rank = 0, ties = 0;
+	g_hash_table_iter_init(&hi, w->items);
+	while (g_hash_table_iter_next(&hi, &key, &val)) {
+		const cache_item *it = val;
+		int kind = strcmp(key, ATSPI_ROOT_PATH) == 0 ? 0 : item_match_kind(w, key, it, d);
+		if (!kind)
+			continue;
+		int rank =
+		        (ksr_atspi_states_showing(it->states, w->t->visible_is_showing) ? 2 : 0) +
+		        kind;
+		if (rank > best_rank)
+			best = key, best_rank = rank, ties = 0;
+		else if (rank == best_rank)
+			ties++;
+	}
+	return best_rank >= 3 && ties == 0 ? best : NULL;
+}
+
+/* The pick's ancestors from the root, by the items' parents: their count,
+ * 0 when the chain leaves the cache, loops or is deeper than the walk goes. */
+static int cache_chain(walk *w, const char *path, const char **chain, int cap)
+{
+	int n = 0;
+	while (n < cap && n <= w->o.max_depth) {
+		chain[n++] = path;
+		if (strcmp(path, ATSPI_ROOT_PATH) == 0)
+			return n;
+		const cache_item *it = g_hash_table_lookup(w->items, path);
+		if (!it || !it->parent)
+			return 0;
+		path = it->parent;
+	}
+	return 0;
+}
+
+/* Find mode answered from the app's cache: the tree is the pick's line of
+ * ancestors, and only the pick is asked anything (its toolkit role name,
+ * then its extents and actions: one round trip). false: walk as usual. */
+static bool cache_find(walk *w, ksr_deadline d)
+{
+	if (!w->items || !w->o.find_name)
+		return false;
+	const char *pick = cache_pick(w, d);
+	const char *chain[DEFAULT_DEPTH + 1];
+	int n = pick ? cache_chain(w, pick, chain, DEFAULT_DEPTH + 1) : 0;
+	if (n == 0)
+		return false;
+	int i = -1;
+	for (int k = n - 1; k >= 0; k--) {
+		i = new_node(w, chain[k], i);
+		const cache_item *it = g_hash_table_lookup(w->items, chain[k]);
+		ksr_atspi_node *nd = &w->t->nodes[i];
+		if (it) {
+			fill_from_item(w, i, it);
+		} else { /* the root, where the cache leaves it out: as the registry names it */
+			nd->answered = true;
+			nd->role = ksr_xstrdup("application");
+			nd->name = ksr_xstrdup(w->app->name);
+		}
+		nd->n_children = -1; /* not asked */
+	}
+	send_req(w, i, REQ_ROLE);
+	ask_details(w, i);
+	w->answer = i;
+	w->scanned = (int)w->t->len;
+	w->t->found_in_cache = true;
+	return true;
+}
+
 void ksr_atspi_tree_clear(ksr_atspi_tree *t)
 {
 	if (!t)
@@ -636,8 +821,13 @@ int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_
 	ksr_atspi_ctx_enter(a->ctx);
 	load_cache(&w, d);
 	out->cached = w.items != NULL;
-	add_node(&w, ATSPI_ROOT_PATH, -1);
+	if (!cache_find(&w, d))
+		add_node(&w, ATSPI_ROOT_PATH, -1);
 	ksr_wait r = KSR_WAIT_READY;
+	while (w.pending > 0 && !found(&w) && r != KSR_WAIT_CANCELLED && !ksr_deadline_passed(d))
+		r = ksr_atspi_iterate(a->ctx, d, false);
+	if (w.o.find_name && !found(&w) && w.pending == 0 && r != KSR_WAIT_CANCELLED)
+		ask_named_roles(&w);
 	while (w.pending > 0 && !found(&w) && r != KSR_WAIT_CANCELLED && !ksr_deadline_passed(d))
 		r = ksr_atspi_iterate(a->ctx, d, false);
 	out->found_early = found(&w);

@@ -251,6 +251,70 @@ steps:
         # a pid that died and came back would mean the app crashed mid-run
         self.assertEqual(s1["element"]["pid"], s3["element"]["pid"])
 
+class FindModeAgreesWithFullWalk(ksr.KsrTestCase):
+    """The find-mode walk (click_element, state checks) picks, for every name
+    in a full walk, the node the full tree's finder picks: on GTK 4 mostly
+    answered from the app's Cache.GetItems (the match and its ancestors only),
+    on Qt 5 (no cache) and GTK 3 with tree views (a cache that may leave rows
+    out) by walking. The oracle is a second full walk and ksr_atspi_tree_find,
+    in tests/helpers/ksr-findcheck.c."""
+    needs_testapp = False
+
+    def hold(self, launch, window, process, env=None):
+        """A run that holds the app open in the runtime's own session; the
+        app's PID and its session's environment."""
+        sc = self.scenario("launch: %s\nprocess: ^%s$\nwindow: %s\nsettle_s: 1\n"
+                           "atspi: false\nsteps:\n  - sleep: 300\n" % (launch, process, window))
+        out = self.out(launch)
+        rt = self.start_rt(["run", "--xvfb", sc], out=out, env=env)
+        ksr.wait_for_trace_event(out, ksr.in_stage("steps"), 90, proc=rt)
+        app = ksr.wait_for_trace_event(
+            out, lambda e: e.get("event") == "app" and e.get("pid"), 10, proc=rt)
+        with open("/proc/%d/environ" % app["pid"], "rb") as f:
+            pairs = [kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv]
+        keep = ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")
+        env = dict(self.env())
+        env.update({k.decode(): v.decode() for k, v in pairs if k.decode() in keep})
+        return app["pid"], env
+
+    def check(self, pid, env):
+        r = subprocess.run([os.environ["KSR_FINDCHECK"], str(pid)], env=env,
+                           capture_output=True, text=True, timeout=240)
+        self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr[-2000:])
+        last = r.stdout.strip().splitlines()[-1]
+        tried, bad, cached = [int(w) for w in last.replace(":", " ").replace(",", " ").split()
+                              if w.isdigit()]
+        return tried, bad, cached
+
+    def test_gtk4_calculator_from_the_cache(self):
+        if not shutil.which("gnome-calculator"):
+            self.fail("gnome-calculator is not installed (scripts/setup.sh deps)")
+        tried, bad, cached = self.check(*self.hold("gnome-calculator", "Calculator",
+                                                   "gnome-calculator"))
+        self.assertEqual(bad, 0)
+        self.assertGreater(tried, 50)  # its buttons, labels, panes
+        # Two "GtkScrollbar" nodes are both showing: tree order decides, and the
+        # cache does not give it, so those (and the hidden ones) are walked.
+        self.assertGreater(cached, tried // 2)
+        self.assertLess(cached, tried)
+
+    def test_qt5_featherpad_walked(self):
+        if not shutil.which("featherpad"):
+            self.fail("featherpad is not installed (scripts/setup.sh deps)")
+        pid, env = self.hold("featherpad", "Untitled|FeatherPad", "featherpad",
+                             env=self.env(QT_LINUX_ACCESSIBILITY_ALWAYS_ON="1"))
+        tried, bad, cached = self.check(pid, env)
+        self.assertEqual((bad, cached), (0, 0))  # Qt 5 serves no cache
+        self.assertGreater(tried, 50)  # its menus' items, toolbar buttons
+
+    def test_gtk3_widget_factory(self):
+        if not shutil.which("gtk3-widget-factory"):
+            self.fail("gtk3-widget-factory is not installed (scripts/setup.sh deps)")
+        tried, bad, _cached = self.check(*self.hold(
+            "gtk3-widget-factory", "^gtk3-widget-factory$", "gtk3-widget-factory"))
+        self.assertEqual(bad, 0)
+        self.assertGreater(tried, 30)
+
 
 if __name__ == "__main__":
     unittest.main()
