@@ -103,15 +103,20 @@ static int bench_ours(int n, ours_times *t, ksr_err *err)
 			return -1;
 		double t2 = bench_now_ms();
 		t->diff_only[i] = t2 - t1;
-		/* The runtime's own job: the screenshot is in memory, only the
-		 * baseline file is read and decoded. */
+		/* The runtime's own job: both PNGs (the screenshot's, the baseline
+		 * file) decoded row by row as they are compared; no frame held. */
 		double t4 = bench_now_ms();
-		ksr_image *base = ksr_image_read_png(path_b, err);
+		ksr_png_rows *ra = ksr_png_rows_open_file(path_a, err);
+		ksr_png_rows *rb = ra ? ksr_png_rows_open_file(path_b, err) : NULL;
 		ksr_diff_result r1 = {0};
-		if (!base || ksr_image_diff(a, base, &o, &r1, err) < 0)
-			return -1;
+		int rc = rb ? ksr_image_diff_rows(ra, rb, &o, &r1, NULL, NULL, err) : -1;
+		ksr_png_rows_close(ra);
+		ksr_png_rows_close(rb);
+		if (rc < 0 || r1.differing != r.differing)
+			return rc < 0 ? -1
+			              : ksr_err_set(err, "streamed count %lld, in memory %lld",
+			                            r1.differing, r.differing);
 		t->one_decode[i] = bench_now_ms() - t4;
-		ksr_image_free(base);
 		t->with_decode[i] = t2 - t0;
 		t->differing = r.differing;
 		/* As a drifted baseline is reported: the diff image, encoded and written. */
@@ -226,7 +231,7 @@ int main(int argc, char **argv)
 	printf("|---|---:|---:|---|\n");
 	row("**ours**: ksr_image_diff only (decoded images in memory)",
 	    bench_median(t->diff_only, n), base, fig);
-	row("**ours** as the runtime: screenshot in memory, read + decode the baseline + diff",
+	row("**ours** as the runtime: both PNGs decoded row by row as compared (no frame held)",
 	    bench_median(t->one_decode, n), base, fig);
 	row("**ours**: read + decode both PNGs + ksr_image_diff", base, base, fig);
 	row("**ours**: the same + diff image encoded and written", bench_median(t->with_image, n),

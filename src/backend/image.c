@@ -68,6 +68,7 @@ typedef struct row_source {
 	int w, h;
 	ksr_png_row_fn row;
 	void *ctx;
+	bool in_order; /* rows asked once each, top to bottom, on one thread */
 } row_source;
 
 static const uint8_t *image_row(void *ctx, int y, uint8_t *scratch)
@@ -233,7 +234,7 @@ static int encode_source(const row_source *src, unsigned char **buf, size_t *len
 	*len = 0;
 	if (src->w <= 0 || src->h <= 0)
 		return ksr_err_set(err, "PNG: cannot encode an empty image");
-	if (encode_striped(src, buf, len) == 0)
+	if (!src->in_order && encode_striped(src, buf, len) == 0)
 		return 0;
 	png_structp png =
 	        png_create_write_struct(PNG_LIBPNG_VER_STRING, err, on_png_error, on_png_warning);
@@ -267,14 +268,21 @@ int ksr_image_encode_png(const ksr_image *img, unsigned char **buf, size_t *len,
 		*len = 0;
 		return ksr_err_set(err, "PNG: cannot encode an empty image");
 	}
-	row_source src = {img->w, img->h, image_row, (void *)img};
+	row_source src = {img->w, img->h, image_row, (void *)img, false};
 	return encode_source(&src, buf, len, err);
 }
 
 int ksr_image_encode_png_rows(int w, int h, ksr_png_row_fn row, void *ctx, unsigned char **buf,
                               size_t *len, ksr_err *err)
 {
-	row_source src = {w, h, row, ctx};
+	row_source src = {w, h, row, ctx, false};
+	return encode_source(&src, buf, len, err);
+}
+
+int ksr_image_encode_png_in_order(int w, int h, ksr_png_row_fn row, void *ctx, unsigned char **buf,
+                                  size_t *len, ksr_err *err)
+{
+	row_source src = {w, h, row, ctx, true};
 	return encode_source(&src, buf, len, err);
 }
 
@@ -310,15 +318,22 @@ static void set_rgb8_transforms(png_structp png, png_infop info)
 
 /* Runs under the caller's setjmp; the image is handed over through *out at
  * once so the caller can free it if libpng jumps out later. */
-static void decode_into(png_structp png, png_infop info, ksr_image **out, png_bytep **rows)
+static void read_header(png_structp png, png_infop info, png_uint_32 *w, png_uint_32 *h)
 {
 	png_read_info(png, info);
-	png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
-	if ((size_t)w * h > MAX_PIXELS)
+	*w = png_get_image_width(png, info);
+	*h = png_get_image_height(png, info);
+	if ((size_t)*w * *h > MAX_PIXELS)
 		png_error(png, "image is too large");
 	set_rgb8_transforms(png, info);
-	if (png_get_rowbytes(png, info) != (size_t)w * 3)
+	if (png_get_rowbytes(png, info) != (size_t)*w * 3)
 		png_error(png, "unexpected row format after conversion to RGB");
+}
+
+static void decode_into(png_structp png, png_infop info, ksr_image **out, png_bytep **rows)
+{
+	png_uint_32 w, h;
+	read_header(png, info, &w, &h);
 	/* Not zeroed: libpng writes every byte of every row, or jumps out and
 	 * the image is freed unread (zeroing 6 MB cost ~4% of a 1080p decode). */
 	*out = ksr_xcalloc(1, sizeof **out);
@@ -330,6 +345,18 @@ static void decode_into(png_structp png, png_infop info, ksr_image **out, png_by
 		(*rows)[y] = (*out)->rgb + (size_t)y * w * 3;
 	png_read_image(png, *rows);
 	png_read_end(png, NULL);
+}
+
+static void set_reader(png_structp png, memreader *reader)
+{
+	png_set_read_fn(png, reader, read_mem);
+	png_set_user_limits(png, MAX_DIM, MAX_DIM);
+#if defined(PNG_IGNORE_ADLER32) && defined(PNG_SET_OPTION_SUPPORTED)
+	/* Each chunk's CRC still guards the file; the Adler-32 over the 6 MB of
+	 * inflated rows of a 1080p screen costs ~15% of the decode (measured,
+	 * CPU time) and guards nothing more. */
+	png_set_option(png, PNG_IGNORE_ADLER32, PNG_OPTION_ON);
+#endif
 }
 
 typedef struct decode_state {
@@ -356,14 +383,7 @@ ksr_image *ksr_image_decode_png(const void *data, size_t len, ksr_err *err)
 	decode_state *st = ksr_xcalloc(1, sizeof *st);
 	ksr_image *volatile result = NULL;
 	if (setjmp(png_jmpbuf(png)) == 0) {
-		png_set_read_fn(png, &reader, read_mem);
-		png_set_user_limits(png, MAX_DIM, MAX_DIM);
-#if defined(PNG_IGNORE_ADLER32) && defined(PNG_SET_OPTION_SUPPORTED)
-		/* Each chunk's CRC still guards the file; the Adler-32 over the
-		 * 6 MB of inflated rows of a 1080p screen costs ~15% of the decode
-		 * (measured, CPU time) and guards nothing more. */
-		png_set_option(png, PNG_IGNORE_ADLER32, PNG_OPTION_ON);
-#endif
+		set_reader(png, &reader);
 		decode_into(png, info, &st->img, &st->rows);
 		result = st->img;
 		st->img = NULL;
@@ -416,4 +436,112 @@ ksr_image *ksr_image_read_png(const char *path, ksr_err *err)
 		ksr_err_set(err, "%s: %s", path, msg);
 	}
 	return img;
+}
+
+/* ---- rows one at a time ---- */
+
+struct ksr_png_rows {
+	png_structp png;
+	png_infop info;
+	memreader mem;
+	unsigned char *owned; /* the file's bytes (ksr_png_rows_open_file) */
+	ksr_err err;          /* libpng's error pointer */
+	int w, h, y;
+	uint8_t *row;
+	ksr_image *whole; /* an interlaced file, decoded at once (its rows come in passes) */
+};
+
+static bool rows_start(ksr_png_rows *r)
+{
+	r->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &r->err, on_png_error,
+	                                on_png_warning);
+	r->info = r->png ? png_create_info_struct(r->png) : NULL;
+	if (!r->info)
+		return ksr_err_set(&r->err, "PNG: out of memory"), false;
+	png_uint_32 w = 0, h = 0;
+	if (setjmp(png_jmpbuf(r->png)) != 0)
+		return false;
+	set_reader(r->png, &r->mem);
+	read_header(r->png, r->info, &w, &h);
+	r->w = (int)w;
+	r->h = (int)h;
+	return true;
+}
+
+ksr_png_rows *ksr_png_rows_open(const void *data, size_t len, ksr_err *err)
+{
+	if (!data || len < 8 || png_sig_cmp(data, 0, 8) != 0) {
+		ksr_err_set(err, "PNG: not a PNG file");
+		return NULL;
+	}
+	ksr_png_rows *r = ksr_xcalloc(1, sizeof *r);
+	r->mem = (memreader){data, len, 0};
+	bool ok = rows_start(r);
+	if (ok && png_get_interlace_type(r->png, r->info) != PNG_INTERLACE_NONE) {
+		png_destroy_read_struct(&r->png, &r->info, NULL);
+		r->whole = ksr_image_decode_png(data, len, &r->err);
+		ok = r->whole != NULL;
+	}
+	if (!ok) {
+		ksr_err_set(err, "%s", r->err.msg);
+		ksr_png_rows_close(r);
+		return NULL;
+	}
+	if (!r->whole)
+		r->row = ksr_xmalloc((size_t)r->w * 3 + 1);
+	return r;
+}
+
+ksr_png_rows *ksr_png_rows_open_file(const char *path, ksr_err *err)
+{
+	size_t len = 0;
+	unsigned char *data = read_file(path, &len, err);
+	if (!data)
+		return NULL;
+	ksr_png_rows *r = ksr_png_rows_open(data, len, err);
+	if (!r) {
+		char msg[KSR_ERR_MSG_MAX];
+		snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+		ksr_err_set(err, "%s: %s", path, msg);
+		free(data);
+		return NULL;
+	}
+	r->owned = data;
+	return r;
+}
+
+void ksr_png_rows_size(const ksr_png_rows *r, int *w, int *h)
+{
+	*w = r->whole ? r->whole->w : r->w;
+	*h = r->whole ? r->whole->h : r->h;
+}
+
+const uint8_t *ksr_png_rows_next(ksr_png_rows *r, ksr_err *err)
+{
+	int w, h;
+	ksr_png_rows_size(r, &w, &h);
+	if (r->y >= h) {
+		ksr_err_set(err, "PNG: no rows left");
+		return NULL;
+	}
+	if (r->whole)
+		return r->whole->rgb + (size_t)r->y++ * (size_t)w * 3;
+	if (setjmp(png_jmpbuf(r->png)) != 0) {
+		ksr_err_set(err, "%s", r->err.msg);
+		return NULL;
+	}
+	png_read_row(r->png, r->row, NULL);
+	r->y++;
+	return r->row;
+}
+
+void ksr_png_rows_close(ksr_png_rows *r)
+{
+	if (!r)
+		return;
+	png_destroy_read_struct(&r->png, &r->info, NULL);
+	ksr_image_free(r->whole);
+	free(r->row);
+	free(r->owned);
+	free(r);
 }

@@ -2,7 +2,9 @@
  * the spans of each row that no mask covers. Screens are mostly identical
  * from one run to the next, so a span is walked eight pixels (24 bytes) at a
  * time with memcmp, and only a block that differs is looked at pixel by pixel.
- * No allocation depends on the pixel count except the optional diff image. */
+ * No allocation depends on the pixel count except the optional diff image;
+ * ksr_image_diff_rows compares two PNGs as they are decoded, holding a row of
+ * each, and streams the diff image into its PNG. */
 #include "ksr/image.h"
 
 #include <math.h>
@@ -157,30 +159,52 @@ static void tint_gaps(uint8_t *row, const span *s, size_t n, int w)
 	tint_masked(row, x, w);
 }
 
-static void compare_rows(const ksr_image *a, const ksr_image *b, const px_rect *rects,
-                         size_t n_rects, unsigned t, ksr_diff_result *r)
+/* One comparison's fixed parts, and the rows' spans (scratch). */
+typedef struct diff_pass {
+	px_rect *rects;
+	size_t n_rects;
+	span *tmp, *spans;
+	unsigned t;
+	int w;
+	ksr_diff_result *r;
+} diff_pass;
+
+static void pass_start(diff_pass *p, const ksr_diff_opts *o, int w, int h, ksr_diff_result *r)
 {
-	span *tmp = ksr_xcalloc(n_rects + 1, sizeof *tmp);
-	span *spans = ksr_xcalloc(n_rects + 1, sizeof *spans);
-	size_t stride = (size_t)a->w * 3;
-	for (int y = 0; y < a->h; y++) {
-		const uint8_t *ra = a->rgb + (size_t)y * stride;
-		const uint8_t *rb = b->rgb + (size_t)y * stride;
-		uint8_t *rd = r->diff ? r->diff->rgb + (size_t)y * stride : NULL;
-		size_t ns = row_spans(rects, n_rects, y, a->w, tmp, spans);
-		if (rd) {
-			fade_row(rb, rd, a->w);
-			tint_gaps(rd, spans, ns, a->w);
-		}
-		for (size_t i = 0; i < ns; i++) {
-			size_t off = (size_t)spans[i].x0 * 3;
-			int n = spans[i].x1 - spans[i].x0;
-			r->compared += n;
-			r->differing += diff_run(ra + off, rb + off, n, t, rd ? rd + off : NULL);
-		}
+	p->rects = ksr_xcalloc(o->n_mask + 1, sizeof *p->rects);
+	p->n_rects = masks_to_px(o, w, h, p->rects);
+	p->tmp = ksr_xcalloc(p->n_rects + 1, sizeof *p->tmp);
+	p->spans = ksr_xcalloc(p->n_rects + 1, sizeof *p->spans);
+	p->t = (unsigned)(o->channel_threshold < 0     ? 0
+	                  : o->channel_threshold > 255 ? 255
+	                                               : o->channel_threshold);
+	p->w = w;
+	p->r = r;
+}
+
+static void pass_end(diff_pass *p)
+{
+	free(p->rects);
+	free(p->tmp);
+	free(p->spans);
+	ksr_diff_result *r = p->r;
+	r->fraction = r->compared ? (double)r->differing / (double)r->compared : 0.0;
+}
+
+/* Row y of both images; rd (NULL: none) gets the diff image's row. */
+static void diff_row(diff_pass *p, int y, const uint8_t *ra, const uint8_t *rb, uint8_t *rd)
+{
+	size_t ns = row_spans(p->rects, p->n_rects, y, p->w, p->tmp, p->spans);
+	if (rd) {
+		fade_row(rb, rd, p->w);
+		tint_gaps(rd, p->spans, ns, p->w);
 	}
-	free(tmp);
-	free(spans);
+	for (size_t i = 0; i < ns; i++) {
+		size_t off = (size_t)p->spans[i].x0 * 3;
+		int n = p->spans[i].x1 - p->spans[i].x0;
+		p->r->compared += n;
+		p->r->differing += diff_run(ra + off, rb + off, n, p->t, rd ? rd + off : NULL);
+	}
 }
 
 static bool has_pixels(const ksr_image *img)
@@ -188,33 +212,103 @@ static bool has_pixels(const ksr_image *img)
 	return img && img->w >= 0 && img->h >= 0 && (img->rgb || img->w == 0 || img->h == 0);
 }
 
+/* What both entry points check first: 1 to compare, 0 when done (a size
+ * mismatch, every pixel counted as differing), -1 on a bad call. */
+static int diff_begin(int aw, int ah, int bw, int bh, const ksr_diff_opts **o, ksr_diff_result *r,
+                      ksr_err *err)
+{
+	static const ksr_diff_opts none = {0};
+	if (!*o)
+		*o = &none;
+	if ((*o)->n_mask && !(*o)->mask)
+		return ksr_err_set(err, "image diff: %zu masks but no mask array", (*o)->n_mask);
+	if (aw != bw || ah != bh) {
+		r->size_mismatch = true;
+		r->fraction = 1.0;
+		return 0;
+	}
+	return 1;
+}
+
 int ksr_image_diff(const ksr_image *a, const ksr_image *b, const ksr_diff_opts *o,
                    ksr_diff_result *r, ksr_err *err)
 {
-	static const ksr_diff_opts none = {0};
 	if (!r)
 		return ksr_err_set(err, "image diff: no result");
 	memset(r, 0, sizeof *r);
 	if (!has_pixels(a) || !has_pixels(b))
 		return ksr_err_set(err, "image diff: missing image");
-	if (!o)
-		o = &none;
-	if (o->n_mask && !o->mask)
-		return ksr_err_set(err, "image diff: %zu masks but no mask array", o->n_mask);
-	if (a->w != b->w || a->h != b->h) {
-		r->size_mismatch = true;
-		r->fraction = 1.0;
-		return 0;
-	}
-	unsigned t = (unsigned)(o->channel_threshold < 0     ? 0
-	                        : o->channel_threshold > 255 ? 255
-	                                                     : o->channel_threshold);
-	px_rect *rects = ksr_xcalloc(o->n_mask + 1, sizeof *rects);
-	size_t n_rects = masks_to_px(o, a->w, a->h, rects);
+	int go = diff_begin(a->w, a->h, b->w, b->h, &o, r, err);
+	if (go <= 0)
+		return go;
+	diff_pass p;
+	pass_start(&p, o, a->w, a->h, r);
 	if (o->want_diff)
 		r->diff = ksr_image_new(a->w, a->h);
-	compare_rows(a, b, rects, n_rects, t, r);
-	free(rects);
-	r->fraction = r->compared ? (double)r->differing / (double)r->compared : 0.0;
+	size_t stride = (size_t)a->w * 3;
+	for (int y = 0; y < a->h; y++)
+		diff_row(&p, y, a->rgb + (size_t)y * stride, b->rgb + (size_t)y * stride,
+		         r->diff ? r->diff->rgb + (size_t)y * stride : NULL);
+	pass_end(&p);
 	return 0;
+}
+
+/* ---- two PNGs, row by row ---- */
+
+typedef struct stream_pass {
+	diff_pass p;
+	ksr_png_rows *a, *b;
+	ksr_err err; /* the first row that could not be read */
+	bool failed;
+} stream_pass;
+
+/* Row y of the diff image (the encoder asks in order), or of the count alone
+ * (scratch NULL). A row that cannot be read ends the comparison: the rest is
+ * left grey and the error returned. */
+static const uint8_t *stream_row(void *ctx, int y, uint8_t *scratch)
+{
+	stream_pass *s = ctx;
+	const uint8_t *ra = s->failed ? NULL : ksr_png_rows_next(s->a, &s->err);
+	const uint8_t *rb = ra ? ksr_png_rows_next(s->b, &s->err) : NULL;
+	if (!rb) {
+		s->failed = true;
+		if (scratch)
+			memset(scratch, 128, (size_t)s->p.w * 3);
+		return scratch;
+	}
+	diff_row(&s->p, y, ra, rb, scratch);
+	return scratch;
+}
+
+int ksr_image_diff_rows(ksr_png_rows *a, ksr_png_rows *b, const ksr_diff_opts *o,
+                        ksr_diff_result *r, unsigned char **diff_png, size_t *diff_len,
+                        ksr_err *err)
+{
+	if (!r || !a || !b)
+		return ksr_err_set(err, "image diff: missing image");
+	memset(r, 0, sizeof *r);
+	int aw, ah, bw, bh;
+	ksr_png_rows_size(a, &aw, &ah);
+	ksr_png_rows_size(b, &bw, &bh);
+	int go = diff_begin(aw, ah, bw, bh, &o, r, err);
+	if (go <= 0)
+		return go;
+	stream_pass s = {.a = a, .b = b};
+	pass_start(&s.p, o, aw, ah, r);
+	int rc = 0;
+	if (diff_png) {
+		rc = ksr_image_encode_png_in_order(aw, ah, stream_row, &s, diff_png, diff_len, err);
+	} else {
+		for (int y = 0; y < ah && !s.failed; y++)
+			stream_row(&s, y, NULL);
+	}
+	pass_end(&s.p);
+	if (rc == 0 && s.failed) {
+		if (diff_png) {
+			free(*diff_png);
+			*diff_png = NULL;
+		}
+		rc = ksr_err_set(err, "image diff: %s", s.err.msg);
+	}
+	return rc;
 }

@@ -127,6 +127,68 @@ static void test_diff_image(void)
 	ksr_image_free(b);
 }
 
+/* Both images as PNGs read row by row: r from ksr_image_diff_rows. */
+static int diff_as_pngs(const ksr_image *a, const ksr_image *b, const ksr_diff_opts *o,
+                        ksr_diff_result *r, unsigned char **diff_png, size_t *diff_len)
+{
+	ksr_err err = {0};
+	unsigned char *pa = NULL, *pb = NULL;
+	size_t la = 0, lb = 0;
+	ksr_image_encode_png(a, &pa, &la, &err);
+	ksr_image_encode_png(b, &pb, &lb, &err);
+	ksr_png_rows *ra = ksr_png_rows_open(pa, la, &err), *rb = ksr_png_rows_open(pb, lb, &err);
+	int rc = ksr_image_diff_rows(ra, rb, o, r, diff_png, diff_len, &err);
+	ksr_png_rows_close(ra);
+	ksr_png_rows_close(rb);
+	free(pa);
+	free(pb);
+	return rc;
+}
+
+/* The streamed diff image is the in-memory one, pixel for pixel (whose
+ * colours test_diff_image pins), and holds the same counts. */
+static void test_streamed_diff_image(void)
+{
+	ksr_err err = {0};
+	ksr_image *a = flat(300, 41, 90), *b = copy(a);
+	for (int x = 0; x < 300; x += 7)
+		px(b, x, x % 41)[2] = 250;
+	const double mask[][4] = {{0.5, 0.2, 0.3, 0.5}};
+	ksr_diff_opts o = {.channel_threshold = 24, .mask = mask, .n_mask = 1, .want_diff = true};
+	ksr_diff_result mem, rows;
+	ksr_image_diff(a, b, &o, &mem, &err);
+	unsigned char *png = NULL;
+	size_t len = 0;
+	is_int(diff_as_pngs(a, b, &o, &rows, &png, &len), 0, "streamed diff: ok");
+	ok(rows.differing == mem.differing && rows.compared == mem.compared && !rows.diff,
+	   "streamed diff: %lld/%lld as in memory %lld/%lld, no image held", rows.differing,
+	   rows.compared, mem.differing, mem.compared);
+	ksr_image *dec = png ? ksr_image_decode_png(png, len, &err) : NULL;
+	ok(dec && mem.diff && dec->w == 300 && dec->h == 41 &&
+	           memcmp(dec->rgb, mem.diff->rgb, (size_t)300 * 41 * 3) == 0,
+	   "the streamed diff PNG decodes to the in-memory diff image");
+	ksr_image_free(dec);
+	ksr_image_free(mem.diff);
+	free(png);
+	/* A truncated file: an error naming libpng's cause, not a count of the rows read. */
+	unsigned char *pa = NULL;
+	size_t la = 0;
+	ksr_image_encode_png(a, &pa, &la, &err);
+	ksr_png_rows *ra = ksr_png_rows_open(pa, la / 2, &err);
+	ksr_png_rows *rb = ksr_png_rows_open(pa, la, &err);
+	ok(ra && rb, "a truncated PNG's header still reads");
+	ksr_err e2 = {0};
+	is_int(ksr_image_diff_rows(ra, rb, &o, &rows, NULL, NULL, &e2), -1,
+	       "truncated rows: an error");
+	ok(strstr(e2.msg, "truncated") != NULL, "truncated rows: says so (%s)", e2.msg);
+	ksr_png_rows_close(ra);
+	ksr_png_rows_close(rb);
+	ok(!ksr_png_rows_open("not a png", 9, &e2), "not a PNG: refused (%s)", e2.msg);
+	free(pa);
+	ksr_image_free(a);
+	ksr_image_free(b);
+}
+
 static void test_mismatch_and_errors(void)
 {
 	ksr_err err = {0};
@@ -204,15 +266,21 @@ static void test_against_reference(void)
 		ksr_diff_result r;
 		long long cmp = 0, want = slow_diff(a, b, mask, n, t, &cmp);
 		ksr_image_diff(a, b, &o, &r, &err);
-		if (r.differing == want && r.compared == cmp)
+		ksr_diff_result rr;
+		diff_as_pngs(a, b, &o, &rr, NULL, NULL);
+		if (r.differing == want && r.compared == cmp && rr.differing == want &&
+		    rr.compared == cmp)
 			agree++;
 		else
-			ok(0, "run %d (%dx%d, %zu masks, t=%d): %lld/%lld vs reference %lld/%lld",
-			   run, w, h, n, t, r.differing, r.compared, want, cmp);
+			ok(0,
+			   "run %d (%dx%d, %zu masks, t=%d): %lld/%lld, streamed %lld/%lld vs "
+			   "reference %lld/%lld",
+			   run, w, h, n, t, r.differing, r.compared, rr.differing, rr.compared,
+			   want, cmp);
 		ksr_image_free(a);
 		ksr_image_free(b);
 	}
-	is_int(agree, runs, "fast pass agrees with the per-pixel reference");
+	is_int(agree, runs, "fast pass and the streamed one agree with the per-pixel reference");
 }
 
 int main(void)
@@ -221,6 +289,7 @@ int main(void)
 	test_masks();
 	test_diff_image();
 	test_mismatch_and_errors();
+	test_streamed_diff_image();
 	test_against_reference();
 	return tap_done();
 }

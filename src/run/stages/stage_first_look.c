@@ -101,7 +101,11 @@ static void write_candidate(ksr_run *run, const shot *s, const char *why, char *
 	snprintf(note, len, "%s; baseline-candidate.png written", why);
 }
 
-static void emit_comparison(ksr_run *run, const ksr_diff_result *r, const ksr_image *base)
+typedef struct dims {
+	int w, h;
+} dims;
+
+static void emit_comparison(ksr_run *run, const ksr_diff_result *r, dims base)
 {
 	cJSON *f = cJSON_CreateObject();
 	cJSON_AddStringToObject(f, "path", run->sc->baseline);
@@ -109,40 +113,47 @@ static void emit_comparison(ksr_run *run, const ksr_diff_result *r, const ksr_im
 	cJSON_AddNumberToObject(f, "channel_threshold", BASELINE_CHANNEL_THRESHOLD);
 	cJSON_AddNumberToObject(f, "masks", (double)run->sc->n_baseline_mask);
 	cJSON_AddBoolToObject(f, "size_mismatch", r->size_mismatch);
-	cJSON_AddNumberToObject(f, "baseline_w", base->w);
-	cJSON_AddNumberToObject(f, "baseline_h", base->h);
+	cJSON_AddNumberToObject(f, "baseline_w", base.w);
+	cJSON_AddNumberToObject(f, "baseline_h", base.h);
 	cJSON_AddNumberToObject(f, "compared", (double)r->compared);
 	cJSON_AddNumberToObject(f, "differing", (double)r->differing);
 	cJSON_AddNumberToObject(f, "fraction", r->fraction);
 	ksr_run_emit(run, "baseline", f);
 }
 
-static void write_diff(ksr_run *run, const ksr_image *diff)
+/* The comparison again, this time encoding the diff image as its rows are
+ * made (no frame held): only when there is drift to show. */
+static void write_diff(ksr_run *run, const shot *s, const ksr_diff_opts *o)
 {
+	ksr_err err = {0};
+	ksr_png_rows *base = ksr_png_rows_open_file(run->sc->baseline, &err);
+	ksr_png_rows *now = base ? ksr_png_rows_open(s->png, s->len, &err) : NULL;
+	ksr_diff_result r = {0};
 	unsigned char *png = NULL;
 	size_t len = 0;
-	ksr_err err = {0};
-	if (diff && ksr_image_encode_png(diff, &png, &len, &err) == 0)
+	if (now && ksr_image_diff_rows(base, now, o, &r, &png, &len, &err) == 0 && png)
 		write_artifact(run, "first-look-diff.png", "diff",
 		               "pixels that differ from the baseline, in red", png, len);
 	free(png);
+	ksr_png_rows_close(now);
+	ksr_png_rows_close(base);
 }
 
 /* Drift or a size mismatch is a concern carrying the figure. */
-static void judge_drift(ksr_run *run, const ksr_image *base, const ksr_image *img,
+static void judge_drift(ksr_run *run, const shot *s, const ksr_diff_opts *o, dims base, dims now,
                         const ksr_diff_result *r, char *note, size_t len)
 {
 	const ksr_scenario *sc = run->sc;
 	if (r->size_mismatch) {
 		ksr_run_concern(run, KSR_CONCERN_BASELINE_DRIFT, 0,
-		                "the screen is %dx%d but the baseline %s is %dx%d", img->w, img->h,
-		                sc->baseline, base->w, base->h);
+		                "the screen is %dx%d but the baseline %s is %dx%d", now.w, now.h,
+		                sc->baseline, base.w, base.h);
 		snprintf(note, len, "baseline size mismatch");
 		return;
 	}
 	double pct = r->fraction * 100.0, tol = sc->baseline_tolerance * 100.0;
 	if (r->fraction > sc->baseline_tolerance) {
-		write_diff(run, r->diff);
+		write_diff(run, s, o);
 		ksr_run_concern(run, KSR_CONCERN_BASELINE_DRIFT, 0,
 		                "%.2f%% of pixels differ from the baseline %s (tolerance %g%%)",
 		                pct, sc->baseline, tol);
@@ -167,30 +178,32 @@ static void compare_baseline(ksr_run *run, shot *s, char *note, size_t len)
 		write_candidate(run, s, "no baseline file yet", note, len);
 		return;
 	}
+	/* Both screens row by row, as they are decoded: no frame is held (the
+	 * screenshot is kept as its PNG). */
 	ksr_err err = {0};
-	ksr_image *base = ksr_image_read_png(sc->baseline, &err);
-	if (!base) {
+	ksr_png_rows *base = ksr_png_rows_open_file(sc->baseline, &err);
+	ksr_png_rows *now = base ? ksr_png_rows_open(s->png, s->len, &err) : NULL;
+	ksr_diff_opts o = {.channel_threshold = BASELINE_CHANNEL_THRESHOLD,
+	                   .mask = (const double(*)[4])sc->baseline_mask,
+	                   .n_mask = sc->n_baseline_mask};
+	ksr_diff_result r = {0};
+	dims bd = {0}, nd = {0};
+	if (now) {
+		ksr_png_rows_size(base, &bd.w, &bd.h);
+		ksr_png_rows_size(now, &nd.w, &nd.h);
+	}
+	if (!now || ksr_image_diff_rows(base, now, &o, &r, NULL, NULL, &err) < 0) {
 		ksr_run_fail_setup(run, KSR_OUTCOME_INVALID_SCENARIO, 0,
 		                   "the baseline %s is not a readable PNG (%s); fix it or write it "
 		                   "again with run --update-baseline",
 		                   sc->baseline, err.msg);
 		snprintf(note, len, "baseline unreadable");
-		return;
+	} else {
+		emit_comparison(run, &r, bd);
+		judge_drift(run, s, &o, bd, nd, &r, note, len);
 	}
-	ksr_diff_opts o = {.channel_threshold = BASELINE_CHANNEL_THRESHOLD,
-	                   .mask = (const double(*)[4])sc->baseline_mask,
-	                   .n_mask = sc->n_baseline_mask,
-	                   .want_diff = true};
-	ksr_diff_result r = {0};
-	const ksr_image *img = shot_pixels(s);
-	if (ksr_image_diff(base, img, &o, &r, &err) < 0)
-		snprintf(note, len, "baseline not compared: %s", err.msg);
-	else {
-		emit_comparison(run, &r, base);
-		judge_drift(run, base, img, &r, note, len);
-	}
-	ksr_image_free(r.diff);
-	ksr_image_free(base);
+	ksr_png_rows_close(now);
+	ksr_png_rows_close(base);
 }
 
 static ksr_stage_status stage_first_look(ksr_run *run, char *note, size_t len)
