@@ -45,8 +45,12 @@ area() {
   fi
   echo "run-all.sh: $name ..." >&2
   local t0=$SECONDS
-  if [ ! -x "$1" ]; then
-    echo "n/a: $1 is not built" > "$logs/$name.txt"
+  local prog
+  for prog in "$@"; do  # past an `env VAR=VALUE ...` prefix
+    [[ $prog == env || $prog == *=* ]] || break
+  done
+  if [ ! -x "$prog" ]; then
+    echo "n/a: $prog is not built" > "$logs/$name.txt"
   else
     "$@" > "$logs/$name.txt" 2>&1
     local rc=$?
@@ -179,10 +183,11 @@ for area, on in (("window", ""), ("window-xvnc", ", Xtigervnc + xfwm4")):
 t = read("diff")
 if t is not None:
     ours = table_row(t, r"read \+ decode both PNGs", 1)
-    row("diff", "compare two 1920x1080 PNGs (read + decode + diff)", ours,
-        "odiff -t 0 (no diff image)", table_row(t, r"^odiff -t 0 \(native", 1),
-        goal=share(0.7))
-    row("diff", "compare two 1920x1080 PNGs (read + decode + diff)", ours,
+    # Both decoded whole first: no longer the runtime's way (it streams, the
+    # row below), kept for the comparison with the tools that do the same.
+    row("diff", "compare two 1920x1080 PNGs (read + decode whole + diff)", ours,
+        "odiff -t 0 (no diff image)", table_row(t, r"^odiff -t 0 \(native", 1))
+    row("diff", "compare two 1920x1080 PNGs (read + decode whole + diff)", ours,
         "ImageMagick compare -metric AE null:", table_row(t, r"compare -metric AE a b null:", 1))
     row("diff", "the runtime's first-look compare (both PNGs row by row, no frame held)",
         table_row(t, r"as the runtime", 1), "odiff -t 0 (no diff image)",
