@@ -70,6 +70,7 @@ area window-xvnc  env KASM_RUNTIME_DISPLAY_SERVER=xvnc KASM_RUNTIME_WM=xfwm4 "$b
 area diff     "$build/bench/bench_diff" "$n"
 area rss      "$build/bench/bench_rss" "$build/kasm-session-runtime" scenarios/demo-xterm.yaml
 area rss-baseline bench/rss_baseline.sh "$build"
+area demo     bench/demo.sh "$build" 20
 area evidence "$build/bench/bench_evidence" "$n"
 area input    bench/input.sh "$build" "$(( n * 10 ))"
 area cdp      bench/cdp.sh "$build" "$(( n * 2 ))"
@@ -210,6 +211,16 @@ if t is not None:
             table_row(tb, r"the process alone", 1), "the same run without a baseline", ours,
             "MiB", goal=("<= theirs + one 1080p frame (%.2f MiB)" % frame,
                          lambda o, t: t is not None and o <= t + frame))
+
+t = read("demo")
+if t is not None:
+    row("demo", "run --xvfb demo-xterm: time to verdict, worst of 20 (settle_s: 2)",
+        table_row(t, r"^time to verdict", 2), "-", None,
+        goal=at_most(2500))
+    row("demo", "the runtime's own share beyond settle and the app's start, worst of 20",
+        table_row(t, r"own share", 2), "-", None, goal=at_most(500))
+    row("demo", "runs of 20 whose app wait was over 2 s", table_row(t, r"over 2 s", 1), "-",
+        None, "runs", goal=("0", lambda o, t: o == 0))
 
 t = read("evidence")
 if t is not None:

@@ -799,6 +799,16 @@ void ksr_atspi_tree_clear(ksr_atspi_tree *t)
 	*t = (ksr_atspi_tree){0};
 }
 
+/* Dispatch answers until none is awaited, the match is known, d passes or
+ * the run is cancelled. */
+static ksr_wait await_answers(walk *w, ksr_deadline d)
+{
+	ksr_wait r = KSR_WAIT_READY;
+	while (w->pending > 0 && !found(w) && r != KSR_WAIT_CANCELLED && !ksr_deadline_passed(d))
+		r = ksr_atspi_iterate(w->a->ctx, d, false);
+	return r;
+}
+
 int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_opts *opts,
                    ksr_deadline d, ksr_atspi_tree *out, ksr_err *err)
 {
@@ -823,16 +833,18 @@ int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_
 	out->cached = w.items != NULL;
 	if (!cache_find(&w, d))
 		add_node(&w, ATSPI_ROOT_PATH, -1);
-	ksr_wait r = KSR_WAIT_READY;
-	while (w.pending > 0 && !found(&w) && r != KSR_WAIT_CANCELLED && !ksr_deadline_passed(d))
-		r = ksr_atspi_iterate(a->ctx, d, false);
-	if (w.o.find_name && !found(&w) && w.pending == 0 && r != KSR_WAIT_CANCELLED)
+	ksr_wait r = await_answers(&w, d);
+	/* The whole tree was seen: what is left to ask is only the named nodes'
+	 * roles (find mode without a showing match), which no bound cuts. */
+	bool complete = w.pending == 0;
+	if (w.o.find_name && !found(&w) && complete && r != KSR_WAIT_CANCELLED &&
+	    !ksr_deadline_passed(d)) {
 		ask_named_roles(&w);
-	while (w.pending > 0 && !found(&w) && r != KSR_WAIT_CANCELLED && !ksr_deadline_passed(d))
-		r = ksr_atspi_iterate(a->ctx, d, false);
+		r = await_answers(&w, d);
+	}
 	out->found_early = found(&w);
 	if (w.pending > 0) {
-		if (out->found_early)
+		if (out->found_early || complete)
 			w.stopped = true; /* the rest is of no use: not a cut, not unanswered */
 		else
 			cut(out, "time");

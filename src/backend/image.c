@@ -421,6 +421,14 @@ static unsigned char *read_file(const char *path, size_t *len, ksr_err *err)
 	return buf;
 }
 
+/* The file's path before the decoder's message. */
+static void name_file(ksr_err *err, const char *path)
+{
+	char msg[KSR_ERR_MSG_MAX];
+	snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+	ksr_err_set(err, "%s: %s", path, msg);
+}
+
 ksr_image *ksr_image_read_png(const char *path, ksr_err *err)
 {
 	size_t len = 0;
@@ -429,12 +437,8 @@ ksr_image *ksr_image_read_png(const char *path, ksr_err *err)
 		return NULL;
 	ksr_image *img = ksr_image_decode_png(data, len, err);
 	free(data);
-	if (!img) {
-		/* name the file in the message */
-		char msg[KSR_ERR_MSG_MAX];
-		snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
-		ksr_err_set(err, "%s: %s", path, msg);
-	}
+	if (!img)
+		name_file(err, path);
 	return img;
 }
 
@@ -500,9 +504,7 @@ ksr_png_rows *ksr_png_rows_open_file(const char *path, ksr_err *err)
 		return NULL;
 	ksr_png_rows *r = ksr_png_rows_open(data, len, err);
 	if (!r) {
-		char msg[KSR_ERR_MSG_MAX];
-		snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
-		ksr_err_set(err, "%s: %s", path, msg);
+		name_file(err, path);
 		free(data);
 		return NULL;
 	}
