@@ -5,8 +5,9 @@
  *   bench_atspi act PID NAME RUNS    find the control by name (a walk that stops when it is
  *                                    known, as click_element does), do its click action
  *
- * One line per run: "<ms> <nodes>" (walk) or "<ms> <find ms>" (act: the whole
- * job, then the find alone). The bus is found and the app looked up once,
+ * One line per run: "<ms> <nodes> <calls> <cached>" (walk; cached: 1 when the
+ * app's Cache.GetItems answered) or "<ms> <find ms>" (act: the whole job, then
+ * the find alone). The bus is found and the app looked up once,
  * before the timed runs (as the pyatspi script does). GAP_MS (default 300)
  * is the pause between two acts, not timed. Whether the find picks what a
  * full walk's finder picks is tested by tests/helpers/ksr-findcheck.c. Needs the session's
@@ -37,7 +38,7 @@ static int walk_runs(ksr_atspi *a, const ksr_atspi_app *app, int runs)
 			fprintf(stderr, "bench_atspi: walk: %s\n", err.msg);
 			return 1;
 		}
-		printf("%.2f %zu\n", ms, t.len);
+		printf("%.2f %zu %d %d\n", ms, t.len, t.calls, t.cached);
 		fflush(stdout);
 		ksr_atspi_tree_clear(&t);
 	}
