@@ -755,7 +755,7 @@ static bool cache_find(walk *w, ksr_deadline d)
 	const char *pick = cache_pick(w, d);
 	const char *chain[DEFAULT_DEPTH + 1];
 	int n = pick ? cache_chain(w, pick, chain, DEFAULT_DEPTH + 1) : 0;
-	if (n == 0)
+	if (n == 0 || n > w->o.max_nodes)
 		return false;
 	int i = -1;
 	for (int k = n - 1; k >= 0; k--) {
