@@ -311,21 +311,22 @@ static bool found(const walk *w)
 	return true;
 }
 
-/* Find mode without a showing match: the roles of every named node and of
- * a hidden match's ancestors, which the walk did not need but the hidden
- * match's description (its path) and a failed search's near misses name. */
+/* Find mode without a showing match: the roles the walk did not need but
+ * its result names. A hidden match's description names its path (its
+ * ancestors' roles); a failed search's near misses name the roles of the
+ * controls that come closest, which may be any named node. */
 static void ask_named_roles(walk *w)
 {
+	if (w->cand >= 0) {
+		for (int k = w->t->nodes[w->cand].parent; k >= 0; k = w->t->nodes[k].parent)
+			if (!w->t->nodes[k].role)
+				ask_roles(w, k);
+		return;
+	}
 	for (size_t i = 1; i < w->t->len; i++) {
 		const ksr_atspi_node *n = &w->t->nodes[i];
 		if (n->name && *n->name && !n->toolkit_role)
 			ask_roles(w, (int)i);
-	}
-	for (int k = w->cand >= 0 ? w->t->nodes[w->cand].parent : -1; k >= 0;
-	     k = w->t->nodes[k].parent) {
-		const ksr_atspi_node *n = &w->t->nodes[k];
-		if (!n->role && !(n->name && *n->name)) /* a named one was asked above */
-			ask_roles(w, k);
 	}
 }
 

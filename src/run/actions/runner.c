@@ -194,9 +194,12 @@ static bool run_one(ksr_run *run, const ksr_step *step)
 		res.status = KSR_STEP_ERROR; /* the app (or a tool) died inside the step */
 		snprintf(res.reason, sizeof res.reason, "%s", run->lost_reason);
 	}
-	run->step_index = 0;
 	emit_step_end(run, step, &res, checks, started);
+	/* Still this step's: a death that recording its failure notices (a
+	 * browser whose last threads were still exiting when the step saw the
+	 * connection close) is told as in this step. */
 	record_step_failure(run, step, &res);
+	run->step_index = 0;
 	ksr_events_set_step(run->ev, 0);
 	return res.status == KSR_STEP_OK && !run->failed;
 }
