@@ -87,12 +87,16 @@ typedef struct ksr_cdp_box {
 typedef struct ksr_cdp_hit {
 	bool has_box;
 	ksr_cdp_box box;
-	double x, y; /* the point acted on (click) */
+	double x, y;  /* the point acted on (click) */
+	int attempts; /* click: press and release sent this many times (the page
+	               * said it received none before the last) */
 } ksr_cdp_hit;
 
 /* Retry until d: attached, visible, enabled, scrolled into view, a stable box
  * over two animation frames, and the element (or a descendant) is what the
- * click point hits; then mouse press and release. NOT_READY names what was
+ * click point hits; then mouse press and release, sent again (at most three
+ * times in all) while the page's window saw no mouseup (input a renderer
+ * dropped before its first frame). NOT_READY names what was
  * wrong last ("is covered by <div id=\"overlay\">", "is disabled"...). */
 ksr_cdp_status ksr_cdp_click(ksr_cdp *c, const char *ref, ksr_deadline d, ksr_cdp_hit *hit,
                              ksr_err *err);

@@ -239,15 +239,76 @@ static ksr_cdp_status pointer_to(ksr_cdp *c, const char *ref, ksr_deadline d, ks
 	return st;
 }
 
+/* The click's receipt: a capturing mouseup listener on the page's window,
+ * counted, and the document's own token; "frame" where the point is in a
+ * frame (its events go to another document), "gone" for a new document. */
+static const char RECEIPT_ARM_JS[] =
+        "((x, y) => { const w = window, e = document.elementFromPoint(x, y);"
+        " if (e && /^(IFRAME|FRAME|OBJECT|EMBED)$/.test(e.tagName)) return 'frame';"
+        " if (!w.__ksrReceipt) { w.__ksrReceipt = {n: 0, id: Math.random().toString(36)};"
+        " w.addEventListener('mouseup', () => w.__ksrReceipt.n++, true); }"
+        " return w.__ksrReceipt.id + ' ' + w.__ksrReceipt.n; })(%.3f, %.3f)";
+static const char RECEIPT_READ_JS[] =
+        "(w => w.__ksrReceipt ? w.__ksrReceipt.id + ' ' + w.__ksrReceipt.n : 'gone')(window)";
+
+/* A string expression's value into buf ("" when it failed). */
+static void eval_string(ksr_cdp *c, const char *js, ksr_deadline d, char *buf, size_t len)
+{
+	bool truthy;
+	cJSON *v = NULL;
+	ksr_err e = {0};
+	buf[0] = '\0';
+	if (ksr_cdp_eval(c, js, d, &truthy, &v, &e) == KSR_CDP_OK && cJSON_GetStringValue(v))
+		snprintf(buf, len, "%s", cJSON_GetStringValue(v));
+	cJSON_Delete(v);
+}
+
+/* Whether the page missed the press and release: the same document counted
+ * no mouseup since before. Anything else counts as received: a new document
+ * (the click navigated), a frame's, an answer that did not come. */
+static bool click_missed(const char *before, const char *after)
+{
+	const char *sp = strchr(before, ' ');
+	if (!sp || strncmp(before, after, (size_t)(sp - before + 1)) != 0)
+		return false;
+	return atol(after + (sp - before) + 1) <= atol(sp + 1);
+}
+
+/* A renderer drops input that comes before the page's first frame is
+ * presented (Chromium: a page a few tens of ms old, right after a
+ * navigation); the press and release are sent again, at most twice more,
+ * when the page says it received neither. */
+#define CLICK_ATTEMPTS 3
+
 ksr_cdp_status ksr_cdp_click(ksr_cdp *c, const char *ref, ksr_deadline d, ksr_cdp_hit *hit,
                              ksr_err *err)
 {
 	ksr_cdp_hit h = {0};
 	ksr_cdp_status st = pointer_to(c, ref, d, hit, &h, err);
+	char js[512], before[96], after[96];
+	snprintf(js, sizeof js, RECEIPT_ARM_JS, h.x, h.y);
 	if (st == KSR_CDP_OK)
+		eval_string(c, js, d, before, sizeof before);
+	for (int attempt = 1; st == KSR_CDP_OK && attempt <= CLICK_ATTEMPTS; attempt++) {
+		if (hit)
+			hit->attempts = attempt;
 		st = mouse(c, "mousePressed", h.x, h.y, d, err);
+		if (st == KSR_CDP_OK)
+			st = mouse(c, "mouseReleased", h.x, h.y, d, err);
+		if (st != KSR_CDP_OK)
+			break;
+		eval_string(c, RECEIPT_READ_JS, d, after, sizeof after);
+		if (!click_missed(before, after))
+			return KSR_CDP_OK;
+		ksr_cdp_status idle =
+		        ksr_cdp_idle(c, ksr_deadline_min(d, ksr_deadline_in_ms(RETRY_MS)), err);
+		if (idle != KSR_CDP_OK)
+			return idle;
+	}
 	if (st == KSR_CDP_OK)
-		st = mouse(c, "mouseReleased", h.x, h.y, d, err);
+		st = (ksr_err_set(err, "%s: the page received none of %d clicks (mouseup)", ref,
+		                  CLICK_ATTEMPTS),
+		      KSR_CDP_NOT_READY);
 	return st;
 }
 

@@ -206,6 +206,38 @@ static void test_actions(ksr_cdp *c)
 	   "the interceptor is named: %s", err.msg);
 }
 
+/* A click right after a navigation's load (as the CDP bench does): the
+ * renderer can drop input that comes before the page's first frame; the
+ * click is sent again while the page saw no mouseup. Every one of 10 must be
+ * counted by the page, once. */
+static void test_click_after_navigation(ksr_cdp *c)
+{
+	int counted = 0, resent = 0;
+	for (int i = 0; i < 10; i++) {
+		ksr_err err = {0};
+		ksr_cdp_hit hit = {0};
+		char url[256];
+		snprintf(url, sizeof url,
+		         "data:text/html,<title>n%d</title><button id=b onclick=\"this.dataset.n = "
+		         "%%2B(this.dataset.n || 0) %%2B 1\">Count</button>",
+		         i);
+		if (ksr_cdp_navigate(c, url, soon(), &err) != KSR_CDP_OK ||
+		    ksr_cdp_click(c, "#b", soon(), &hit, &err) != KSR_CDP_OK) {
+			ok(false, "navigate + click %d: %s", i, err.msg);
+			continue;
+		}
+		bool t;
+		cJSON *v = NULL;
+		ksr_cdp_eval(c, "document.getElementById('b').dataset.n", soon(), &t, &v, &err);
+		counted += cJSON_GetStringValue(v) && !strcmp(cJSON_GetStringValue(v), "1");
+		resent += hit.attempts > 1;
+		cJSON_Delete(v);
+	}
+	ok(counted == 10,
+	   "10 clicks right after a navigation, each counted once (%d of 10; %d sent again)",
+	   counted, resent);
+}
+
 static bool find_name(const ksr_cdp_element_list *l, const char *name, char *id, size_t len)
 {
 	for (size_t i = 0; i < l->len; i++)
@@ -351,6 +383,7 @@ int main(void)
 	if (c) {
 		test_protocol(c);
 		test_actions(c);
+		test_click_after_navigation(c);
 		test_list(c);
 		test_cancelled(c);
 		test_killed(c);

@@ -176,6 +176,8 @@ static void on_element(ksr_run *run, const ksr_step *step, ksr_step_result *res,
 	if (!click_point)
 		hit.x = NAN;
 	add_box(res, &hit);
+	if (hit.attempts > 1) /* the page received none before the last */
+		cJSON_AddNumberToObject(res->extra, "click_attempts", hit.attempts);
 	finish(run, step, st, &err, secs, res);
 }
 
