@@ -20,6 +20,16 @@ TARGETS = "targets:\n  field: [0.5, 0.47]\n  ok: [0.5, 0.75]\n  press: [0.5, 0.1
 COVER_MS = 3000  # --cover-for: the keep-above cover closes this long after the map
 APP_SEEN_TICK_MS = 250  # the app wait's slowest look at a new window (test_alive.py)
 ENABLE_MS = 1500  # --name-dialog: OK turns sensitive this long after the name has text
+
+
+def name_dialog_steps(click_extra):
+    """The "Name It" flow's steps (GTK 3 and GTK 4 apps alike): type a name,
+    then at once the declared click on OK, which closes the dialog."""
+    return ("  - type: \"hello\"\n"
+            "  - click: ok\n%s"
+            "    checks:\n"
+            "      - no_window: ^Name It$\n"
+            "        timeout_s: 1\n" % click_extra)
 QUIET_BOUND_MS = 1000  # docs/scenario.md: the quiet wait's bound without timeout_s
 
 
@@ -166,15 +176,12 @@ class ReadyTest(ksr.KsrTestCase):
         rec = os.path.join(self.tmp, "rec.txt")
         path = self.app_scenario(
             "--name-dialog %d --no-cursor-blink --record %s" % (ENABLE_MS, rec),
-            "  - type: \"hello\"\n"
-            "  - click: ok\n%s"
-            "    checks:\n"
-            "      - no_window: ^Name It$\n"
-            "        timeout_s: 1\n" % click_extra, atspi=True)
+            name_dialog_steps(click_extra), atspi=True)
         return path, rec
 
-    def test_click_waits_until_the_button_under_it_is_sensitive(self):
-        path, rec = self.name_dialog_flow()
+    def assert_click_waited(self, path, rec):
+        """The click waited for OK to turn sensitive and the app took it; the
+        step rows, for more."""
         # The dialog is open at first look: the one concern is that (no
         # scenario key declares a dialog as expected).
         out, report = self.run_it(path, "pass-with-concerns", "completed")
@@ -186,15 +193,21 @@ class ReadyTest(ksr.KsrTestCase):
         self.assertEqual(click["ready"]["control"],
                          {"name": "OK", "role": "push button", "sensitive": True,
                           "showing": True}, click["ready"])
+        return rows
+
+    def assert_click_landed_on_insensitive(self, path, rec):
+        out, _report = self.run_it(path, "app-failed", "check-failed")
+        self.assertNotIn("confirmed:hello", rec_lines(rec))
+        self.assertNotIn("control", step_rows(out)[1]["ready"])
+
+    def test_click_waits_until_the_button_under_it_is_sensitive(self):
+        self.assert_click_waited(*self.name_dialog_flow())
 
     def test_without_readiness_the_same_click_lands_on_the_insensitive_button(self):
         """The control: with readiness off at the click (ready_quiet_ms: 0), the
         very same click lands while OK is still insensitive and the app takes
         nothing: the wait above is what makes the flow pass."""
-        path, rec = self.name_dialog_flow("    ready_quiet_ms: 0\n")
-        out, _report = self.run_it(path, "app-failed", "check-failed")
-        self.assertNotIn("confirmed:hello", rec_lines(rec))
-        self.assertNotIn("control", step_rows(out)[1]["ready"])
+        self.assert_click_landed_on_insensitive(*self.name_dialog_flow("    ready_quiet_ms: 0\n"))
 
     def gtk4_name_dialog_flow(self, click_extra=""):
         """The same flow on GTK 4 (its own AT-SPI, no atk-bridge): the twin
@@ -209,32 +222,16 @@ class ReadyTest(ksr.KsrTestCase):
             "window: ^KSR GTK4 App$\n"
             "settle_s: 0.5\n"
             "atspi: true\n" % (ksr.TESTAPP4, ENABLE_MS, rec)
-            + TARGETS + "steps:\n"
-            "  - type: \"hello\"\n"
-            "  - click: ok\n%s"
-            "    checks:\n"
-            "      - no_window: ^Name It$\n"
-            "        timeout_s: 1\n" % click_extra)
+            + TARGETS + "steps:\n" + name_dialog_steps(click_extra))
         return path, rec
 
     def test_gtk4_click_waits_until_the_button_under_it_is_sensitive(self):
-        path, rec = self.gtk4_name_dialog_flow()
-        out, report = self.run_it(path, "pass-with-concerns", "completed")
-        self.assertEqual([c["code"] for c in report["concerns"]], ["unexpected-dialog"])
-        self.assertIn("confirmed:hello", rec_lines(rec), "the app took the click on OK")
-        rows = step_rows(out)
+        rows = self.assert_click_waited(*self.gtk4_name_dialog_flow())
         self.assertEqual(rows[0]["window_title"], "Name It", "the keys went to the dialog")
-        click = rows[1]
-        self.assertEqual(click["window_title"], "Name It", "the click went to the dialog")
-        self.assertEqual(click["ready"]["control"],
-                         {"name": "OK", "role": "push button", "sensitive": True,
-                          "showing": True}, click["ready"])
 
     def test_gtk4_without_readiness_the_click_lands_on_the_insensitive_button(self):
-        path, rec = self.gtk4_name_dialog_flow("    ready_quiet_ms: 0\n")
-        out, _report = self.run_it(path, "app-failed", "check-failed")
-        self.assertNotIn("confirmed:hello", rec_lines(rec))
-        self.assertNotIn("control", step_rows(out)[1]["ready"])
+        self.assert_click_landed_on_insensitive(
+            *self.gtk4_name_dialog_flow("    ready_quiet_ms: 0\n"))
 
     def test_button_that_never_turns_sensitive_names_it(self):
         """Nothing typed: OK stays insensitive; the step fails within its
@@ -271,30 +268,29 @@ class ReadyTest(ksr.KsrTestCase):
         self.assertGreaterEqual(click["t_ms"] - click["duration_ms"] + click["ready"]["waited_ms"],
                                 app["t_ms"] - APP_SEEN_TICK_MS + COVER_MS - 100, click)
 
-    def test_point_that_stays_covered_fails_naming_the_cover(self):
+    def stays_covered(self, app_args, steps):
+        """A step whose point is covered for good (--cover-for -1) fails within
+        its 2 s, naming the cover: its row and the app's record."""
         rec = os.path.join(self.tmp, "rec.txt")
-        path = self.app_scenario("--cover-for -1 --record %s" % rec,
-                                 "  - click: press\n    timeout_s: 2\n")
+        path = self.app_scenario("--cover-for -1 %s--record %s" % (app_args, rec), steps)
         out, _report = self.run_it(path, "app-failed", "step-failed")
-        click = step_rows(out)[0]
-        self.assertEqual(click["ready"]["never"], "uncovered", click)
-        self.assertRegex(click["reason"],
+        row = step_rows(out)[0]
+        self.assertEqual(row["ready"]["never"], "uncovered", row)
+        self.assertRegex(row["reason"],
                          r'stayed covered by window 0x[0-9a-f]+ \("KSR Cover"\) for 2 s')
-        self.assertEqual(rec_lines(rec), [], "nothing was clicked")
+        return row, rec_lines(rec)
+
+    def test_point_that_stays_covered_fails_naming_the_cover(self):
+        _click, rec = self.stays_covered("", "  - click: press\n    timeout_s: 2\n")
+        self.assertEqual(rec, [], "nothing was clicked")
 
     def test_drag_from_a_covered_point_fails_and_presses_nothing(self):
         """drag's readiness is at its from: point: covered for good, the step
         fails naming the cover, and the app received no press at all."""
-        rec = os.path.join(self.tmp, "rec.txt")
-        path = self.app_scenario("--cover-for -1 --record-pointer --record %s" % rec,
-                                 "  - drag: {from: press, to: field}\n    timeout_s: 2\n")
-        out, _report = self.run_it(path, "app-failed", "step-failed")
-        drag = step_rows(out)[0]
-        self.assertEqual(drag["ready"]["never"], "uncovered", drag)
-        self.assertRegex(drag["reason"],
-                         r'stayed covered by window 0x[0-9a-f]+ \("KSR Cover"\) for 2 s')
+        drag, rec = self.stays_covered("--record-pointer ",
+                                       "  - drag: {from: press, to: field}\n    timeout_s: 2\n")
         self.assertNotIn("drag", drag, "no drag was sent")
-        self.assertEqual([l for l in rec_lines(rec) if l.startswith(("button:", "drag:"))], [],
+        self.assertEqual([l for l in rec if l.startswith(("button:", "drag:"))], [],
                          "nothing was pressed")
 
     def test_drag_waits_for_the_cover_then_lands(self):
