@@ -107,3 +107,10 @@ hold featherpad 'Untitled|FeatherPad' featherpad
 nocache=1 walk_row featherpad
 act_row featherpad "Find" 300 "a showing toolbar button"
 act_row featherpad "Line Numbers" 300 "a hidden menu item: every showing node is read first"
+# Its floor (bench/atspi_floor.py find): every node's states and name, its
+# children, all in flight, below showing nodes only once the hidden match is
+# known; no role, interface, extent or action asked.
+timeout 60 /usr/bin/python3 bench/atspi_floor.py "$PID" "$runs" find "Line Numbers" > "$tmp/floor.find" 2>&1 || true
+ff=$(cut -d' ' -f1 "$tmp/floor.find" | { grep -E '^[0-9.]+$' || true; } | median)
+fc=$(cut -d' ' -f3 "$tmp/floor.find" | { grep -E '^[0-9]+$' || true; } | sort -n | tail -1)
+echo "| floor, find \"Line Numbers\", featherpad: states, name, children of every node read, all in flight (${fc:-n/a} calls) | | $ff | | | |"

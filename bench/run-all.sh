@@ -271,8 +271,10 @@ if t is not None:
                 goal=faster(5) if cells[0].startswith("full walk") else at_most(20))
         elif len(cells) == 6 and cells[0].startswith("floor"):
             f = lambda s: float(s) if re.match(r"^[\d.]+$", s) else None
-            row("atspi", cells[0], f(cells[2]), "pyatspi (its full walk)", f(cells[4]),
-                note="the least any client must ask; the app answers one call at a time")
+            find = cells[0].startswith("floor, find")
+            row("atspi", cells[0], f(cells[2]), "-" if find else "pyatspi (its full walk)",
+                f(cells[4]), note="the least any client must ask (a Python client); "
+                "the app answers one call at a time")
 
 t = read("activate")
 if t is not None:

@@ -147,6 +147,7 @@ typedef struct ksr_atspi_tree {
 	int calls;          /* D-Bus calls sent */
 	bool found_early;   /* find mode: stopped once the match was known */
 	bool cached;        /* the app's Cache.GetItems answered the core questions */
+	int kids_cached;    /* full walk: nodes whose children the cache named (no GetChildren) */
 	/* Find mode answered from the cache alone: nodes are the match and its
 	 * ancestors (a showing match no other node equals; docs/accessibility.md). */
 	bool found_in_cache;

@@ -49,7 +49,13 @@ typedef struct cache_item {
 	uint64_t states;
 	uint32_t ifaces;
 	char *name, *description;
-	char *parent; /* its parent's path on the same bus, NULL: none there */
+	char *parent;     /* its parent's path on the same bus, NULL: none there */
+	int index, count; /* in its parent, of its children (-1: not given) */
+	/* Its children's paths by index (keys of the cache), from the items
+	 * whose parent it is; complete_kids says whether they are all of them. */
+	const char **kids;
+	int kids_known;
+	bool kids_bad; /* two items at one index, or one past the count */
 } cache_item;
 
 typedef struct walk {
@@ -152,6 +158,7 @@ static void cut(ksr_atspi_tree *t, const char *why)
 static void count_known(walk *w, int i, gint32 count);
 static void ask_details(walk *w, int i);
 static bool may_expand(const walk *w, int i);
+static int add_node(walk *w, const char *path, int parent);
 
 /* Find mode: whether node i's name (role aside) is the one looked for; only
  * then do its roles matter to the finder. */
@@ -184,26 +191,57 @@ static void fill_from_item(walk *w, int i, const cache_item *it)
 	w->cached[i] = true;
 }
 
+/* Whether the cache names all of node i's children, in order: its count
+ * (GTK 4's is the widget's, also before the app has built the children's
+ * accessible objects) is met by as many items, one at each index. The
+ * root's count is not to be trusted (GTK 4's says 0 and has a window), nor
+ * a count of -1 (GTK 3's menus), nor indices of -1 (GTK 3's menu items). */
+static bool complete_kids(int i, const cache_item *it)
+{
+	return i > 0 && it->count >= 0 && it->kids_known == it->count && !it->kids_bad;
+}
+
+/* Full walk: node i's children as the cache names them (no GetChildren). */
+static void add_cached_kids(walk *w, int i, const cache_item *it)
+{
+	ksr_atspi_node *n = &w->t->nodes[i];
+	n->n_children = it->count;
+	w->t->kids_cached++;
+	if (it->count == 0)
+		return;
+	if (n->depth >= w->o.max_depth) {
+		cut(w->t, "depth");
+		return;
+	}
+	for (int k = 0; k < it->count; k++)
+		if (add_node(w, it->kids[k], i) < 0)
+			return;
+}
+
 /* Node i from its cache item: only its toolkit role name is asked (matching
- * takes it as an alias), then its children and details. */
+ * takes it as an alias), then its children (unless the cache names them all)
+ * and details. */
 static void from_cache(walk *w, int i, const cache_item *it)
 {
 	ksr_atspi_node *n = &w->t->nodes[i];
 	fill_from_item(w, i, it);
 	if (!w->o.find_name || name_matches(w, i))
 		send_req(w, i, REQ_ROLE);
-	/* The cache's child counts are not to be trusted (GTK 4's root says 0
-	 * and has a window): the children are asked of every node, and counted
-	 * from the answer. */
-	n->n_children = -1;
+	if (!w->o.find_name)
+		ask_details(w, i);
+	/* Find mode keeps to GetChildren: it judges nodes in the order they
+	 * were added, which must be the tree's. */
+	if (!w->o.find_name && complete_kids(i, it)) {
+		add_cached_kids(w, i, it);
+		return;
+	}
+	n->n_children = -1; /* counted from GetChildren's answer */
 	if (may_expand(w, i)) {
 		if (n->depth >= w->o.max_depth)
 			cut(w->t, "depth");
 		else
 			send_req(w, i, REQ_CHILDREN);
 	}
-	if (!w->o.find_name)
-		ask_details(w, i);
 }
 
 /* A node with nothing asked yet; -1 past the node bound. */
@@ -577,23 +615,50 @@ static void item_free(gpointer p)
 	free(c->name);
 	free(c->description);
 	free(c->parent);
+	free(c->kids);
 	free(c);
+}
+
+/* Each item into its parent's children by index (link_kids). */
+static void link_kid(GHashTable *h, const char *path, const cache_item *c)
+{
+	cache_item *p = c->parent ? g_hash_table_lookup(h, c->parent) : NULL;
+	if (!p || c->index < 0 || p->count <= 0 || p->count > MAX_CHILDREN)
+		return; /* too many: GetChildren's answer cuts it */
+	if (c->index >= p->count || (p->kids && p->kids[c->index])) {
+		p->kids_bad = true;
+		return;
+	}
+	if (!p->kids)
+		p->kids = ksr_xcalloc((size_t)p->count, sizeof *p->kids);
+	p->kids[c->index] = path;
+	p->kids_known++;
+}
+
+static void link_kids(GHashTable *h)
+{
+	GHashTableIter hi;
+	gpointer key, val;
+	g_hash_table_iter_init(&hi, h);
+	while (g_hash_table_iter_next(&hi, &key, &val))
+		link_kid(h, key, val);
 }
 
 /* One GetItems entry into h (key: its path), for the app's own objects. Two
  * layouts: (so)(so)(so) then "iiassusau" (index, child count: at-spi2-core's
- * bridge, GTK 4) or "a(so)assusau" (the children: older bridges). Neither
- * the counts nor the lists are used: GTK 4's disagree with GetChildren. */
+ * bridge, GTK 3 and GTK 4) or "a(so)assusau" (the children: older bridges,
+ * whose lists are not used). */
 static void add_item(GHashTable *h, const char *bus, GVariant *item)
 {
 	const char *ibus = NULL, *path = NULL, *pbus = NULL, *ppath = NULL, *name = NULL,
 	           *desc = NULL;
 	GVariant *kids = NULL, *ifaces = NULL, *states = NULL;
 	guint32 role = 0;
+	gint32 index = -1, count = -1;
 	const char *type = g_variant_get_type_string(item);
 	if (strcmp(type, "((so)(so)(so)iiassusau)") == 0)
 		g_variant_get(item, "((&s&o)(so)(&s&o)ii@as&su&s@au)", &ibus, &path, NULL, NULL,
-		              &pbus, &ppath, NULL, NULL, &ifaces, &name, &role, &desc, &states);
+		              &pbus, &ppath, &index, &count, &ifaces, &name, &role, &desc, &states);
 	else if (strcmp(type, "((so)(so)(so)a(so)assusau)") == 0)
 		g_variant_get(item, "((&s&o)(so)(&s&o)@a(so)@as&su&s@au)", &ibus, &path, NULL, NULL,
 		              &pbus, &ppath, &kids, &ifaces, &name, &role, &desc, &states);
@@ -604,6 +669,8 @@ static void add_item(GHashTable *h, const char *bus, GVariant *item)
 		if (strcmp(pbus, bus) == 0)
 			c->parent = ksr_xstrdup(ppath);
 		c->role = role;
+		c->index = index;
+		c->count = count;
 		c->states = ksr_atspi_states_from_variant(states);
 		c->ifaces = iface_bits(ifaces);
 		c->name = ksr_xstrdup(name);
@@ -657,9 +724,10 @@ static void load_cache(walk *w, ksr_deadline d)
 	if (arr)
 		g_variant_unref(arr);
 	g_variant_unref(r);
-	if (g_hash_table_size(h) > 0)
+	if (g_hash_table_size(h) > 0) {
+		link_kids(h);
 		w->items = h;
-	else
+	} else
 		g_hash_table_destroy(h);
 }
 
@@ -800,6 +868,45 @@ void ksr_atspi_tree_clear(ksr_atspi_tree *t)
 	*t = (ksr_atspi_tree){0};
 }
 
+/* Nodes in breadth-first order, each parent's children in their order, as
+ * a walk by GetChildren alone adds them (the app answers in the order
+ * asked): children the cache names are added at once, depth first, while
+ * others wait for GetChildren. Siblings are added in their order, so a
+ * stable sort by parent keeps it. */
+static void bfs_order(ksr_atspi_tree *t)
+{
+	size_t n = t->len;
+	size_t *first =
+	        ksr_xcalloc(n + 1, sizeof *first); /* children of p: by_parent[first[p]..] */
+	size_t *by_parent = ksr_xmalloc(n * sizeof *by_parent);
+	size_t *fill = ksr_xcalloc(n + 1, sizeof *fill);
+	for (size_t i = 1; i < n; i++)
+		first[t->nodes[i].parent + 1]++;
+	for (size_t p = 0; p < n; p++)
+		first[p + 1] += first[p];
+	for (size_t i = 1; i < n; i++) {
+		size_t p = (size_t)t->nodes[i].parent;
+		by_parent[first[p] + fill[p]++] = i;
+	}
+	size_t *order = ksr_xmalloc(n * sizeof *order); /* new index -> old */
+	int *renum = ksr_xmalloc(n * sizeof *renum);    /* old index -> new */
+	size_t len = 0;
+	order[len++] = 0;
+	for (size_t q = 0; q < len; q++)
+		for (size_t k = first[order[q]]; k < first[order[q] + 1]; k++)
+			order[len++] = by_parent[k];
+	ksr_atspi_node *nodes = ksr_xmalloc(t->cap * sizeof *nodes);
+	for (size_t k = 0; k < len; k++) {
+		renum[order[k]] = (int)k;
+		nodes[k] = t->nodes[order[k]];
+	}
+	for (size_t k = 1; k < len; k++)
+		nodes[k].parent = renum[nodes[k].parent];
+	free(t->nodes);
+	t->nodes = nodes;
+	free(first), free(by_parent), free(fill), free(order), free(renum);
+}
+
 /* Dispatch answers until none is awaited, the match is known, d passes or
  * the run is cancelled. */
 static ksr_wait await_answers(walk *w, ksr_deadline d)
@@ -852,6 +959,8 @@ int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_
 		g_cancellable_cancel(w.cancel);
 		ksr_atspi_drain(a->ctx, &w.pending);
 	}
+	if (out->kids_cached) /* once no answer is to come for an old index */
+		bfs_order(out);
 	ksr_atspi_ctx_leave(a->ctx);
 	g_object_unref(w.cancel);
 	free(w.core_left);

@@ -8,9 +8,16 @@
  * runs it on a GTK 3, a GTK 4 and a Qt 5 app.
  *
  *   ksr-findcheck PID       needs the app's DBUS_SESSION_BUS_ADDRESS (or AT_SPI_BUS_ADDRESS)
+ *   ksr-findcheck --tree PID
  *
  * Prints one line per mismatch, then "checked N names: M mismatches, C from
- * the cache"; exit 0 when there was no mismatch, 1 otherwise, 2 on error. */
+ * the cache"; exit 0 when there was no mismatch, 1 otherwise, 2 on error.
+ * With --tree: one full walk, a line per node in the walk's order (its
+ * object path, its parent's, "-" for the application), then "calls N,
+ * children from the cache K"; the
+ * test compares it with tests/helpers/atspi_children.py's walk by
+ * GetChildren alone. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,13 +73,23 @@ static int find_app(ksr_atspi *a, int pid, ksr_atspi_app *app, ksr_err *err)
 	}
 }
 
+static void print_tree(const ksr_atspi_tree *t)
+{
+	for (size_t i = 0; i < t->len; i++) {
+		int p = t->nodes[i].parent;
+		printf("%s %s\n", t->nodes[i].path, p < 0 ? "-" : t->nodes[p].path);
+	}
+	printf("calls %d, children from the cache %d\n", t->calls, t->kids_cached);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: ksr-findcheck PID\n");
+	bool tree = argc == 3 && strcmp(argv[1], "--tree") == 0;
+	if (argc != 2 && !tree) {
+		fprintf(stderr, "usage: ksr-findcheck [--tree] PID\n");
 		return 2;
 	}
-	int pid = atoi(argv[1]), rc = 2;
+	int pid = atoi(argv[argc - 1]), rc = 2;
 	ksr_atspi *a = NULL;
 	ksr_atspi_app app = {0};
 	ksr_atspi_tree full = {0};
@@ -82,6 +99,11 @@ int main(int argc, char **argv)
 	    find_app(a, pid, &app, &err) < 0 ||
 	    ksr_atspi_walk(a, &app, NULL, ksr_deadline_in_ms(10000), &full, &err) < 0) {
 		fprintf(stderr, "ksr-findcheck: %s\n", err.msg);
+		goto out;
+	}
+	if (tree) {
+		print_tree(&full);
+		rc = full.truncated || full.unanswered ? 1 : 0;
 		goto out;
 	}
 	/* A GTK 4 app builds some of its accessible objects when first asked:

@@ -251,14 +251,8 @@ steps:
         # a pid that died and came back would mean the app crashed mid-run
         self.assertEqual(s1["element"]["pid"], s3["element"]["pid"])
 
-class FindModeAgreesWithFullWalk(ksr.KsrTestCase):
-    """The find-mode walk (click_element, state checks) picks, for every name
-    in a full walk, the node the full tree's finder picks: on GTK 4 mostly
-    answered from the app's Cache.GetItems (the match and its ancestors only),
-    on Qt 5 (no cache) and GTK 3 with tree views (a cache that may leave rows
-    out) by walking. The oracle is a second full walk and ksr_atspi_tree_find,
-    in tests/helpers/ksr-findcheck.c."""
-    needs_testapp = False
+class HeldApp:
+    """An app held open in the runtime's own session, for a helper to walk."""
 
     def hold(self, launch, window, process, env=None):
         """A run that holds the app open in the runtime's own session; the
@@ -276,6 +270,16 @@ class FindModeAgreesWithFullWalk(ksr.KsrTestCase):
         env = dict(self.env())
         env.update({k.decode(): v.decode() for k, v in pairs if k.decode() in keep})
         return app["pid"], env
+
+
+class FindModeAgreesWithFullWalk(HeldApp, ksr.KsrTestCase):
+    """The find-mode walk (click_element, state checks) picks, for every name
+    in a full walk, the node the full tree's finder picks: on GTK 4 mostly
+    answered from the app's Cache.GetItems (the match and its ancestors only),
+    on Qt 5 (no cache) and GTK 3 with tree views (a cache that may leave rows
+    out) by walking. The oracle is a second full walk and ksr_atspi_tree_find,
+    in tests/helpers/ksr-findcheck.c."""
+    needs_testapp = False
 
     def check(self, pid, env):
         r = subprocess.run([os.environ["KSR_FINDCHECK"], str(pid)], env=env,
@@ -314,6 +318,54 @@ class FindModeAgreesWithFullWalk(ksr.KsrTestCase):
             "gtk3-widget-factory", "^gtk3-widget-factory$", "gtk3-widget-factory"))
         self.assertEqual(bad, 0)
         self.assertGreater(tried, 30)
+
+
+class WalkShapeAgreesWithGetChildren(HeldApp, ksr.KsrTestCase):
+    """A full walk takes a node's children from the app's cache where the
+    cache names all of them (its child count met, one item at each index),
+    else asks GetChildren; either way its nodes, their parents and their
+    order must be those of a walk by GetChildren alone, breadth first
+    (tests/helpers/atspi_children.py, Gio). A fresh GTK 4 app has built few
+    accessible objects, so its first walk mixes both; GTK 3's cache gives
+    menus no count and their items no index."""
+    needs_testapp = False
+
+    def walks(self, pid, env):
+        """Ours, then the oracle's, each as a list of lines; our summary."""
+        r = subprocess.run([os.environ["KSR_FINDCHECK"], "--tree", str(pid)], env=env,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-2000:])
+        ours = r.stdout.strip().splitlines()
+        o = subprocess.run(["/usr/bin/python3", os.path.join(
+            os.environ["KSR_SOURCE_DIR"], "tests", "helpers", "atspi_children.py"), str(pid)],
+            env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual(o.returncode, 0, o.stderr[-2000:])
+        summary = [int(w) for w in ours[-1].replace(",", " ").split() if w.isdigit()]
+        return ours[:-1], o.stdout.strip().splitlines(), summary
+
+    def agree(self, pid, env):
+        """Two rounds; the cache's share of the second (a warm app)."""
+        first, oracle1, _ = self.walks(pid, env)
+        second, oracle2, (_calls, from_cache) = self.walks(pid, env)
+        self.assertEqual(oracle1, oracle2, "the app's tree changed between walks")
+        self.assertGreater(len(oracle1), 50)
+        self.assertEqual(first, oracle1)
+        self.assertEqual(second, oracle2)
+        return from_cache, len(second)
+
+    def test_gtk4_calculator(self):
+        if not shutil.which("gnome-calculator"):
+            self.fail("gnome-calculator is not installed (scripts/setup.sh deps)")
+        from_cache, nodes = self.agree(*self.hold("gnome-calculator", "Calculator",
+                                                  "gnome-calculator"))
+        self.assertGreater(from_cache, nodes // 2)
+
+    def test_gtk3_mousepad(self):
+        if not shutil.which("mousepad"):
+            self.fail("mousepad is not installed (scripts/setup.sh deps)")
+        from_cache, nodes = self.agree(*self.hold("mousepad", "Mousepad", "mousepad"))
+        self.assertGreater(from_cache, 0)
+        self.assertLess(from_cache, nodes)  # not below its menus
 
 
 if __name__ == "__main__":
