@@ -271,9 +271,9 @@ if t is not None:
                 goal=faster(5) if cells[0].startswith("full walk") else at_most(20))
         elif len(cells) == 6 and cells[0].startswith("floor"):
             f = lambda s: float(s) if re.match(r"^[\d.]+$", s) else None
-            find = cells[0].startswith("floor, find")
+            find = "find \"" in cells[0]
             row("atspi", cells[0], f(cells[2]), "-" if find else "pyatspi (its full walk)",
-                f(cells[4]), note="the least any client must ask (a Python client); "
+                f(cells[4]), note="the least any client must ask (bench_atspi_floor); "
                 "the app answers one call at a time")
 
 t = read("activate")
