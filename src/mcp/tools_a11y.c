@@ -58,14 +58,6 @@ int mcp_a11y_walk(ksr_mcp *m, const cJSON *a, const ksr_atspi_walk_opts *wo, ksr
 	return 0;
 }
 
-/* Connect (lazily), find the app and walk it. -1 with r's error set. */
-static int walk(ksr_mcp *m, const cJSON *a, int max_nodes, ksr_atspi_app *app, ksr_atspi_tree *tree,
-                mcp_result *r)
-{
-	ksr_atspi_walk_opts wo = {.max_nodes = max_nodes};
-	return mcp_a11y_walk(m, a, &wo, app, tree, r);
-}
-
 typedef struct subtree {
 	int root;      /* node index */
 	int depth;     /* levels below root kept */
@@ -145,18 +137,41 @@ int mcp_tool_a11y_tree(ksr_mcp *m, const cJSON *a, mcp_result *r)
 	return 0;
 }
 
-/* The node the name/role arguments pick; -1 with r's error set. */
+/* The node nm and the role argument pick in tree; -1 with r's error set. */
+static int pick_in(const cJSON *a, const ksr_name_match *nm, const ksr_atspi_tree *tree,
+                   mcp_result *r)
+{
+	const char *role = mcp_arg_str(a, "role");
+	int i = ksr_atspi_tree_find(tree, nm, role);
+	if (i < 0)
+		mcp_fail(r, "no control named %s%s%s in the accessibility tree (%zu nodes)",
+		         nm->text, role ? " with role " : "", role ? role : "", tree->len);
+	return i;
+}
+
+/* The node the name/role arguments pick in a walked tree; -1 with r's error set. */
 static int pick(const cJSON *a, const ksr_atspi_tree *tree, mcp_result *r)
 {
 	ksr_name_match nm = {0};
 	ksr_err e = {0};
 	if (ksr_name_match_parse(&nm, mcp_arg_str(a, "name"), &e) < 0)
 		return mcp_fail(r, "bad name: %s", e.msg), -1;
-	int i = ksr_atspi_tree_find(tree, &nm, mcp_arg_str(a, "role"));
-	if (i < 0)
-		mcp_fail(r, "no control named %s%s%s in the accessibility tree (%zu nodes)",
-		         nm.text, mcp_arg_str(a, "role") ? " with role " : "",
-		         mcp_arg_str(a, "role") ? mcp_arg_str(a, "role") : "", tree->len);
+	int i = pick_in(a, &nm, tree, r);
+	ksr_name_match_clear(&nm);
+	return i;
+}
+
+/* The control the name/role arguments pick, by the walk click_element uses
+ * (find mode: it stops once the control is known, and answers from the
+ * app's cache where it can tell); -1 with r's error set. */
+static int find(ksr_mcp *m, const cJSON *a, ksr_atspi_app *app, ksr_atspi_tree *tree, mcp_result *r)
+{
+	ksr_name_match nm = {0};
+	ksr_err e = {0};
+	if (ksr_name_match_parse(&nm, mcp_arg_str(a, "name"), &e) < 0)
+		return mcp_fail(r, "bad name: %s", e.msg), -1;
+	ksr_atspi_walk_opts wo = {.find_name = &nm, .find_role = mcp_arg_str(a, "role")};
+	int i = mcp_a11y_walk(m, a, &wo, app, tree, r) < 0 ? -1 : pick_in(a, &nm, tree, r);
 	ksr_name_match_clear(&nm);
 	return i;
 }
@@ -200,9 +215,7 @@ int mcp_tool_a11y_click(ksr_mcp *m, const cJSON *a, mcp_result *r)
 {
 	ksr_atspi_app app = {0};
 	ksr_atspi_tree tree = {0};
-	if (walk(m, a, 0, &app, &tree, r) < 0)
-		return 0;
-	int i = pick(a, &tree, r);
+	int i = find(m, a, &app, &tree, r);
 	if (i >= 0) {
 		cJSON *o = cJSON_CreateObject();
 		char *path = ksr_atspi_node_path(&tree, (size_t)i);
@@ -237,9 +250,7 @@ int mcp_tool_a11y_state(ksr_mcp *m, const cJSON *a, mcp_result *r)
 {
 	ksr_atspi_app app = {0};
 	ksr_atspi_tree tree = {0};
-	if (walk(m, a, 0, &app, &tree, r) < 0)
-		return 0;
-	int i = pick(a, &tree, r);
+	int i = find(m, a, &app, &tree, r);
 	if (i >= 0) {
 		uint64_t states = tree.nodes[i].states;
 		char *name = NULL;
