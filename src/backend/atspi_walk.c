@@ -5,9 +5,10 @@
  * per node (libatspi's synchronous API). Where the app serves
  * org.a11y.atspi.Cache.GetItems (GTK 3 once an event listener is registered,
  * GTK 4), one call brings every node's role, name, description, states,
- * interfaces and child count, and a node found in it is asked only its
- * children, its toolkit role name, extents and actions: the app answers one
- * call at a time, so fewer calls is what makes the walk faster. A node the
+ * interfaces, parent, index and child count, and a node found in it is
+ * asked only its toolkit role name, extents and actions, and its children
+ * where the cache does not name them all (complete_kids): the app answers
+ * one call at a time, so fewer calls is what makes the walk faster. A node the
  * cache lacks (Qt 5's is empty) is asked everything. Bounded by depth, node
  * count, children per node and time.
  *
