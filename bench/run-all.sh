@@ -118,8 +118,10 @@ def num(pattern, text, group=1):
     return float(m.group(group)) if m else None
 
 
-def row(area, measure, ours, tool, theirs, unit="ms", note="", goal=None):
-    rows.append((area, measure, ours, tool, theirs, unit, note, goal))
+def row(area, measure, ours, tool, theirs, unit="ms", note="", goal=None, floor_misses=False):
+    """floor_misses: the row's measured floor (the least any client must do)
+    itself misses the goal, so a miss is shown as below the floor."""
+    rows.append((area, measure, ours, tool, theirs, unit, note, goal, floor_misses))
 
 
 # The project's targets (issue 23, the anchor figures): (text, test(ours,
@@ -263,20 +265,42 @@ if t is not None:
         row("cdp", what, num(r"^ROW ksr\.%s ([\d.]+)" % key, t), "puppeteer-core",
             num(r"^ROW puppeteer\.%s ([\d.]+)" % theirs, t), goal=goal)
 
+def atspi_key(measure):
+    """The job a row of the AT-SPI table measures, for its floor: ("walk",
+    app), or ("find", app, control) and ("act", app, control, gap)."""
+    m = re.match(r'^(?:floor, )?full walk, (\S+)|^floor, (\S+), (?:one|no cache)', measure)
+    if m:
+        return ("walk", m.group(1) or m.group(2))
+    m = re.match(r'^(?:floor, (\S+), )?find "([^"]+)"(?: \+ do action, (?:(\S+), )?(\d+) ms)?',
+                 measure)
+    if not m:
+        return None
+    app = m.group(1) or m.group(3)
+    return ("act", app, m.group(2), m.group(4)) if m.group(4) else ("find", app, m.group(2))
+
+
 t = read("atspi")
 if t is not None:
-    for line in t.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 6 and (cells[0].startswith("full walk") or cells[0].startswith("find")):
-            f = lambda s: float(s) if re.match(r"^[\d.]+$", s) else None
-            row("atspi", cells[0], f(cells[2]), "pyatspi", f(cells[4]),
-                goal=faster(5) if cells[0].startswith("full walk") else at_most(20))
-        elif len(cells) == 6 and cells[0].startswith("floor"):
-            f = lambda s: float(s) if re.match(r"^[\d.]+$", s) else None
-            find = "find \"" in cells[0]
+    f = lambda s: float(s) if re.match(r"^[\d.]+$", s) else None
+    table = [[c.strip() for c in line.strip().strip("|").split("|")]
+             for line in t.splitlines() if line.startswith("| ")]
+    table = [c for c in table if len(c) == 6]
+    floors = {atspi_key(c[0]): (f(c[2]), f(c[4])) for c in table if c[0].startswith("floor")}
+    for cells in table:
+        key = atspi_key(cells[0])
+        if cells[0].startswith("floor"):
+            find = key and key[0] != "walk"
             row("atspi", cells[0], f(cells[2]), "-" if find else "pyatspi (its full walk)",
                 f(cells[4]), note="the least any client must ask (bench_atspi_floor); "
                 "the app answers one call at a time")
+        elif key and key[0] == "walk":
+            fl, py = floors.get(key, (None, None))
+            row("atspi", cells[0], f(cells[2]), "pyatspi", f(cells[4]), goal=faster(5),
+                floor_misses=bool(fl and py and py / fl < 5))
+        elif key:
+            fl = floors.get(key, floors.get(("find",) + key[1:3], (None,)))[0]
+            row("atspi", cells[0], f(cells[2]), "pyatspi", f(cells[4]), goal=at_most(20),
+                floor_misses=bool(fl and fl > 20))
 
 t = read("activate")
 if t is not None:
@@ -346,8 +370,8 @@ print("correctness row, below 1: the other tool delivered less.")
 print()
 print("| area | measure | ours | established tool | theirs | theirs / ours | goal | goal met | note |")
 print("|---|---|---:|---|---:|---:|---|---|---|")
-met_count = [0, 0]
-for area, measure, ours, tool, theirs, unit, note, goal in rows:
+met_count = [0, 0, 0]
+for area, measure, ours, tool, theirs, unit, note, goal, floor_misses in rows:
     failed = "AREA-FAILED" in (read(area) or "")
     ratio = "%.2f" % (theirs / ours) if ours and theirs is not None else "n/a"
     if failed and (ours is None or theirs is None):
@@ -358,12 +382,15 @@ for area, measure, ours, tool, theirs, unit, note, goal in rows:
         if ours is None or (needs_theirs and theirs is None):
             met = "n/a"
         else:
-            met = "yes" if goal[1](ours, theirs) else "**no**"
+            met = "yes" if goal[1](ours, theirs) else "no, below its floor" if floor_misses \
+                else "**no**"
             met_count[0] += met == "yes"
             met_count[1] += 1
+            met_count[2] += met.startswith("no, below")
     print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
         area, measure, fmt(ours, unit), tool, fmt(theirs, unit), ratio,
         goal[0] if goal else "-", met, note))
 print()
-print("goals met: %d of %d measured" % tuple(met_count))
+print("goals met: %d of %d measured; of the rest, %d below the job's own floor "
+      "(the floor row beside it misses the goal too)" % tuple(met_count))
 PY
