@@ -37,7 +37,8 @@ static ksr_deadline soon(void)
 
 static int bench_connect(int port, int n)
 {
-	double *t = calloc((size_t)n, sizeof *t), *disc = calloc((size_t)n, sizeof *disc);
+	double *t = calloc((size_t)n, sizeof *t), *disc = calloc((size_t)n, sizeof *disc),
+	       *hand = calloc((size_t)n, sizeof *hand), *att = calloc((size_t)n, sizeof *att);
 	for (int i = 0; i < n; i++) {
 		ksr_err err = {0};
 		double t0 = now_ms();
@@ -48,10 +49,16 @@ static int bench_connect(int port, int n)
 			return -1;
 		}
 		disc[i] = ksr_cdp_timings(c)->discover_ms;
+		hand[i] = ksr_cdp_timings(c)->handshake_ms;
+		att[i] = ksr_cdp_timings(c)->attach_ms;
 		ksr_cdp_close(c);
 	}
 	row("ksr.connect", t, n);
-	free(t), free(disc);
+	/* its parts: /json/version over HTTP, the WebSocket handshake, attaching */
+	row("ksr.connect.discover", disc, n);
+	row("ksr.connect.handshake", hand, n);
+	row("ksr.connect.attach", att, n);
+	free(t), free(disc), free(hand), free(att);
 	return 0;
 }
 

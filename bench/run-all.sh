@@ -248,10 +248,10 @@ if t is not None:
         row("input", what, num(ours_re, t), tool, num(theirs_re, t), goal=at_most(0.3))
     ok = re.search(r"^kasm-session-runtime\s+(\d+) / (\d+) arrived", t, re.M)
     xd = re.search(r"^xdotool type --delay 0\s+(\d+) / (\d+) arrived", t, re.M)
-    rows.append(("input", "1000 mixed characters typed into zenity, arrived exactly",
-                 float(ok.group(1)) if ok else None, "xdotool type --delay 0",
-                 float(xd.group(1)) if xd else None, "chars", "correctness, not time",
-                 ("all 1000 arrive", lambda o, t: o == 1000)))
+    row("input", "1000 mixed characters typed into zenity, arrived exactly",
+        float(ok.group(1)) if ok else None, "xdotool type --delay 0",
+        float(xd.group(1)) if xd else None, "chars", "correctness, not time",
+        ("all 1000 arrive", lambda o, t: o == 1000))
 
 t = read("cdp")
 if t is not None:
