@@ -6,11 +6,13 @@
  * org.a11y.atspi.Cache.GetItems (GTK 3 once an event listener is registered,
  * GTK 4), one call brings every node's role, name, description, states,
  * interfaces, parent, index and child count, and a node found in it is
- * asked only its toolkit role name, extents and actions, and its children
- * where the cache does not name them all (complete_kids): the app answers
- * one call at a time, so fewer calls is what makes the walk faster. A node the
- * cache lacks (Qt 5's is empty) is asked everything. Bounded by depth, node
- * count, children per node and time.
+ * asked only its children where the cache does not name them all
+ * (complete_kids), then, once the tree's shape is known, its toolkit role
+ * name, extents and actions: the app answers one call at a time, so fewer
+ * calls is what makes the walk faster. A node the cache lacks (Qt 5's is
+ * empty) is asked everything. Nodes are added breadth first whatever order
+ * the answers come in (add_known_kids). Bounded by depth, node count,
+ * children per node and time.
  *
  * Find mode (opts->find_name): only states, name and child count are asked
  * of every node, its roles only when the name matches (and of the match's
@@ -59,6 +61,13 @@ typedef struct cache_item {
 	bool kids_bad; /* two items at one index, or one past the count */
 } cache_item;
 
+/* A node's children, known: as its cache item names them, or GetChildren's answer. */
+struct kids {
+	const cache_item *cache;
+	char **paths;
+	int n;
+};
+
 typedef struct walk {
 	ksr_atspi *a;
 	GHashTable *items; /* path -> cache_item, NULL without a cache */
@@ -74,8 +83,16 @@ typedef struct walk {
 	 * (interfaces, extents, actions) still to come. */
 	unsigned char *core_left, *det_left;
 	unsigned char *cached; /* the node's core answers came from the cache */
-	int scanned;           /* find mode: nodes judged so far, in index order */
-	int cand, answer;      /* find mode: first match, first showing match (-1: none) */
+	/* Full walk: each node's children, once known (from the cache or
+	 * GetChildren), wait until every node before it has had its own added
+	 * (add_known_kids): the nodes are added breadth first, whatever order
+	 * the answers come in, and a node bound keeps those nearest the root.
+	 * kids_wait: calls in flight that may bring them (child count, children). */
+	struct kids *kids;
+	unsigned char *kids_wait;
+	int expanded;     /* nodes before this one have had their children added */
+	int scanned;      /* find mode: nodes judged so far, in index order */
+	int cand, answer; /* find mode: first match, first showing match (-1: none) */
 } walk;
 
 typedef struct req {
@@ -113,6 +130,12 @@ static bool is_core(enum req_kind kind)
 	return kind <= REQ_STATE;
 }
 
+/* The calls whose answer may bring a node's children (its count, then them). */
+static bool brings_kids(enum req_kind kind)
+{
+	return kind == REQ_PROPS || kind == REQ_COUNT || kind == REQ_CHILDREN;
+}
+
 static GVariant *req_params(const walk *w, enum req_kind kind)
 {
 	static const char *const prop[] = {
@@ -141,6 +164,8 @@ static void send_req(walk *w, int node, enum req_kind kind)
 		w->core_left[node]++;
 	else if (kind != REQ_CHILDREN)
 		w->det_left[node]++;
+	if (brings_kids(kind))
+		w->kids_wait[node]++;
 	w->pending++;
 	w->t->calls++;
 	g_dbus_connection_call(w->a->conn, w->app->bus, w->t->nodes[node].path, req_def[kind].iface,
@@ -202,21 +227,22 @@ static bool complete_kids(int i, const cache_item *it)
 	return i > 0 && it->count >= 0 && it->kids_known == it->count && !it->kids_bad;
 }
 
-/* Full walk: node i's children as the cache names them (no GetChildren). */
-static void add_cached_kids(walk *w, int i, const cache_item *it)
+/* Full walk: the children of every node whose children are known, in
+ * index order, up to the first node still waiting for them. */
+static void add_known_kids(walk *w)
 {
-	ksr_atspi_node *n = &w->t->nodes[i];
-	n->n_children = it->count;
-	w->t->kids_cached++;
-	if (it->count == 0)
-		return;
-	if (n->depth >= w->o.max_depth) {
-		cut(w->t, "depth");
-		return;
+	while (w->expanded < (int)w->t->len && !w->kids_wait[w->expanded]) {
+		int k = w->expanded++;
+		struct kids kd = w->kids[k]; /* a copy: add_node may move the array */
+		w->kids[k] = (struct kids){0};
+		int n = kd.cache ? kd.cache->count : kd.n;
+		for (int c = 0; c < n; c++)
+			if (add_node(w, kd.cache ? kd.cache->kids[c] : kd.paths[c], k) < 0)
+				break;
+		for (int c = 0; c < kd.n; c++)
+			free(kd.paths[c]);
+		free(kd.paths);
 	}
-	for (int k = 0; k < it->count; k++)
-		if (add_node(w, it->kids[k], i) < 0)
-			return;
 }
 
 /* Node i from its cache item: only its toolkit role name is asked (matching
@@ -226,14 +252,20 @@ static void from_cache(walk *w, int i, const cache_item *it)
 {
 	ksr_atspi_node *n = &w->t->nodes[i];
 	fill_from_item(w, i, it);
-	if (!w->o.find_name || name_matches(w, i))
+	/* Full walk: its own questions wait until the tree's shape is known
+	 * (ask_cached_details), so the GetChildren answers the walk waits on
+	 * are not queued behind them at the app. */
+	if (w->o.find_name && name_matches(w, i))
 		send_req(w, i, REQ_ROLE);
-	if (!w->o.find_name)
-		ask_details(w, i);
 	/* Find mode keeps to GetChildren: it judges nodes in the order they
 	 * were added, which must be the tree's. */
 	if (!w->o.find_name && complete_kids(i, it)) {
-		add_cached_kids(w, i, it);
+		n->n_children = it->count;
+		w->t->kids_cached++;
+		if (it->count > 0 && n->depth >= w->o.max_depth)
+			cut(w->t, "depth");
+		else
+			w->kids[i].cache = it;
 		return;
 	}
 	n->n_children = -1; /* counted from GetChildren's answer */
@@ -259,6 +291,8 @@ static int new_node(walk *w, const char *path, int parent)
 		w->core_left = ksr_xrealloc(w->core_left, t->cap);
 		w->det_left = ksr_xrealloc(w->det_left, t->cap);
 		w->cached = ksr_xrealloc(w->cached, t->cap);
+		w->kids = ksr_xrealloc(w->kids, t->cap * sizeof *w->kids);
+		w->kids_wait = ksr_xrealloc(w->kids_wait, t->cap);
 	}
 	int i = (int)t->len++;
 	t->nodes[i] = (ksr_atspi_node){
@@ -266,7 +300,8 @@ static int new_node(walk *w, const char *path, int parent)
 	        .parent = parent,
 	        .depth = parent < 0 ? 0 : t->nodes[parent].depth + 1,
 	};
-	w->core_left[i] = w->det_left[i] = w->cached[i] = 0;
+	w->core_left[i] = w->det_left[i] = w->cached[i] = w->kids_wait[i] = 0;
+	w->kids[i] = (struct kids){0};
 	return i;
 }
 
@@ -433,13 +468,20 @@ static void got_children(walk *w, int i, GVariant *reply)
 			return;
 		}
 	}
+	struct kids kd = {0}; /* full walk: added in order by add_known_kids */
+	if (!w->o.find_name)
+		kd.paths = ksr_xcalloc(g_variant_iter_n_children(it) + 1, sizeof *kd.paths);
 	while (g_variant_iter_next(it, "(&s&o)", &bus, &path)) {
 		/* A child served by another connection (an embedded plug) is not this app's. */
 		if (strcmp(bus, w->app->bus) != 0 || strcmp(path, "/org/a11y/atspi/null") == 0)
 			continue;
-		if (add_node(w, path, i) < 0)
+		if (!w->o.find_name)
+			kd.paths[kd.n++] = ksr_xstrdup(path);
+		else if (add_node(w, path, i) < 0)
 			break;
 	}
+	if (!w->o.find_name)
+		w->kids[i] = kd;
 	g_variant_iter_free(it);
 }
 
@@ -603,8 +645,12 @@ static void on_reply(GObject *src, GAsyncResult *res, gpointer data)
 		w->core_left[r->node]--;
 	else if (r->kind != REQ_CHILDREN)
 		w->det_left[r->node]--;
+	if (brings_kids(r->kind))
+		w->kids_wait[r->node]--;
 	if (live && w->o.find_name)
 		scan(w);
+	else if (live && brings_kids(r->kind))
+		add_known_kids(w);
 	free(r);
 }
 
@@ -869,43 +915,15 @@ void ksr_atspi_tree_clear(ksr_atspi_tree *t)
 	*t = (ksr_atspi_tree){0};
 }
 
-/* Nodes in breadth-first order, each parent's children in their order, as
- * a walk by GetChildren alone adds them (the app answers in the order
- * asked): children the cache names are added at once, depth first, while
- * others wait for GetChildren. Siblings are added in their order, so a
- * stable sort by parent keeps it. */
-static void bfs_order(ksr_atspi_tree *t)
+/* Full walk, once the tree's shape is known: every cached node's toolkit
+ * role name, extents and actions, all at once. */
+static void ask_cached_details(walk *w)
 {
-	size_t n = t->len;
-	size_t *first =
-	        ksr_xcalloc(n + 1, sizeof *first); /* children of p: by_parent[first[p]..] */
-	size_t *by_parent = ksr_xmalloc(n * sizeof *by_parent);
-	size_t *fill = ksr_xcalloc(n + 1, sizeof *fill);
-	for (size_t i = 1; i < n; i++)
-		first[t->nodes[i].parent + 1]++;
-	for (size_t p = 0; p < n; p++)
-		first[p + 1] += first[p];
-	for (size_t i = 1; i < n; i++) {
-		size_t p = (size_t)t->nodes[i].parent;
-		by_parent[first[p] + fill[p]++] = i;
-	}
-	size_t *order = ksr_xmalloc(n * sizeof *order); /* new index -> old */
-	int *renum = ksr_xmalloc(n * sizeof *renum);    /* old index -> new */
-	size_t len = 0;
-	order[len++] = 0;
-	for (size_t q = 0; q < len; q++)
-		for (size_t k = first[order[q]]; k < first[order[q] + 1]; k++)
-			order[len++] = by_parent[k];
-	ksr_atspi_node *nodes = ksr_xmalloc(t->cap * sizeof *nodes);
-	for (size_t k = 0; k < len; k++) {
-		renum[order[k]] = (int)k;
-		nodes[k] = t->nodes[order[k]];
-	}
-	for (size_t k = 1; k < len; k++)
-		nodes[k].parent = renum[nodes[k].parent];
-	free(t->nodes);
-	t->nodes = nodes;
-	free(first), free(by_parent), free(fill), free(order), free(renum);
+	for (size_t i = 0; i < w->t->len; i++)
+		if (w->cached[i]) {
+			send_req(w, (int)i, REQ_ROLE);
+			ask_details(w, (int)i);
+		}
 }
 
 /* Dispatch answers until none is awaited, the match is known, d passes or
@@ -942,7 +960,17 @@ int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_
 	out->cached = w.items != NULL;
 	if (!cache_find(&w, d))
 		add_node(&w, ATSPI_ROOT_PATH, -1);
+	if (!w.o.find_name)
+		add_known_kids(&w);
 	ksr_wait r = await_answers(&w, d);
+	if (!w.o.find_name && w.items) {
+		if (w.pending == 0 && r != KSR_WAIT_CANCELLED && !ksr_deadline_passed(d)) {
+			ask_cached_details(&w);
+			r = await_answers(&w, d);
+		} else {
+			cut(out, "time"); /* the shape, but not the cached nodes' details */
+		}
+	}
 	/* The whole tree was seen: what is left to ask is only the named nodes'
 	 * roles (find mode without a showing match), which no bound cuts. */
 	bool complete = w.pending == 0;
@@ -960,13 +988,18 @@ int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_
 		g_cancellable_cancel(w.cancel);
 		ksr_atspi_drain(a->ctx, &w.pending);
 	}
-	if (out->kids_cached) /* once no answer is to come for an old index */
-		bfs_order(out);
 	ksr_atspi_ctx_leave(a->ctx);
 	g_object_unref(w.cancel);
 	free(w.core_left);
 	free(w.det_left);
 	free(w.cached);
+	for (size_t i = 0; i < out->len; i++) { /* a walk cut short leaves some */
+		for (int c = 0; c < w.kids[i].n; c++)
+			free(w.kids[i].paths[c]);
+		free(w.kids[i].paths);
+	}
+	free(w.kids);
+	free(w.kids_wait);
 	if (w.items)
 		g_hash_table_destroy(w.items);
 	out->ms = ksr_now_ms() - t0;

@@ -325,32 +325,42 @@ class WalkShapeAgreesWithGetChildren(HeldApp, ksr.KsrTestCase):
     cache names all of them (its child count met, one item at each index),
     else asks GetChildren; either way its nodes, their parents and their
     order must be those of a walk by GetChildren alone, breadth first
-    (tests/helpers/atspi_children.py, Gio). A fresh GTK 4 app has built few
+    (tests/helpers/atspi_children.py, Gio), and a node bound must keep the
+    same first nodes. A fresh GTK 4 app has built few
     accessible objects, so its first walk mixes both; GTK 3's cache gives
-    menus no count and their items no index."""
+    menus no count and their items no index; Qt 5 has no cache."""
     needs_testapp = False
 
-    def walks(self, pid, env):
-        """Ours, then the oracle's, each as a list of lines; our summary."""
-        r = subprocess.run([os.environ["KSR_FINDCHECK"], "--tree", str(pid)], env=env,
-                           capture_output=True, text=True, timeout=60)
+    def ours(self, pid, env, *bound):
+        """Our walk's lines (bound: MAX_NODES), and its summary's figures."""
+        r = subprocess.run([os.environ["KSR_FINDCHECK"], "--tree", str(pid)] + list(bound),
+                           env=env, capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-2000:])
-        ours = r.stdout.strip().splitlines()
+        lines = r.stdout.strip().splitlines()
+        return lines[:-1], [int(w) for w in lines[-1].replace(",", " ").split() if w.isdigit()]
+
+    def oracle(self, pid, env):
         o = subprocess.run(["/usr/bin/python3", os.path.join(
             os.environ["KSR_SOURCE_DIR"], "tests", "helpers", "atspi_children.py"), str(pid)],
             env=env, capture_output=True, text=True, timeout=120)
         self.assertEqual(o.returncode, 0, o.stderr[-2000:])
-        summary = [int(w) for w in ours[-1].replace(",", " ").split() if w.isdigit()]
-        return ours[:-1], o.stdout.strip().splitlines(), summary
+        return o.stdout.strip().splitlines()
 
     def agree(self, pid, env):
-        """Two rounds; the cache's share of the second (a warm app)."""
-        first, oracle1, _ = self.walks(pid, env)
-        second, oracle2, (_calls, from_cache) = self.walks(pid, env)
+        """Two rounds, then a walk bounded to 40 nodes; the cache's share of
+        the second round (a warm app)."""
+        first, _ = self.ours(pid, env)
+        oracle1 = self.oracle(pid, env)
+        second, (_calls, from_cache) = self.ours(pid, env)
+        oracle2 = self.oracle(pid, env)
         self.assertEqual(oracle1, oracle2, "the app's tree changed between walks")
         self.assertGreater(len(oracle1), 50)
         self.assertEqual(first, oracle1)
         self.assertEqual(second, oracle2)
+        # a node bound keeps the nodes nearest the root, as a walk by
+        # GetChildren does (a11y_tree's max_nodes): the first 40 in its order
+        bounded, _ = self.ours(pid, env, "40")
+        self.assertEqual(bounded, oracle2[:40])
         return from_cache, len(second)
 
     def test_gtk4_calculator(self):
@@ -366,6 +376,14 @@ class WalkShapeAgreesWithGetChildren(HeldApp, ksr.KsrTestCase):
         from_cache, nodes = self.agree(*self.hold("mousepad", "Mousepad", "mousepad"))
         self.assertGreater(from_cache, 0)
         self.assertLess(from_cache, nodes)  # not below its menus
+
+    def test_qt5_featherpad(self):
+        if not shutil.which("featherpad"):
+            self.fail("featherpad is not installed (scripts/setup.sh deps)")
+        from_cache, _nodes = self.agree(*self.hold(
+            "featherpad", "Untitled|FeatherPad", "featherpad",
+            env=self.env(QT_LINUX_ACCESSIBILITY_ALWAYS_ON="1")))
+        self.assertEqual(from_cache, 0)  # Qt 5 serves no cache: all by GetChildren
 
 
 if __name__ == "__main__":
