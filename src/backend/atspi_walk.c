@@ -245,9 +245,10 @@ static void add_known_kids(walk *w)
 	}
 }
 
-/* Node i from its cache item: only its toolkit role name is asked (matching
- * takes it as an alias), then its children (unless the cache names them all)
- * and details. */
+/* Node i from its cache item: its children are asked unless the cache names
+ * them all; its toolkit role name (matching takes it as an alias), extents
+ * and actions are asked later (full walk: ask_cached_details) or only of a
+ * match (find mode). */
 static void from_cache(walk *w, int i, const cache_item *it)
 {
 	ksr_atspi_node *n = &w->t->nodes[i];
