@@ -55,7 +55,6 @@ typedef struct node {
 	char *path;
 	int depth;
 	uint64_t states;
-	bool have_states;
 } node;
 
 typedef void (*answer_fn)(node *n, GVariant *reply);
@@ -131,19 +130,26 @@ static void ask_details(floor_run *r, node *n, const char *path, GVariant *iface
 
 /* ---- with a cache ---- */
 
-/* The interface list and the states of a GetItems entry, whichever layout. */
-static void item_parts(GVariant *item, GVariant **ifaces, GVariant **states)
+/* The interface list, the name (its first string: the description comes
+ * after it) and the states of a GetItems entry, whichever layout; name may
+ * be NULL. Each part found is a reference to drop. */
+static void item_parts(GVariant *item, GVariant **ifaces, GVariant **name, GVariant **states)
 {
-	*ifaces = *states = NULL;
+	GVariant *unused = NULL, **nm = name ? name : &unused;
+	*ifaces = *states = *nm = NULL;
 	for (size_t k = 0; k < g_variant_n_children(item); k++) {
 		GVariant *v = g_variant_get_child_value(item, k);
 		if (g_variant_is_of_type(v, G_VARIANT_TYPE_STRING_ARRAY) && !*ifaces)
 			*ifaces = v;
+		else if (g_variant_is_of_type(v, G_VARIANT_TYPE_STRING) && !*nm)
+			*nm = v;
 		else if (g_variant_is_of_type(v, G_VARIANT_TYPE("au")))
 			*states = v;
 		else
 			g_variant_unref(v);
 	}
+	if (unused)
+		g_variant_unref(unused);
 }
 
 static bool cached_walk(floor_run *r, node *holder)
@@ -160,7 +166,7 @@ static bool cached_walk(floor_run *r, node *holder)
 		GVariant *item = g_variant_get_child_value(items, (size_t)i), *ifaces, *states;
 		const char *path = NULL;
 		g_variant_get_child(item, 0, "(&s&o)", NULL, &path);
-		item_parts(item, &ifaces, &states);
+		item_parts(item, &ifaces, NULL, &states);
 		if (ifaces && states)
 			ask_details(r, holder, path, ifaces, states_of(states));
 		if (ifaces)
@@ -182,7 +188,6 @@ static void got_states(node *n, GVariant *reply)
 {
 	GVariant *au = g_variant_get_child_value(reply, 0);
 	n->states = states_of(au);
-	n->have_states = true;
 	g_variant_unref(au);
 }
 
@@ -321,25 +326,21 @@ static char *item_named(GVariant *items, const char *name)
 	char *pick = NULL;
 	bool pick_showing = false;
 	for (size_t i = 0; i < g_variant_n_children(items) && !pick_showing; i++) {
-		GVariant *item = g_variant_get_child_value(items, i), *ifaces, *states;
-		const char *path = NULL, *iname = NULL;
+		GVariant *item = g_variant_get_child_value(items, i), *ifaces, *iname, *states;
+		const char *path = NULL;
 		g_variant_get_child(item, 0, "(&s&o)", NULL, &path);
-		item_parts(item, &ifaces, &states);
-		for (size_t k = 0; k < g_variant_n_children(item) && !iname; k++) {
-			GVariant *v = g_variant_get_child_value(item, k);
-			if (g_variant_is_of_type(v, G_VARIANT_TYPE_STRING) &&
-			    !strcmp(g_variant_get_string(v, NULL), name))
-				iname = name;
-			g_variant_unref(v);
-		}
+		item_parts(item, &ifaces, &iname, &states);
+		bool named = iname && !strcmp(g_variant_get_string(iname, NULL), name);
 		bool showing = states && (states_of(states) & (1ull << ATSPI_STATE_SHOWING));
-		if (iname && (!pick || showing)) {
+		if (named && (!pick || showing)) {
 			g_free(pick);
 			pick = g_strdup(path);
 			pick_showing = showing;
 		}
 		if (ifaces)
 			g_variant_unref(ifaces);
+		if (iname)
+			g_variant_unref(iname);
 		if (states)
 			g_variant_unref(states);
 		g_variant_unref(item);
