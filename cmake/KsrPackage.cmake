@@ -19,7 +19,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# libcurl is loaded when a transfer is made (dlopen, src/backend/curl_body.c),
+# libcurl is loaded when a transfer is made (dlopen, src/backend/http/curl_body.c),
 # so dpkg-shlibdeps does not see it: the package that ships libcurl.so.4 here
 # (libcurl4 on Debian 12) is a dependency by name; shlibdeps' list follows it.
 execute_process(COMMAND dpkg-query -S "*/libcurl.so.4" OUTPUT_VARIABLE _ksr_curl_owner

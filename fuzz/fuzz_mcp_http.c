@@ -2,7 +2,7 @@
  * socket (src/mcp/http_check.c): the --http listen address, the Host and
  * Origin loopback tests (DNS rebinding, cross-site pages), the bearer token
  * and Accept. The request line and header framing are libwebsockets' own
- * (under src/backend/http_server.c).
+ * (under src/backend/http/server.c).
  * The input is six newline-separated fields: listen, Host, Origin,
  * Authorization, token, Accept. Besides "no crash", the properties a
  * security check must keep are asserted. */

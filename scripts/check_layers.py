@@ -7,6 +7,10 @@ Prints the folder-level include graph, then fails (exit 1) on:
     other);
   - an #include <...> of libX11, libwebsockets, AT-SPI or GDBus headers
     outside src/backend/;
+  - a source file directly under src/backend/ (each backend has its folder,
+    src/backend/NAME/);
+  - a cycle between backend folders (they may include each other's headers,
+    one way only);
   - a header under include/ksr/ that no layer owns (add it to OWNERS).
 
 The linker enforces the same direction for calls (CMakeLists.txt, ksr_layer:
@@ -42,14 +46,21 @@ RANKS = {
     "cli": 11,
 }
 
+# The backends' folders (src/backend/NAME), all of the backend rank. They may
+# include each other's headers as long as no two reach each other (no cycle).
+BACKENDS = ("x11", "atspi", "cdp", "bidi", "http", "image", "model", "proc", "session", "video")
+for _b in BACKENDS:
+    RANKS["backend/" + _b] = RANKS["backend"]
+
 # Public headers (include/ksr/NAME) -> the folder whose code they describe.
 OWNERS = {
     "deadline.h": "core", "error.h": "core", "event.h": "core", "evidence.h": "core",
     "report.h": "core", "strbuf.h": "core", "verdict.h": "core", "pattern.h": "core",
     "json.h": "core",
-    "x11.h": "backend", "video.h": "backend", "atspi.h": "backend", "cdp.h": "backend", "model.h": "backend",
-    "image.h": "backend", "keys.h": "backend", "proc.h": "backend", "session.h": "backend",
-    "http_server.h": "backend", "x11_record.h": "backend",
+    "x11.h": "backend/x11", "x11_record.h": "backend/x11", "keys.h": "backend/x11",
+    "video.h": "backend/video", "atspi.h": "backend/atspi", "cdp.h": "backend/cdp",
+    "model.h": "backend/model", "image.h": "backend/image", "proc.h": "backend/proc",
+    "session.h": "backend/session", "http_server.h": "backend/http",
     "scenario.h": "scenario", "vocabulary.h": "scenario", "vocabulary.def": "scenario",
     # The run's options (the context's input) and its entry point: the options are
     # part of the context, so the header sits at the run's bottom.
@@ -72,9 +83,33 @@ def folder_of(rel):
         return OWNERS.get(parts[-1])
     if parts[0] != "src" or len(parts) < 3:
         return None
-    if parts[1] == "run" and len(parts) > 3:
-        return "run/" + parts[2]
+    if parts[1] in ("run", "backend") and len(parts) > 3:
+        return parts[1] + "/" + parts[2]
     return parts[1]
+
+
+def is_backend(folder):
+    return folder == "backend" or folder.startswith("backend/")
+
+
+def backend_cycles(graph):
+    """Each cycle between backend folders, as a list of folders."""
+    edges = {a: [b for b in outs if b != a and is_backend(b)] for a, outs in graph.items() if is_backend(a)}
+    cycles, state = [], {}
+
+    def visit(node, path):
+        state[node] = "open"
+        for nxt in edges.get(node, []):
+            if state.get(nxt) == "open":
+                cycles.append(path[path.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, path + [nxt])
+        state[node] = "done"
+
+    for start in sorted(edges):
+        if start not in state:
+            visit(start, [start])
+    return cycles
 
 
 def resolve(src_rel, target, root):
@@ -98,6 +133,9 @@ def check(root):
     graph, errors = {}, []
     for rel in sources(root):
         here = folder_of(rel)
+        if here == "backend" and rel.startswith("src/"):
+            errors.append(f"{rel}: a backend's code belongs in its folder (src/backend/NAME/)")
+            continue
         if here is None:
             if rel.startswith("include/"):
                 errors.append(f"{rel}: no layer owns this public header (scripts/check_layers.py OWNERS)")
@@ -107,7 +145,7 @@ def check(root):
             line = text.count("\n", 0, m.start()) + 1
             kind, target = m.group(1), m.group(2)
             if kind == "<":
-                if BACKEND_ONLY.match(target) and here != "backend":
+                if BACKEND_ONLY.match(target) and not is_backend(here):
                     errors.append(f"{rel}:{line}: <{target}> outside src/backend")
                 continue
             dest = resolve(rel, target, root)
@@ -118,8 +156,12 @@ def check(root):
             graph[here][there] += 1
             if there == here:
                 continue
+            if is_backend(here) and is_backend(there):
+                continue  # between backend folders: the cycle check below
             if RANKS[there] >= RANKS[here]:
                 errors.append(f'{rel}:{line}: "{target}" ({there}) against the layers from {here}')
+    for cycle in backend_cycles(graph):
+        errors.append("a cycle between backend folders: " + " -> ".join(cycle))
     return graph, errors
 
 
@@ -127,7 +169,7 @@ def print_graph(graph):
     print("folder-level include graph (from -> to: includes):")
     for here in sorted(graph, key=lambda f: (RANKS[f], f)):
         outs = ", ".join(f"{t} {n}" for t, n in sorted(graph[here].items(), key=lambda kv: (RANKS[kv[0]], kv[0])) if t != here)
-        print(f"  {here:14} -> {outs or '(own folder only)'}")
+        print(f"  {here:16} -> {outs or '(own folder only)'}")
 
 
 def self_test():
@@ -144,7 +186,8 @@ def self_test():
         "include/ksr/x11.h": "#include <stdint.h>\n",
         "include/ksr/error.h": "",
         "src/core/error.c": '#include "ksr/error.h"\n',
-        "src/backend/x11.c": '#include <X11/Xlib.h>\n#include "ksr/x11.h"\n#include "ksr/error.h"\n',
+        "src/backend/x11/x11.c": '#include <X11/Xlib.h>\n#include "ksr/x11.h"\n#include "ksr/error.h"\n',
+        "src/backend/session/session.c": '#include "ksr/x11.h"\n',
         "src/run/context/context.h": '#include "ksr/x11.h"\n',
         "src/run/actions/a.c": '#include "run/context/context.h"\n',
         "src/cli/main.c": '#include "run/actions/a.h"\n',
@@ -159,6 +202,9 @@ def self_test():
         "libwebsockets outside the backends": {"src/mcp/bad.c": "#include <libwebsockets.h>\n"},
         "AT-SPI outside the backends": {"src/inspect/bad.c": "#include <atspi/atspi.h>\n"},
         "an unowned public header": {"include/ksr/mystery.h": ""},
+        "a backend file outside a folder": {"src/backend/loose.c": '#include "ksr/x11.h"\n'},
+        "a cycle between backend folders": {"src/backend/x11/bad.c": '#include "ksr/session.h"\n',
+                                            "include/ksr/session.h": ""},
     }
     failures = 0
     _, errs = check(tree(clean))

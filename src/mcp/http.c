@@ -203,7 +203,7 @@ typedef struct hdrs {
 } hdrs;
 
 /* A complete response with a JSON (or empty) body; the connection ends after
- * it (the server's rule: see src/backend/http_server.c, send_now). */
+ * it (the server's rule: see src/backend/http/server.c, send_now). */
 static int respond(ksr_http_conn *hc, hdrs h, const char *body)
 {
 	ksr_http_header x[3];

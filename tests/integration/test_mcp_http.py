@@ -118,7 +118,7 @@ class TestHttpRules(McpHttpTestCase):
     def test_rejections_then_serving_on(self):
         """A rejected request is read to its end, answered with `Connection: close`,
         and the connection closed (keep-alive cannot break: the client knows to
-        reconnect; every response closes, see src/backend/http_server.c); the server serves
+        reconnect; every response closes, see src/backend/http/server.c); the server serves
         the next request."""
         ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
         cases = [  # (why, body, extra headers, status, JSON-RPC code or None)

@@ -5,7 +5,7 @@
  * (Accessible.GetRoleName) is accepted as an alias: GTK 4 spells a push
  * button "button" and a check box "checkbox". The loader rejects any other
  * word, with the closest name as a suggestion. */
-#include "backend/atspi_priv.h"
+#include "backend/atspi/priv.h"
 
 #include <atspi/atspi.h>
 #include <pthread.h>

@@ -4,8 +4,8 @@
  * id is not the awaited one is late and dropped. See docs/cdp.md. */
 #include "ksr/cdp.h"
 
-#include "backend/cdp_fuzz.h"
-#include "backend/curl_priv.h"
+#include "backend/cdp/fuzz.h"
+#include "backend/http/curl.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -721,7 +721,7 @@ bool ksr_cdp_crashed(const ksr_cdp *c)
 	return c && c->crashed;
 }
 
-/* ---- fuzzing entry (backend/cdp_fuzz.h) ------------------------------------ */
+/* ---- fuzzing entry (backend/cdp/fuzz.h) ------------------------------------ */
 
 /* The frames are [flags][len hi][len lo][payload]: bit 0 of flags ends the
  * message, bit 1 claims 1 KiB more is coming in the frame, bit 2 makes the

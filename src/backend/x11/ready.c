@@ -5,7 +5,7 @@
  * (ksr_x11_ready_event), so a window that has been quiet for a while is known
  * to be quiet after one round trip. */
 #include "ksr/x11.h"
-#include "backend/x11_priv.h"
+#include "backend/x11/priv.h"
 
 #include <X11/Xatom.h>
 #include <X11/Xutil.h>

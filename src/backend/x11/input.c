@@ -1,7 +1,7 @@
 /* In-process pointer input and window activation through XTest: no process per
  * action, each action flushed at once. Keys and typing are in x11_keys.c. */
 #include "ksr/x11.h"
-#include "backend/x11_priv.h"
+#include "backend/x11/priv.h"
 
 #include <X11/XKBlib.h>
 #include <X11/Xatom.h>

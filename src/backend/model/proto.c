@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/model_priv.h"
+#include "backend/model/priv.h"
 
 static const char *const role_names[] = {"judge", "grounder", "planner"};
 static const char *const role_vars[] = {"JUDGE", "GROUNDER", "PLANNER"};

@@ -1,6 +1,6 @@
-/* libcurl for the backends (backend/curl_priv.h): loaded on first use, and
+/* libcurl for the backends (backend/http/curl.h): loaded on first use, and
  * the one body sink, used by CDP discovery and the model client. */
-#include "backend/curl_priv.h"
+#include "backend/http/curl.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

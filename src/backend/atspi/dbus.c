@@ -1,6 +1,6 @@
 /* GDBus on a private main context, iterated through ksr_wait_fds: the one
  * place where D-Bus replies are waited for (see atspi_priv.h). */
-#include "backend/atspi_priv.h"
+#include "backend/atspi/priv.h"
 
 #include <poll.h>
 

@@ -8,7 +8,7 @@
  * binding is usually undone before we get to read the event. */
 #include "ksr/x11_record.h"
 #include "ksr/x11.h"
-#include "backend/x11_priv.h"
+#include "backend/x11/priv.h"
 
 #include <X11/Xatom.h>
 #include <X11/Xproto.h>

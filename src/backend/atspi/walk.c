@@ -21,7 +21,7 @@
  * node before it) and the walk stops when the first showing match's actions
  * and extents are in: the node ksr_atspi_tree_find would pick on the whole
  * tree (it is the first showing match in breadth-first order). */
-#include "backend/atspi_priv.h"
+#include "backend/atspi/priv.h"
 
 #include <atspi/atspi-constants.h>
 #include <stdlib.h>

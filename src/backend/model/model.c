@@ -12,8 +12,8 @@
 #include <strings.h>
 #include <time.h>
 
-#include "backend/curl_priv.h"
-#include "backend/model_priv.h"
+#include "backend/http/curl.h"
+#include "backend/model/priv.h"
 
 #define MAX_ATTEMPTS    4
 #define MAX_PARSE_RETRY 1

@@ -10,7 +10,7 @@
  * on it (_NET_WM_PING), and all are unbound when the connection closes. */
 #include "ksr/keys.h"
 #include "ksr/x11.h"
-#include "backend/x11_priv.h"
+#include "backend/x11/priv.h"
 
 #include <X11/XKBlib.h>
 #include <X11/Xutil.h>

@@ -4,7 +4,7 @@
  * the address we found (e.g. from the session's /proc environment), and each
  * call here carries its own timeout on a context we iterate through
  * ksr_wait_fds, so a SIGSTOPped app costs one bounded timeout, never a hang. */
-#include "backend/atspi_priv.h"
+#include "backend/atspi/priv.h"
 
 #include <atspi/atspi-constants.h>
 #include <ctype.h>

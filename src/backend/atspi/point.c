@@ -3,7 +3,7 @@
  * button enabled only once a field has text). Component.GetAccessibleAtPoint
  * from the window's accessible down: GTK 3 answers with the child at the
  * point, Qt with the deepest; both are followed until there is no deeper one. */
-#include "backend/atspi_priv.h"
+#include "backend/atspi/priv.h"
 
 #include <atspi/atspi-constants.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Matching controls as people read them, and the near misses a failed
  * search reports (docs/accessibility.md, "Names" and "Near misses"). */
-#include "backend/atspi_priv.h"
+#include "backend/atspi/priv.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* A control's text and value (the text: check, MCP's a11y_text) and its
  * keyboard shortcut, read over the same bounded GDBus calls as the rest of
  * the backend (docs/accessibility.md, "Text and values"). */
-#include "backend/atspi_priv.h"
+#include "backend/atspi/priv.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * member of each Action.GetActions entry, read for one node on demand. The walk
  * keeps only action names (it never needed the bindings), so this is a
  * separate call and a separate file. */
-#include "backend/atspi_priv.h"
+#include "backend/atspi/priv.h"
 
 #include <stdlib.h>
 

@@ -4,7 +4,7 @@
  * falling back to XGetImage; ZPixmap converted to 8-bit RGB with the visual's
  * masks. */
 #include "ksr/x11.h"
-#include "backend/x11_priv.h"
+#include "backend/x11/priv.h"
 
 #include <X11/Xutil.h>
 #include <X11/extensions/Xrandr.h>

@@ -3,7 +3,7 @@
  * ksr/deadline.h) without taking events from the main connection's queue:
  * only the watched window's StructureNotify events ever arrive here. */
 #include "ksr/x11.h"
-#include "backend/x11_priv.h"
+#include "backend/x11/priv.h"
 
 #include <X11/Xatom.h>
 #include <stdlib.h>

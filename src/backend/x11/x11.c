@@ -2,7 +2,7 @@
  * the process), window listing and event-driven waits. Capture is in
  * x11_capture.c; both share the private state in x11_priv.h. */
 #include "ksr/x11.h"
-#include "backend/x11_priv.h"
+#include "backend/x11/priv.h"
 
 #include <X11/Xatom.h>
 #include <X11/Xutil.h>
