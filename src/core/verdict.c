@@ -53,6 +53,10 @@ static const struct outcome_row {
                                      "The run was interrupted by a signal."},
         [KSR_OUTCOME_BLOCKED] = {"blocked", KSR_VERDICT_TEST_ERROR,
                                  "A blocker was on screen and was not cleared."},
+        /* The image's fault: its users would see a prompt nobody answered. A
+         * prompt the scenario declares under blockers: is `blocked` instead. */
+        [KSR_OUTCOME_BLOCKED_BY_PROMPT] = {"blocked-by-prompt", KSR_VERDICT_APP_FAILED,
+                                           "The app showed only a prompt that blocks it."},
         [KSR_OUTCOME_INVALID_SCENARIO] = {"invalid-scenario", KSR_VERDICT_TEST_ERROR,
                                           "The scenario is invalid."},
         [KSR_OUTCOME_NO_DISPLAY] = {"no-display", KSR_VERDICT_TEST_ERROR,
@@ -72,6 +76,8 @@ static const char *const concern_names[KSR_CONCERN__COUNT] = {
         [KSR_CONCERN_UNCONFIRMED_CLAIM] = "unconfirmed-claim",
         [KSR_CONCERN_MODEL_UNREACHABLE] = "model-unreachable",
         [KSR_CONCERN_CRASH_SIGNATURE] = "crash-signature",
+        [KSR_CONCERN_RECOVERY_PROMPT] = "recovery-prompt",
+        [KSR_CONCERN_NOT_RENDERED] = "not-rendered",
 };
 
 const char *ksr_verdict_name(ksr_verdict v)

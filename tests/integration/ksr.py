@@ -36,7 +36,7 @@ VERDICTS = ("pass", "pass-with-concerns", "app-failed", "test-error")
 VERDICT_EXIT = {"pass": 0, "pass-with-concerns": 0, "app-failed": 1, "test-error": 2}
 OUTCOMES = ("completed", "never-appeared", "crashed", "crash-loop", "error-dialog",
             "not-rendered", "window-lost", "step-failed", "check-failed", "deadline",
-            "interrupted", "blocked", "invalid-scenario", "no-display",
+            "interrupted", "blocked", "blocked-by-prompt", "invalid-scenario", "no-display",
             "backend-unavailable", "output-unwritable")
 STAGES = ("boot-wait", "launch", "app-wait", "settle", "accessibility-probe", "first-look",
           "browser-attach", "steps", "plan", "goal-loop", "final-checks")

@@ -26,6 +26,7 @@ static const struct {
         {KSR_OUTCOME_DEADLINE, "deadline", "test-error", 2},
         {KSR_OUTCOME_INTERRUPTED, "interrupted", "test-error", 2},
         {KSR_OUTCOME_BLOCKED, "blocked", "test-error", 2},
+        {KSR_OUTCOME_BLOCKED_BY_PROMPT, "blocked-by-prompt", "app-failed", 1},
         {KSR_OUTCOME_INVALID_SCENARIO, "invalid-scenario", "test-error", 2},
         {KSR_OUTCOME_NO_DISPLAY, "no-display", "test-error", 2},
         {KSR_OUTCOME_BACKEND_UNAVAILABLE, "backend-unavailable", "test-error", 2},
@@ -44,6 +45,8 @@ static const struct {
         {KSR_CONCERN_UNCONFIRMED_CLAIM, "unconfirmed-claim"},
         {KSR_CONCERN_MODEL_UNREACHABLE, "model-unreachable"},
         {KSR_CONCERN_CRASH_SIGNATURE, "crash-signature"},
+        {KSR_CONCERN_RECOVERY_PROMPT, "recovery-prompt"},
+        {KSR_CONCERN_NOT_RENDERED, "not-rendered"},
 };
 
 static const struct {

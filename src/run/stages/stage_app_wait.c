@@ -1,5 +1,6 @@
-/* The app: waiting for it, letting it settle, and the final checks. */
+/* App wait: the app's process and window (docs/scenario.md). */
 #include "run/stages/stage.h"
+#include "run/stages/app.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -12,9 +13,6 @@
 #include "ksr/proc.h"
 #include "run/diagnosis/diagnose.h"
 #include "run/diagnosis/dialogs.h"
-
-static bool reap_launch(ksr_run *run, int wait_ms);
-static void record_crash(ksr_run *run, const char *when);
 
 /* ---- app wait ----------------------------------------------------------- */
 
@@ -152,14 +150,11 @@ static void record_app(ksr_run *run, app_match *m)
 	ksr_run_emit(run, "app", f);
 }
 
-/* /proc has no change events: rescan on every X event and on this slow timer. */
-#define PROC_RESCAN_MS 250
-
 /* The launch command died by a signal before any window: a crash, not a slow
  * start (a launcher that forks and exits 0 is normal, and the wait goes on). */
 static bool launch_crashed(ksr_run *run)
 {
-	if (run->launched_pid <= 0 || !reap_launch(run, 0))
+	if (run->launched_pid <= 0 || !ksr_app_reap_launch(run, 0))
 		return false;
 	int st = run->launch_status;
 	return WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) > 128);
@@ -178,7 +173,7 @@ static ksr_stage_status stage_app_wait(ksr_run *run, char *note, size_t len)
 		}
 		if (launch_crashed(run)) {
 			run->app_pid = run->launched_pid;
-			record_crash(run, "before its window appeared");
+			ksr_app_record_crash(run, "before its window appeared");
 			return KSR_STAGE_FAILED;
 		}
 		ksr_deadline tick =
@@ -215,195 +210,5 @@ static ksr_stage_status stage_app_wait(ksr_run *run, char *note, size_t len)
 	return KSR_STAGE_FAILED;
 }
 
-/* ---- settle ------------------------------------------------------------- */
-
-static double settle_limit(const ksr_run *run)
-{
-	return run->sc->settle_s;
-}
-
-static void describe_exit(int status, char *buf, size_t len)
-{
-	if (WIFSIGNALED(status))
-		snprintf(buf, len, "killed by signal %d (%s)%s", WTERMSIG(status),
-		         sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?",
-		         WCOREDUMP(status) ? ", core dumped" : "");
-	else if (WEXITSTATUS(status) > 128) /* sh reports a child killed by signal N as 128+N */
-		snprintf(buf, len, "ended by signal %d (%s; the launch shell's exit status %d)",
-		         WEXITSTATUS(status) - 128,
-		         sigabbrev_np(WEXITSTATUS(status) - 128)
-		                 ? sigabbrev_np(WEXITSTATUS(status) - 128)
-		                 : "?",
-		         WEXITSTATUS(status));
-	else
-		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
-}
-
-/* Reap the launch command if it has ended, waiting briefly: when the app was a
- * child of the launch shell, the shell ends right after it. Not cancellable:
- * this is how the failure is described, and it is bounded. */
-static bool reap_launch(ksr_run *run, int wait_ms)
-{
-	if (run->launched_pid <= 0 || run->launch_reaped)
-		return run->launch_reaped;
-	int fd = wait_ms > 0 ? ksr_proc_pidfd(run->launched_pid) : -1;
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	ksr_deadline d = ksr_deadline_in_ms(wait_ms);
-	for (;;) {
-		if (ksr_proc_reap(run->launched_pid, &run->launch_status) == 1) {
-			run->launch_reaped = true;
-			break;
-		}
-		if (ksr_deadline_passed(d))
-			break;
-		/* The pidfd turns readable when the command exits; without one (old
-		 * kernels, valgrind) look again in 20 ms. A cancel ends the wait:
-		 * the caller then reports what it knows. */
-		ksr_wait w = fd >= 0 ? ksr_wait_fds(&p, 1, d)
-		                     : ksr_sleep_until(ksr_deadline_min(d, ksr_deadline_in_ms(20)));
-		if (w == KSR_WAIT_CANCELLED || w == KSR_WAIT_ERROR) {
-			if (ksr_proc_reap(run->launched_pid, &run->launch_status) == 1)
-				run->launch_reaped = true;
-			break;
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-	return run->launch_reaped;
-}
-
-/* The app is gone: record a crash with whatever we know of how it ended. */
-static void record_crash(ksr_run *run, const char *when)
-{
-	char how[128] = "exited";
-	if (run->launched_pid > 0 && reap_launch(run, 300)) {
-		int st = run->launch_status;
-		if (run->app_pid == run->launched_pid || WIFSIGNALED(st) ||
-		    (WIFEXITED(st) && WEXITSTATUS(st) > 128))
-			describe_exit(st, how, sizeof how);
-	}
-	cJSON *f = cJSON_CreateObject();
-	cJSON_AddNumberToObject(f, "pid", run->app_pid);
-	cJSON_AddStringToObject(f, "how", how);
-	ksr_run_emit(run, "app.exit", f);
-	/* Held, not recorded: diagnosis tells a crash from a crash loop first. */
-	char reason[256];
-	snprintf(reason, sizeof reason, "the app (pid %d) %s %s", run->app_pid, how, when);
-	ksr_diag_hold_crash(run, reason);
-}
-
-static bool app_alive(ksr_run *run)
-{
-	if (run->app_pid <= 0)
-		return true; /* nothing known to watch: the window decides */
-	if (run->app_pid == run->launched_pid) {
-		reap_launch(run, 0);
-		return !run->launch_reaped && ksr_proc_alive(run->app_pid);
-	}
-	return ksr_proc_alive(run->app_pid);
-}
-
-static ksr_stage_status stage_settle(ksr_run *run, char *note, size_t len)
-{
-	int pidfd = run->app_pid > 0 ? ksr_proc_pidfd(run->app_pid) : -1;
-	ksr_stage_status st = KSR_STAGE_OK;
-	for (;;) {
-		if (!app_alive(run)) {
-			record_crash(run, "during settle");
-			st = KSR_STAGE_FAILED;
-			break;
-		}
-		struct pollfd p = {.fd = pidfd, .events = POLLIN};
-		ksr_deadline tick =
-		        ksr_deadline_min(run->stage, ksr_deadline_in_ms(PROC_RESCAN_MS));
-		ksr_wait w = ksr_wait_fds(&p, pidfd >= 0 ? 1 : 0, tick);
-		if (w == KSR_WAIT_READY ||
-		    (w == KSR_WAIT_TIMEOUT && !ksr_deadline_passed(run->stage)))
-			continue;
-		if (ksr_run_wait_ended_run(run, w, 0, "settle")) {
-			st = KSR_STAGE_FAILED;
-			break;
-		}
-		if (!app_alive(run)) {
-			record_crash(run, "during settle");
-			st = KSR_STAGE_FAILED;
-		}
-		break;
-	}
-	if (pidfd >= 0)
-		close(pidfd);
-	if (st == KSR_STAGE_OK) {
-		snprintf(note, len, "settled %g s; the app is alive", run->sc->settle_s);
-		ksr_dialogs_after_settle(run);
-		ksr_run_watch_app(run); /* from here on its death ends every wait */
-	}
-	return st;
-}
-
-/* ---- final checks ------------------------------------------------------- */
-
-static void final_check(ksr_run *run, const char *name, bool ok, const char *detail)
-{
-	cJSON *f = cJSON_CreateObject();
-	cJSON_AddStringToObject(f, "name", name);
-	cJSON_AddBoolToObject(f, "ok", ok);
-	cJSON_AddStringToObject(f, "detail", detail);
-	ksr_run_emit(run, "final_check", f);
-}
-
-static bool window_still_there(ksr_run *run, char *detail, size_t len)
-{
-	ksr_err err = {0};
-	ksr_window w = run->window;
-	w.title = w.res_name = w.res_class = NULL;
-	if (ksr_x11_window_refresh(run->x, &w, &err) == 0) {
-		snprintf(detail, len, "window 0x%lx \"%s\" is mapped", w.id,
-		         w.title ? w.title : "");
-		ksr_run_window_release(&w);
-		return true;
-	}
-	/* The app may have replaced its window (a splash, then the main one). */
-	ksr_window found = {0};
-	if (ksr_run_find_window(run, run->sc->window, run->sc->window_class, &found)) {
-		snprintf(detail, len, "window 0x%lx \"%s\" is mapped", found.id,
-		         found.title ? found.title : "");
-		ksr_run_window_release(&found);
-		return true;
-	}
-	snprintf(detail, len, "the app's window (0x%lx) is gone", run->window.id);
-	return false;
-}
-
-static const char *final_skip(const ksr_run *run)
-{
-	return run->sc->desktop ? "desktop mode: no app process or window to check" : NULL;
-}
-
-static ksr_stage_status stage_final_checks(ksr_run *run, char *note, size_t len)
-{
-	char detail[256];
-	bool alive = app_alive(run);
-	snprintf(detail, sizeof detail, alive ? "pid %d is running" : "pid %d is gone",
-	         run->app_pid);
-	final_check(run, "process", alive, detail);
-	if (!alive) {
-		record_crash(run, "before the end of the run");
-		return KSR_STAGE_FAILED;
-	}
-	bool shown = window_still_there(run, detail, sizeof detail);
-	final_check(run, "window", shown, detail);
-	if (!shown) {
-		ksr_run_fail(run, KSR_OUTCOME_WINDOW_LOST, run->sc->window_pos.line, "%s", detail);
-		return KSR_STAGE_FAILED;
-	}
-	snprintf(note, len, "process and window present");
-	ksr_diag_scan_logs_at_end(run);
-	return KSR_STAGE_OK;
-}
-
 const ksr_stage_def ksr_stage_app_wait = {
         .name = "app-wait", .limit_s = app_limit, .skip = app_skip, .run = stage_app_wait};
-const ksr_stage_def ksr_stage_settle = {
-        .name = "settle", .limit_s = settle_limit, .run = stage_settle};
-const ksr_stage_def ksr_stage_final_checks = {
-        .name = "final-checks", .skip = final_skip, .run = stage_final_checks};

@@ -1,0 +1,79 @@
+/* Final checks: the app's process and window are still there at the end. */
+#include "run/stages/stage.h"
+#include "run/stages/app.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ksr/proc.h"
+#include "run/diagnosis/diagnose.h"
+#include "run/diagnosis/dialogs.h"
+
+/* ---- final checks ------------------------------------------------------- */
+
+static void final_check(ksr_run *run, const char *name, bool ok, const char *detail)
+{
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "name", name);
+	cJSON_AddBoolToObject(f, "ok", ok);
+	cJSON_AddStringToObject(f, "detail", detail);
+	ksr_run_emit(run, "final_check", f);
+}
+
+static bool window_still_there(ksr_run *run, char *detail, size_t len)
+{
+	ksr_err err = {0};
+	ksr_window w = run->window;
+	w.title = w.res_name = w.res_class = NULL;
+	if (ksr_x11_window_refresh(run->x, &w, &err) == 0) {
+		snprintf(detail, len, "window 0x%lx \"%s\" is mapped", w.id,
+		         w.title ? w.title : "");
+		ksr_run_window_release(&w);
+		return true;
+	}
+	/* The app may have replaced its window (a splash, then the main one). */
+	ksr_window found = {0};
+	if (ksr_run_find_window(run, run->sc->window, run->sc->window_class, &found)) {
+		snprintf(detail, len, "window 0x%lx \"%s\" is mapped", found.id,
+		         found.title ? found.title : "");
+		ksr_run_window_release(&found);
+		return true;
+	}
+	snprintf(detail, len, "the app's window (0x%lx) is gone", run->window.id);
+	return false;
+}
+
+static const char *final_skip(const ksr_run *run)
+{
+	return run->sc->desktop ? "desktop mode: no app process or window to check" : NULL;
+}
+
+static ksr_stage_status stage_final_checks(ksr_run *run, char *note, size_t len)
+{
+	char detail[256];
+	bool alive = ksr_app_alive(run);
+	snprintf(detail, sizeof detail, alive ? "pid %d is running" : "pid %d is gone",
+	         run->app_pid);
+	final_check(run, "process", alive, detail);
+	if (!alive) {
+		ksr_app_record_crash(run, "before the end of the run");
+		return KSR_STAGE_FAILED;
+	}
+	bool shown = window_still_there(run, detail, sizeof detail);
+	final_check(run, "window", shown, detail);
+	if (!shown) {
+		ksr_run_fail(run, KSR_OUTCOME_WINDOW_LOST, run->sc->window_pos.line, "%s", detail);
+		return KSR_STAGE_FAILED;
+	}
+	snprintf(note, len, "process and window present");
+	ksr_diag_scan_logs_at_end(run);
+	return KSR_STAGE_OK;
+}
+
+const ksr_stage_def ksr_stage_final_checks = {
+        .name = "final-checks", .skip = final_skip, .run = stage_final_checks};
