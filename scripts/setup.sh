@@ -11,14 +11,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Build and runtime libraries, the session parts the tests start, and the apps tested.
-PACKAGES=(
-  build-essential cmake pkg-config clang
+# The demo's world: the runtime's build and run dependencies and the session
+# `run --xvfb` starts (Xvfb, openbox, D-Bus, the AT-SPI bus) with the demo's
+# app (xterm). No FFmpeg: the demo is built without video (KSR_VIDEO=OFF).
+DEMO_PACKAGES=(
+  build-essential cmake pkg-config
   libx11-dev libxtst-dev libxext-dev libxdamage-dev libxrandr-dev libxkbcommon-dev libyaml-dev libcjson-dev libcurl4-openssl-dev
-  libavcodec-dev libavformat-dev libswscale-dev libavutil-dev ffmpeg python3-websocket
-  libwebsockets-dev libatspi2.0-dev libpng-dev libpcre2-dev libgtk-3-dev libgtk-4-dev
-  xvfb x11-utils openbox tigervnc-standalone-server xfwm4 x11-xserver-utils dbus dbus-x11 at-spi2-core xterm zenity
-  python3 python3-jsonschema python3-lxml procps util-linux
+  libwebsockets-dev libatspi2.0-dev libpng-dev libpcre2-dev
+  xvfb x11-utils openbox dbus dbus-x11 at-spi2-core xterm procps util-linux
+)
+
+# The tests' world besides: video, the other session kinds, the apps and
+# browsers the tests drive, the tools they compare with.
+TEST_PACKAGES=(
+  clang libavcodec-dev libavformat-dev libswscale-dev libavutil-dev ffmpeg python3-websocket
+  libgtk-3-dev libgtk-4-dev
+  tigervnc-standalone-server xfwm4 x11-xserver-utils zenity
+  python3 python3-jsonschema python3-lxml
   imagemagick scrot xdotool
   chromium
   gnome-calculator gnome-text-editor featherpad kcalc mousepad python3-pyatspi gtk-3-examples
@@ -26,6 +35,12 @@ PACKAGES=(
   # the scenario library's apps (tests/integration/test_scenarios.py)
   firefox-esr libreoffice-writer inkscape
 )
+
+PACKAGES=("${DEMO_PACKAGES[@]}")
+case "${1:-}" in
+  demo) ;;
+  *) PACKAGES+=("${TEST_PACKAGES[@]}") ;;
+esac
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -59,7 +74,7 @@ case "${1:-}" in
   deps) install_deps ;;
   demo)
     install_deps
-    build build
+    build build -DKSR_VIDEO=OFF
     KASM_RUNTIME_OUT=${KASM_RUNTIME_OUT:-./ksr-out} ./build/kasm-session-runtime run --xvfb scenarios/demo-xterm.yaml
     ;;
   test)
