@@ -74,7 +74,9 @@ case "${1:-}" in
   deps) install_deps ;;
   demo)
     install_deps
-    build build -DKSR_VIDEO=OFF
+    # Only the executable: the tests, benchmarks and man page are the test world's.
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKSR_VIDEO=OFF -DBUILD_TESTING=OFF >/dev/null
+    cmake --build build -j"$(nproc)" --target kasm-session-runtime
     KASM_RUNTIME_OUT=${KASM_RUNTIME_OUT:-./ksr-out} ./build/kasm-session-runtime run --xvfb scenarios/demo-xterm.yaml
     ;;
   test)
