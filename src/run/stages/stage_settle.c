@@ -20,16 +20,20 @@
 #include "run/diagnosis/diagnose.h"
 #include "run/diagnosis/dialogs.h"
 
-/* Blank: all but at most 1 pixel in BLANK_ONE_IN of the window's client area
- * is one colour. An unpainted window is its background pixel alone, exactly
- * one colour (Blender's and LibreOffice's grey); the allowance is for a stray
- * pixel, no more. It is kept that strict because a painted window can be very
- * nearly flat: an xterm showing only its prompt "$ " and cursor differs from
- * its background in about 1 pixel in 1700, and must not be called blank (a
- * wrong blank costs paint_timeout_s and a false concern; a near-flat window
- * missed only costs what the run cost before). A count of distinct colours
- * alone cannot tell: that xterm has two. */
-#define BLANK_ONE_IN 5000
+/* Blank: one colour covers the window's client area but for at most 1 pixel
+ * in BLANK_ONE_IN and at most BLANK_MAX_OTHER pixels. An unpainted window is
+ * its background pixel alone, exactly one colour (Blender's grey before it
+ * draws, measured: 100.00%); the allowance is for a stray pixel, no more. It is
+ * that strict because a painted window can be very nearly flat: an 80x24
+ * xterm showing only its prompt "$ " differs from its background in 1 pixel
+ * in 1560, with only its cursor in 1 in 1960 (measured), and must not be
+ * called blank; the absolute bound keeps a large window's small mark (a
+ * maximised terminal's cursor, some 80 pixels) from hiding under the share.
+ * A wrong blank costs paint_timeout_s and a false concern; a near-flat window
+ * missed costs only what the run cost before. A count of distinct colours
+ * cannot tell: that xterm has two. */
+#define BLANK_ONE_IN    5000
+#define BLANK_MAX_OTHER 64
 /* Painted and quiet: no repaint for this long after the paint was seen. */
 #define PAINT_QUIET_MS 500
 /* At most one count per this, however often a blank window repaints itself
@@ -83,10 +87,10 @@ static ksr_stage_status settle_wait(ksr_run *run)
 /* ---- painted before judged --------------------------------------------- */
 
 typedef struct paint_state {
-	bool counted;          /* the window's colours could be counted at settle's end */
 	ksr_x11_colours first; /* at the end of settle_s */
 	ksr_x11_colours last;  /* at the last count */
 	bool blank_at_settle, painted, gone;
+	bool lost;                /* the X connection went: nothing more is known (no concern) */
 	int64_t start_ms;         /* the end of settle_s */
 	int64_t painted_after_ms; /* from then to the first count that was not blank */
 	int64_t quiet_after_ms;   /* to painted and quiet (the paint's repaints over) */
@@ -94,7 +98,8 @@ typedef struct paint_state {
 
 static bool is_blank(const ksr_x11_colours *c)
 {
-	return c->pixels > 0 && (c->pixels - c->dominant) * BLANK_ONE_IN <= c->pixels;
+	long long other = c->pixels - c->dominant;
+	return c->pixels > 0 && other <= BLANK_MAX_OTHER && other * BLANK_ONE_IN <= c->pixels;
 }
 
 static bool count(ksr_run *run, ksr_x11_colours *c)
@@ -136,8 +141,10 @@ static ksr_stage_status wait_painted(ksr_run *run, paint_state *p, bool damage, 
 		ksr_wait w = next_repaint(run, damage, looked_ms);
 		if (ended_run(run, w))
 			return KSR_STAGE_FAILED;
-		if (w != KSR_WAIT_READY)
-			return KSR_STAGE_OK; /* paint_timeout_s passed (or the X connection went) */
+		if (w != KSR_WAIT_READY) {
+			p->lost = w == KSR_WAIT_ERROR; /* else paint_timeout_s passed */
+			return KSR_STAGE_OK;
+		}
 		looked_ms = ksr_now_ms();
 		if (!count(run, &p->last)) {
 			p->gone = true; /* unmapped or destroyed: the later stages look */
@@ -224,14 +231,13 @@ static ksr_stage_status painted_before_judged(ksr_run *run, paint_state *p)
 	int64_t looked = ksr_now_ms();
 	if (!count(run, &p->first))
 		return KSR_STAGE_OK;
-	p->counted = true;
 	p->last = p->first;
 	p->blank_at_settle = is_blank(&p->first);
 	ksr_stage_status st = KSR_STAGE_OK;
 	if (p->blank_at_settle)
 		st = wait_painted(run, p, damage, looked);
 	emit_paint(run, p);
-	if (st == KSR_STAGE_OK && p->blank_at_settle && !p->painted && !p->gone)
+	if (st == KSR_STAGE_OK && p->blank_at_settle && !p->painted && !p->gone && !p->lost)
 		concern_not_rendered(run, p);
 	return st;
 }
@@ -244,13 +250,14 @@ static void paint_note(const ksr_run *run, const paint_state *p, char *note, siz
 		return;
 	if (p->painted)
 		snprintf(note + n, len - n,
-		         "; its window was one flat colour at the end of settle_s and painted "
+		         "; its window was one flat colour when settle_s ended and painted "
 		         "%.1f s later (quiet after %.1f s)",
 		         (double)p->painted_after_ms / 1000.0, (double)p->quiet_after_ms / 1000.0);
-	else if (p->gone)
+	else if (p->gone || p->lost)
 		snprintf(note + n, len - n,
-		         "; its window was one flat colour at the end of settle_s and went away "
-		         "before it painted");
+		         "; its window was one flat colour when settle_s ended and %s before it "
+		         "painted",
+		         p->gone ? "went away" : "the X display connection was lost");
 	else
 		snprintf(note + n, len - n,
 		         "; its window stayed one flat colour for paint_timeout_s (%g s) more: not "
