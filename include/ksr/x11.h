@@ -177,8 +177,9 @@ unsigned long ksr_x11_root_window(const ksr_x11 *x);
 
 typedef struct ksr_x11_colours {
 	long long pixels;   /* counted: the client area clipped to the screen, every pixel */
-	long long dominant; /* of them, pixels of the most common colour */
-	unsigned long rgb;  /* that colour, 0xRRGGBB */
+	long long dominant; /* of them, pixels of rgb */
+	unsigned long rgb;  /* 0xRRGGBB: the colour covering most of the window when one covers
+	                     * more than half of it (else one of its colours) */
 	int distinct;       /* distinct colours, at most KSR_X11_COLOURS_MAX */
 } ksr_x11_colours;
 

@@ -396,9 +396,10 @@ static uint32_t pixel_at(XImage *img, bool fast, unsigned long mask, int xx, int
 	return (uint32_t)(XGetPixel(img, xx, yy) & mask);
 }
 
-/* Two passes over the grab: the most common colour by majority vote (a
- * colour covering more than half the window is found; a window that near
- * blank always has one) with the distinct colours, then that colour's count. */
+/* Two passes over the grab: the majority colour by vote (Boyer-Moore: a
+ * colour covering more than half the window is always the one found, and a
+ * window anywhere near blank has one) with the distinct colours, then that
+ * colour's exact count. */
 static void count_colours(XImage *img, ksr_x11_colours *out)
 {
 	channel r = channel_of(img->red_mask), g = channel_of(img->green_mask),
