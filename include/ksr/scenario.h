@@ -124,6 +124,9 @@ typedef struct ksr_scenario {
 	ksr_pattern *process, *process_cmdline, *window, *window_class;
 	ksr_pos launch_pos, process_pos, window_pos;
 	double boot_timeout_s, launch_timeout_s, settle_s;
+	/* A window still one flat colour after settle_s is waited for this much
+	 * longer to paint (docs/scenario.md#painted-before-judged). */
+	double paint_timeout_s;
 	bool keep_running, atspi, desktop;
 	bool video; /* record the run's video (docs/report.md#video) */
 

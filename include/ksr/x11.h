@@ -169,4 +169,24 @@ int ksr_x11_sync(ksr_x11 *x);
  * it waits for the whole screen to stop repainting. */
 unsigned long ksr_x11_root_window(const ksr_x11 *x);
 
+/* ---- a window's colours (capture.c): has it painted ---- */
+
+/* Distinct colours are counted up to this many: enough to tell a flat window
+ * from a drawn one, and a bound on the work. */
+#define KSR_X11_COLOURS_MAX 256
+
+typedef struct ksr_x11_colours {
+	long long pixels;   /* counted: the client area clipped to the screen, every pixel */
+	long long dominant; /* of them, pixels of rgb */
+	unsigned long rgb;  /* 0xRRGGBB: the colour covering most of the window when one covers
+	                     * more than half of it (else one of its colours) */
+	int distinct;       /* distinct colours, at most KSR_X11_COLOURS_MAX */
+} ksr_x11_colours;
+
+/* Count the colours in window's client area as it is on the screen (one grab
+ * of that region, no RGB copy; what covers the window counts, as in a
+ * screenshot). 0, or -1 with err (gone, unmapped, off the screen, connection
+ * lost). */
+int ksr_x11_window_colours(ksr_x11 *x, unsigned long window, ksr_x11_colours *out, ksr_err *err);
+
 #endif

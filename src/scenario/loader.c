@@ -19,6 +19,7 @@ enum top_key {
 	TK_BOOT_TIMEOUT,
 	TK_LAUNCH_TIMEOUT,
 	TK_SETTLE,
+	TK_PAINT_TIMEOUT,
 	TK_KEEP_RUNNING,
 	TK_ATSPI,
 	TK_LOGS,
@@ -54,6 +55,7 @@ static const char *const top_keys[TK_COUNT + 1] = {
         [TK_BOOT_TIMEOUT] = "boot_timeout_s",
         [TK_LAUNCH_TIMEOUT] = "launch_timeout_s",
         [TK_SETTLE] = "settle_s",
+        [TK_PAINT_TIMEOUT] = "paint_timeout_s",
         [TK_KEEP_RUNNING] = "keep_running",
         [TK_ATSPI] = "atspi",
         [TK_LOGS] = "logs",
@@ -201,6 +203,8 @@ static void timing_keys(scn_ctx *c, const snode *const *v)
 		        &s->launch_timeout_s);
 	if (v[TK_SETTLE])
 		scn_num(c, v[TK_SETTLE], "settle_s", 0, DAY_S, &s->settle_s);
+	if (v[TK_PAINT_TIMEOUT])
+		scn_num(c, v[TK_PAINT_TIMEOUT], "paint_timeout_s", 0, DAY_S, &s->paint_timeout_s);
 	if (v[TK_KEEP_RUNNING])
 		scn_bool(c, v[TK_KEEP_RUNNING], "keep_running", &s->keep_running);
 	if (v[TK_ATSPI])
@@ -415,6 +419,7 @@ static void defaults(ksr_scenario *s)
 	s->boot_timeout_s = 60;
 	s->launch_timeout_s = 60;
 	s->settle_s = 5;
+	s->paint_timeout_s = 30;
 	s->atspi = true;
 	s->baseline_tolerance = 0.02;
 	s->remediation_timeout_s = 300;

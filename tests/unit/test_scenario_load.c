@@ -248,6 +248,7 @@ static void defaults(void)
 	is_str(s->name, "minimal", "name defaults to the file's base name");
 	ok(near(s->boot_timeout_s, 60) && near(s->launch_timeout_s, 60) && near(s->settle_s, 5),
 	   "default timeouts");
+	ok(near(s->paint_timeout_s, 30), "paint_timeout_s defaults to 30");
 	ok(!s->keep_running && s->atspi && !s->desktop && !s->cdp && !s->video, "default booleans");
 	ok(near(s->baseline_tolerance, 0.02) && near(s->remediation_timeout_s, 300),
 	   "default tolerance and remediation");
@@ -308,7 +309,7 @@ static void key_lists(void)
 	size_t n = 0;
 	while (top[n])
 		n++;
-	is_int((long long)n, 31, "31 top-level keys");
+	is_int((long long)n, 32, "32 top-level keys");
 	const char *const *mods = ksr_scenario_modifier_keys();
 	n = 0;
 	while (mods[n])
@@ -354,6 +355,18 @@ static void drag(void)
 	ksr_scenario_free(s);
 }
 
+/* paint_timeout_s is read like settle_s (full.yaml's line numbers are asserted
+ * above, so it is tried inline). */
+static void paint_timeout(void)
+{
+	ksr_scenario *s = load_str("process: x\nsettle_s: 1\npaint_timeout_s: 12.5\n");
+	ok(s && near(s->paint_timeout_s, 12.5), "paint_timeout_s");
+	ksr_scenario_free(s);
+	s = load_str("process: x\npaint_timeout_s: 0\n");
+	ok(s && near(s->paint_timeout_s, 0), "paint_timeout_s: 0 (no paint wait)");
+	ksr_scenario_free(s);
+}
+
 int main(void)
 {
 	full();
@@ -362,5 +375,6 @@ int main(void)
 	desktop();
 	vars();
 	key_lists();
+	paint_timeout();
 	return tap_done();
 }

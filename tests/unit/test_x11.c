@@ -136,6 +136,63 @@ static void test_capture(ksr_x11 *x, const ksr_window *term)
 	ksr_image_free(screen);
 }
 
+/* Colours counted by hand on an RGB capture: distinct (up to max) and the
+ * most common one's pixels. */
+static void count_rgb(const ksr_image *img, int max, int *distinct, long long *dominant)
+{
+	unsigned long seen[KSR_X11_COLOURS_MAX];
+	long long n[KSR_X11_COLOURS_MAX] = {0};
+	int k = 0;
+	long long other = 0;
+	for (long long i = 0; i < (long long)img->w * img->h; i++) {
+		const uint8_t *p = img->rgb + i * 3;
+		unsigned long c = (unsigned long)p[0] << 16 | (unsigned long)p[1] << 8 | p[2];
+		int j = 0;
+		while (j < k && seen[j] != c)
+			j++;
+		if (j == k && k < max)
+			seen[k++] = c;
+		if (j < k)
+			n[j]++;
+		else
+			other++;
+	}
+	*distinct = k;
+	*dominant = 0;
+	for (int j = 0; j < k; j++)
+		if (n[j] > *dominant)
+			*dominant = n[j];
+}
+
+/* ksr_x11_window_colours agrees with the capture of the same window (the
+ * window quiet first, so both see the same pixels), and fails on a bad one. */
+static void test_colours(ksr_x11 *x, const ksr_window *term)
+{
+	ksr_err err = {0};
+	int64_t waited = 0;
+	ksr_x11_quiet q = {.quiet_ms = 300};
+	ksr_x11_quiet_wait(x, &term->id, 1, &q, ksr_deadline_in_ms(5000), &waited);
+	ksr_x11_colours c;
+	int64_t t0 = ksr_now_ms();
+	int rc = ksr_x11_window_colours(x, term->id, &c, &err);
+	ok(rc == 0, "window colours counted in %lld ms: %s", (long long)(ksr_now_ms() - t0),
+	   err.msg);
+	ksr_image *win = ksr_x11_capture(x, term->id, &err);
+	if (rc == 0 && win) {
+		int distinct;
+		long long dominant;
+		count_rgb(win, KSR_X11_COLOURS_MAX, &distinct, &dominant);
+		is_int(c.pixels, (long long)win->w * win->h, "every pixel of the window counted");
+		is_int(c.dominant, dominant, "the most common colour's pixels");
+		is_int(c.distinct, distinct, "distinct colours");
+		ok(c.distinct >= 2 && c.dominant < c.pixels, "the xterm is not one colour (%d)",
+		   c.distinct);
+	}
+	ksr_image_free(win);
+	ok(ksr_x11_window_colours(x, 0x7ffffff, &c, &err) < 0, "colours of a bad window: %s",
+	   err.msg);
+}
+
 static void check_term(ksr_x11 *x, ksr_window *term, int pid, int wakes)
 {
 	ksr_err err = {0};
@@ -226,6 +283,7 @@ int main(void)
 	ok(seen, "xterm seen after %lld ms", (long long)(ksr_now_ms() - t0));
 	check_term(x, &term, pid, wakes);
 	test_capture(x, &term);
+	test_colours(x, &term);
 	test_dialog(x);
 
 	stop(pid);

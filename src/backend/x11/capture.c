@@ -2,7 +2,7 @@
  * with IPC_RMID as soon as both sides are attached, so nothing outlives us;
  * made again when the screen changes size, RandR or the root's geometry),
  * falling back to XGetImage; ZPixmap converted to 8-bit RGB with the visual's
- * masks. */
+ * masks. A window's colours are counted on the grab itself (has it painted). */
 #include "ksr/x11.h"
 #include "backend/x11/priv.h"
 
@@ -10,6 +10,7 @@
 #include <X11/extensions/Xrandr.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/shm.h>
@@ -356,4 +357,89 @@ int ksr_x11_capture_png(ksr_x11 *x, unsigned long window, unsigned char **png, s
 	}
 	XDestroyImage(img);
 	return rc;
+}
+
+/* ---- a window's colours: has it painted ---- */
+
+/* Distinct pixel values, up to KSR_X11_COLOURS_MAX: open addressing in twice
+ * as many slots, so a probe always ends. */
+typedef struct colour_set {
+	uint32_t value[2 * KSR_X11_COLOURS_MAX];
+	bool used[2 * KSR_X11_COLOURS_MAX];
+	int n;
+} colour_set;
+
+static void colour_set_add(colour_set *s, uint32_t v)
+{
+	if (s->n >= KSR_X11_COLOURS_MAX)
+		return;
+	size_t slots = sizeof s->value / sizeof s->value[0];
+	size_t i = (v * 2654435761u) % slots;
+	while (s->used[i]) {
+		if (s->value[i] == v)
+			return;
+		i = (i + 1) % slots;
+	}
+	s->used[i] = true;
+	s->value[i] = v;
+	s->n++;
+}
+
+/* Pixel (xx, yy) as its colour bits only (padding and alpha bits dropped). */
+static uint32_t pixel_at(XImage *img, bool fast, unsigned long mask, int xx, int yy)
+{
+	if (fast) {
+		uint32_t p;
+		memcpy(&p, img->data + (size_t)yy * img->bytes_per_line + (size_t)xx * 4, 4);
+		return p & (uint32_t)mask;
+	}
+	return (uint32_t)(XGetPixel(img, xx, yy) & mask);
+}
+
+/* Two passes over the grab: the majority colour by vote (Boyer-Moore: a
+ * colour covering more than half the window is always the one found, and a
+ * window anywhere near blank has one) with the distinct colours, then that
+ * colour's exact count. */
+static void count_colours(XImage *img, ksr_x11_colours *out)
+{
+	channel r = channel_of(img->red_mask), g = channel_of(img->green_mask),
+	        b = channel_of(img->blue_mask);
+	bool fast = fast_layout(img, r, g, b);
+	unsigned long mask = img->red_mask | img->green_mask | img->blue_mask;
+	colour_set *set = calloc(1, sizeof *set);
+	uint32_t cand = 0, prev = 0;
+	long long votes = 0;
+	for (int yy = 0; yy < img->height; yy++)
+		for (int xx = 0; xx < img->width; xx++) {
+			uint32_t p = pixel_at(img, fast, mask, xx, yy);
+			if (set && (p != prev || (xx == 0 && yy == 0)))
+				colour_set_add(set, p);
+			prev = p;
+			if (votes == 0)
+				cand = p;
+			votes += p == cand ? 1 : -1;
+		}
+	long long same = 0;
+	for (int yy = 0; yy < img->height; yy++)
+		for (int xx = 0; xx < img->width; xx++)
+			same += pixel_at(img, fast, mask, xx, yy) == cand;
+	out->pixels = (long long)img->width * img->height;
+	out->dominant = same;
+	out->rgb = (unsigned long)channel_value(cand, r) << 16 |
+	           (unsigned long)channel_value(cand, g) << 8 | channel_value(cand, b);
+	out->distinct = set ? set->n : 0;
+	free(set);
+}
+
+int ksr_x11_window_colours(ksr_x11 *x, unsigned long window, ksr_x11_colours *out, ksr_err *err)
+{
+	memset(out, 0, sizeof *out);
+	if (!window)
+		return ksr_err_set(err, "no window to count the colours of");
+	XImage *img = grab_for(x, window, err);
+	if (!img)
+		return -1;
+	count_colours(img, out);
+	XDestroyImage(img);
+	return 0;
 }
