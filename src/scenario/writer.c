@@ -121,7 +121,7 @@ static void put_number(ksr_strbuf *b, double v)
 
 static void put_pattern(ksr_strbuf *b, const ksr_pattern *re)
 {
-	ksr_yaml_quote(b, ksr_pattern_source(re));
+	ksr_yaml_quote(b, re ? ksr_pattern_source(re) : "");
 }
 
 /* An accessibility name as scn_name reads it: exact, or /pattern/. */
