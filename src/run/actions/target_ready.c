@@ -43,7 +43,7 @@ static void record_window(const ksr_window *w, ksr_step_result *res)
 	cJSON_AddStringToObject(ksr_step_extra(res), "window_title", w->title ? w->title : "");
 }
 
-/* ---- ready: activated, geometry now, the pixel ---------------------------------- */
+/* ---- the pixel: the step's fractions in the window as it is now ---------------- */
 
 static const char *rung_word(ksr_point_kind k)
 {
@@ -75,6 +75,8 @@ static void resolve_point(const ksr_step *step, ksr_step_target *t, ksr_step_res
 		t->to_y = fraction_to_pixel(t->win.y, t->win.h, step->drag_to.fy);
 	}
 }
+
+/* ---- the order of the conditions --------------------------------------------------- */
 
 /* The checks before the window's activation (it must be there and its app
  * alive to take the focus) and after (the point, the repaints). */

@@ -51,6 +51,8 @@ bool ksr_ready_wait_failed(ksr_run *run, const ksr_step *step, ksr_wait w, ksr_s
 	return false;
 }
 
+/* ---- the conditions ------------------------------------------------------------------ */
+
 bool ksr_ready_viewable(ksr_run *run, const ksr_step *step, unsigned long id, ksr_deadline d,
                         cJSON *rd, ksr_step_result *res)
 {
