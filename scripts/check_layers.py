@@ -61,7 +61,7 @@ OWNERS = {
     "video.h": "backend/video", "atspi.h": "backend/atspi", "cdp.h": "backend/cdp",
     "model.h": "backend/model", "image.h": "backend/image", "proc.h": "backend/proc",
     "session.h": "backend/session", "http_server.h": "backend/http",
-    "scenario.h": "scenario", "vocabulary.h": "scenario", "vocabulary.def": "scenario",
+    "scenario.h": "scenario", "scenario_yaml.h": "scenario", "vocabulary.h": "scenario", "vocabulary.def": "scenario",
     # The run's options (the context's input) and its entry point: the options are
     # part of the context, so the header sits at the run's bottom.
     "run.h": "run/context",

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "ksr/error.h"
+#include "ksr/keys.h"
 #include "ksr/vocabulary.h"
 #include "ksr/pattern.h"
 
@@ -68,7 +69,9 @@ typedef struct ksr_step {
 	int index;                 /* 1-based within its list */
 
 	/* The action's value, by the row's argument shape. */
-	char *text;      /* chords, text, description, URL, selector, JS, command, kill name */
+	char *text;        /* chords, text, description, URL, selector, JS, command, kill name */
+	ksr_chord *chords; /* key: text's chords, parsed once when the step is made */
+	size_t n_chords;
 	ksr_point point; /* click, double_click, right_click; scroll: where (center); drag: from */
 	ksr_point drag_to;   /* drag: where the button is released */
 	int scroll_dy;       /* scroll: negative up, positive down (clicks of the wheel) */

@@ -164,6 +164,7 @@ const ksr_step_info *ksr_step_kind_find(const char *name);
 const ksr_step_info *ksr_step_kind_info(ksr_step_kind kind);
 const ksr_step_info *ksr_step_kinds(size_t *n);
 const ksr_check_info *ksr_check_kind_find(const char *name);
+const ksr_check_info *ksr_check_kind_info(ksr_check_kind kind);
 const ksr_check_info *ksr_check_kinds(size_t *n);
 const ksr_goal_tool_info *ksr_goal_tools(size_t *n);
 const ksr_goal_tool_info *ksr_goal_tool_find(const char *name);

@@ -12,6 +12,7 @@
 #include "ksr/deadline.h"
 #include "ksr/error.h"
 #include "ksr/image.h"
+#include "ksr/keys.h"
 
 typedef struct ksr_x11 ksr_x11;
 
@@ -157,6 +158,9 @@ int ksr_x11_scroll(ksr_x11 *x, int px, int py, int dy, ksr_err *err);
 /* Space-separated chords (ksr/keys.h): "ctrl+s alt+F4 Return". Keys of a chord
  * are pressed in order and released in reverse, also when something fails. */
 int ksr_x11_key_chords(ksr_x11 *x, const char *chords, ksr_err *err);
+/* The same for chords already parsed (ksr_keys_parse): a scenario's key step
+ * carries its chords from load time. */
+int ksr_x11_key_press(ksr_x11 *x, const ksr_chord *chords, size_t n, ksr_err *err);
 /* Type any UTF-8 text ('\n' is Return, '\t' Tab), whatever the keyboard layout:
  * keysyms missing from the keymap are bound to spare keycodes for the call. */
 int ksr_x11_type(ksr_x11 *x, const char *utf8, ksr_err *err);

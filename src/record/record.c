@@ -171,7 +171,7 @@ static int element_click(rec *r, const ksr_window *w, const ksr_rec_event *e, re
 		s->role_seen = ksr_xstrdup(c.role);
 	}
 	if (unique && !in_dialog) {
-		s->action = ksr_xstrdup("click_element");
+		rec_set_kind(s, KSR_KIND_CLICK_ELEMENT);
 		s->value = ksr_xstrdup(name);
 		s->role = ksr_xstrdup(c.role);
 		placed = 1;
@@ -194,7 +194,7 @@ static int element_click(rec *r, const ksr_window *w, const ksr_rec_event *e, re
 
 static void declared_click(rec *r, const ksr_window *w, const ksr_rec_event *e, rec_step *s)
 {
-	s->action = ksr_xstrdup(e->detail == 3 ? "right_click" : "click");
+	rec_set_kind(s, e->detail == 3 ? KSR_KIND_RIGHT_CLICK : KSR_KIND_CLICK);
 	s->point = true;
 	s->fx = w->w > 0 ? (double)(e->x - w->x) / w->w : 0.5;
 	s->fy = w->h > 0 ? (double)(e->y - w->y) / w->h : 0.5;
@@ -270,17 +270,15 @@ static bool doubles(const rec *r, const rec_step *p)
 	if (!r->n)
 		return false;
 	const rec_step *s = &r->steps[r->n - 1];
-	return s->action && (!strcmp(s->action, "click") || !strcmp(s->action, "click_element")) &&
-	       s->button == 1 && p->button == 1 && s->window == p->window &&
-	       abs(s->px - p->px) <= DOUBLE_PX && abs(s->py - p->py) <= DOUBLE_PX &&
-	       p->time_ms - s->time_ms <= DOUBLE_MS;
+	return (rec_is(s, KSR_KIND_CLICK) || rec_is(s, KSR_KIND_CLICK_ELEMENT)) && s->button == 1 &&
+	       p->button == 1 && s->window == p->window && abs(s->px - p->px) <= DOUBLE_PX &&
+	       abs(s->py - p->py) <= DOUBLE_PX && p->time_ms - s->time_ms <= DOUBLE_MS;
 }
 
 static void to_double(rec *r, const rec_step *p)
 {
 	rec_step *s = &r->steps[r->n - 1];
-	free(s->action);
-	s->action = ksr_xstrdup("double_click");
+	rec_set_kind(s, KSR_KIND_DOUBLE_CLICK);
 	if (!s->point) { /* a control's click: the point's fraction instead */
 		free(s->value);
 		free(s->role);
@@ -316,7 +314,7 @@ static void on_drag(rec *r, const ksr_rec_event *e)
 		return;
 	}
 	rec_step *s = rec_add(r);
-	s->action = ksr_xstrdup("drag");
+	rec_set_kind(s, KSR_KIND_DRAG);
 	s->drag = true;
 	s->fx = (double)(r->press.x - w->x) / w->w;
 	s->fy = (double)(r->press.y - w->y) / w->h;
@@ -372,8 +370,8 @@ static void on_scroll(rec *r, const ksr_rec_event *e)
 		adopt(r, w);
 	const char *dir = e->detail == 4 ? "up" : "down";
 	rec_step *last = r->n ? &r->steps[r->n - 1] : NULL;
-	if (w && w->pid == r->app_pid && last && last->action && !strcmp(last->action, "scroll") &&
-	    last->window == w->id && last->button == e->detail) {
+	if (w && w->pid == r->app_pid && rec_is(last, KSR_KIND_SCROLL) && last->window == w->id &&
+	    last->button == e->detail) {
 		last->px++;
 		free(last->value);
 		if (asprintf(&last->value, "%s %d", dir, last->px) < 0)
@@ -384,7 +382,7 @@ static void on_scroll(rec *r, const ksr_rec_event *e)
 	} else {
 		rec_boundary(r, true);
 		rec_step *s = rec_add(r);
-		s->action = ksr_xstrdup("scroll");
+		rec_set_kind(s, KSR_KIND_SCROLL);
 		s->px = 1;
 		s->button = e->detail;
 		s->window = w->id;
@@ -414,8 +412,7 @@ static void on_text(rec *r, const ksr_rec_event *e, const ksr_window *w)
 	size_t vl = last && last->value ? strlen(last->value) : 0;
 	/* "${" would read as a variable: the '{' starts a new type step */
 	bool split = vl && last->value[vl - 1] == '$' && e->utf8[0] == '{';
-	if (r->typing && last && !strcmp(last->action, "type") && same_target(last, target) &&
-	    !split) {
+	if (r->typing && rec_is(last, KSR_KIND_TYPE) && same_target(last, target) && !split) {
 		if (r->typing_secret) {
 			last->px++;
 		} else {
@@ -431,7 +428,7 @@ static void on_text(rec *r, const ksr_rec_event *e, const ksr_window *w)
 	if (!split)
 		rec_boundary(r, true);
 	rec_step *s = rec_add(r);
-	s->action = ksr_xstrdup("type");
+	rec_set_kind(s, KSR_KIND_TYPE);
 	s->target_window = target;
 	s->window = w->id;
 	r->typing = true;
@@ -439,6 +436,7 @@ static void on_text(rec *r, const ksr_rec_event *e, const ksr_window *w)
 	if (r->typing_secret) {
 		r->secrets++;
 		s->px = 1;
+		s->secret = true;
 		if (asprintf(&s->value, "${RECORDED_SECRET_%d}", r->secrets) < 0 ||
 		    asprintf(&s->comment,
 		             "typed into a password field in \"%s\": not written; set "
@@ -483,7 +481,7 @@ static void on_chord(rec *r, const ksr_rec_event *e, const ksr_window *w)
 	free(r->last_role); /* the focus may move: the field typed into next is unknown */
 	r->last_role = NULL;
 	rec_step *s = rec_add(r);
-	s->action = ksr_xstrdup("key");
+	rec_set_kind(s, KSR_KIND_KEY);
 	s->value = chord;
 	s->window = w->id;
 	if (w->id != r->main_win)
@@ -878,7 +876,7 @@ static int count_steps(const rec *r)
 {
 	int n = 0;
 	for (size_t i = 0; i < r->n; i++)
-		n += r->steps[i].action != NULL;
+		n += r->steps[i].kind != NULL;
 	return n;
 }
 

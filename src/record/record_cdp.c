@@ -74,7 +74,7 @@ static void set_step(rec_step *s, const cJSON *v, const ksr_rec_event *e, const 
 	const char *tag = cJSON_GetStringValue(cJSON_GetObjectItem(v, "tag"));
 	const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(v, "text"));
 	const char *url = cJSON_GetStringValue(cJSON_GetObjectItem(v, "url"));
-	s->action = ksr_xstrdup("cdp_click");
+	rec_set_kind(s, KSR_KIND_CDP_CLICK);
 	s->value = ksr_xstrdup(sel);
 	if (asprintf(&s->comment,
 	             "a click at %d,%d on <%s> \"%s\" in the page %s of \"%s\" (CDP port %d)", e->x,

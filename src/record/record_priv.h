@@ -9,21 +9,24 @@
 
 #include "ksr/atspi.h"
 #include "ksr/record.h"
+#include "ksr/scenario.h"
 #include "ksr/session.h"
 #include "ksr/strbuf.h"
 #include "ksr/x11.h"
 #include "ksr/x11_record.h"
 
 typedef struct rec_check {
-	char *kind;  /* "window", "no_window", "file" */
-	char *value; /* pattern or path */
+	const ksr_check_info *kind; /* window, no_window, file: its row of the vocabulary */
+	char *value;                /* pattern or path */
 	char *comment;
 } rec_check;
 
 typedef struct rec_step {
-	char *action; /* a step's action key; NULL: a comment only (an unplaced event) */
-	char *value;  /* its value, a string; NULL for a click point */
-	bool point;   /* click, double_click, right_click: fx, fy */
+	const ksr_step_info *kind; /* its row of the vocabulary; NULL: a comment only (an
+	                              unplaced event) */
+	char *value;               /* its value, a string; NULL for a click point */
+	bool secret;               /* type: value is ${RECORDED_SECRET_N}, to be expanded */
+	bool point;                /* click, double_click, right_click: fx, fy */
 	double fx, fy;
 	bool drag;           /* drag: from fx, fy to tx, ty */
 	double tx, ty;       /* fractions of the same window */
@@ -94,7 +97,11 @@ rec_step *rec_add(rec *r);
 void rec_step_clear(rec_step *s);
 void rec_note(rec_step *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rec_unplaced(rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void rec_add_check(rec_step *s, const char *kind, const char *value, const char *comment);
+void rec_add_check(rec_step *s, ksr_check_kind kind, const char *value, const char *comment);
+/* Make s a step of this kind. */
+void rec_set_kind(rec_step *s, ksr_step_kind kind);
+/* s (NULL-safe) is a step of this kind. */
+bool rec_is(const rec_step *s, ksr_step_kind kind);
 /* The last step ends: checks for what changed since it began. */
 void rec_boundary(rec *r, bool can_ask);
 /* A PCRE2 pattern matching exactly this title (metacharacters escaped). */
@@ -107,6 +114,5 @@ void rec_cdp_close(rec *r);
 
 /* record_yaml.c */
 char *rec_yaml_text(const rec *r, const char *launch, const char *process, const char *stopped_by);
-void rec_yaml_quote(ksr_strbuf *b, const char *s);
 
 #endif

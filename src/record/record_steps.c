@@ -5,6 +5,8 @@
  * when the app has had the time a person takes to act again. */
 #include "record/record_priv.h"
 
+#include "ksr/scenario_yaml.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,7 +32,6 @@ void rec_step_clear(rec_step *s)
 {
 	if (!s)
 		return;
-	free(s->action);
 	free(s->value);
 	free(s->role);
 	free(s->target_window);
@@ -40,7 +41,6 @@ void rec_step_clear(rec_step *s)
 		free(s->notes[i]);
 	free(s->notes);
 	for (size_t i = 0; i < s->n_checks; i++) {
-		free(s->checks[i].kind);
 		free(s->checks[i].value);
 		free(s->checks[i].comment);
 	}
@@ -84,35 +84,38 @@ void rec_unplaced(rec *r, const char *fmt, ...)
 	r->unplaced++;
 }
 
-void rec_add_check(rec_step *s, const char *kind, const char *value, const char *comment)
+void rec_add_check(rec_step *s, ksr_check_kind kind, const char *value, const char *comment)
 {
+	const ksr_check_info *row = ksr_check_kind_info(kind);
 	for (size_t i = 0; i < s->n_checks; i++)
-		if (!strcmp(s->checks[i].kind, kind) && !strcmp(s->checks[i].value, value))
+		if (s->checks[i].kind == row && !strcmp(s->checks[i].value, value))
 			return;
 	s->checks = ksr_xrealloc(s->checks, (s->n_checks + 1) * sizeof *s->checks);
-	s->checks[s->n_checks++] = (rec_check){.kind = ksr_xstrdup(kind),
+	s->checks[s->n_checks++] = (rec_check){.kind = row,
 	                                       .value = ksr_xstrdup(value),
 	                                       .comment = comment ? ksr_xstrdup(comment) : NULL};
 }
 
+void rec_set_kind(rec_step *s, ksr_step_kind kind)
+{
+	s->kind = ksr_step_kind_info(kind);
+}
+
+bool rec_is(const rec_step *s, ksr_step_kind kind)
+{
+	return s && s->kind && s->kind->kind == kind;
+}
+
 char *rec_exact_pattern(const char *title)
 {
-	ksr_strbuf b = {0};
-	ksr_strbuf_add(&b, "^");
-	for (const char *p = title ? title : ""; *p; p++) {
-		if (strchr("\\^$.|?*+()[]{}", *p))
-			ksr_strbuf_add(&b, "\\");
-		ksr_strbuf_addn(&b, p, 1);
-	}
-	ksr_strbuf_add(&b, "$");
-	return ksr_strbuf_take(&b);
+	return ksr_yaml_exact_pattern(title);
 }
 
 /* The newest step that acts (comments do not take checks). */
 static rec_step *last_action(rec *r)
 {
 	for (size_t i = r->n; i-- > 0;)
-		if (r->steps[i].action)
+		if (r->steps[i].kind)
 			return &r->steps[i];
 	return NULL;
 }
@@ -139,7 +142,7 @@ static bool apps(const rec *r, const ksr_window *w)
 }
 
 /* A check on the last step, or a note at the top when there is none yet. */
-static void check_or_note(rec *r, const char *kind, const char *title, const char *comment)
+static void check_or_note(rec *r, ksr_check_kind kind, const char *title, const char *comment)
 {
 	rec_step *s = last_action(r);
 	char *pat = rec_exact_pattern(title);
@@ -158,10 +161,10 @@ static void windows_changed(rec *r, const ksr_window_list *now)
 		if (is && is->title && *is->title && strcmp(is->title, was->title) != 0) {
 			snprintf(buf, sizeof buf, "the title changed from \"%s\" to \"%s\"",
 			         was->title, is->title);
-			check_or_note(r, "window", is->title, buf);
+			check_or_note(r, KSR_CHECK_KIND_WINDOW, is->title, buf);
 		} else if (!is && !title_shown(now, was->title)) {
 			snprintf(buf, sizeof buf, "the window \"%s\" went", was->title);
-			check_or_note(r, "no_window", was->title, buf);
+			check_or_note(r, KSR_CHECK_KIND_NO_WINDOW, was->title, buf);
 		}
 	}
 	for (size_t i = 0; i < now->len; i++) {
@@ -179,7 +182,7 @@ static void windows_changed(rec *r, const ksr_window_list *now)
 		}
 		r->typing = false;
 		rec_step *s = rec_add(r);
-		s->action = ksr_xstrdup("wait_window");
+		rec_set_kind(s, KSR_KIND_WAIT_WINDOW);
 		s->value = rec_exact_pattern(w->title);
 		s->timeout_s = 15;
 		if (asprintf(&s->comment, "a new %s came: \"%s\" at %d,%d %dx%d",
@@ -276,7 +279,7 @@ void rec_files(rec *r)
 				abort();
 			rec_step *s = last_action(r);
 			if (s)
-				rec_add_check(s, "file", path,
+				rec_add_check(s, KSR_CHECK_KIND_FILE, path,
 				              "a file was written under a watched folder");
 			bool known = false;
 			for (size_t i = 0; i < r->n_files; i++)

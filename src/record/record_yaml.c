@@ -1,59 +1,19 @@
 /* The scenario as YAML text. libyaml's emitter cannot write comments, and the
  * comments (what was seen) are half of what a recording is for, so the text is
- * written here: every string is a double-quoted scalar with YAML's escapes
- * (a title may hold quotes, colons, '#', leading spaces or line breaks), and
- * the loader reads the result back before it is handed out (record.c). */
+ * written here, around the values: each step's and check's value is the
+ * scenario writer's (ksr/scenario_yaml.h), chosen by its row's shape, every
+ * string a double-quoted scalar with YAML's escapes (a title may hold quotes,
+ * colons, '#', leading spaces, line breaks or a ${). The loader reads the
+ * result back before it is handed out (record.c). */
 #include "record/record_priv.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksr/keys.h"
-
-void rec_yaml_quote(ksr_strbuf *b, const char *s)
-{
-	ksr_strbuf_add(b, "\"");
-	for (const char *p = s ? s : ""; *p;) {
-		const char *at = p;
-		uint32_t cp = 0;
-		if (ksr_keys_utf8_next(&p, &cp) < 0) {
-			ksr_strbuf_add(b, "\\uFFFD"); /* not UTF-8: YAML cannot hold the byte */
-			p = at + 1;
-			continue;
-		}
-		switch (cp) {
-		case '"':
-			ksr_strbuf_add(b, "\\\"");
-			break;
-		case '\\':
-			ksr_strbuf_add(b, "\\\\");
-			break;
-		case '\n':
-			ksr_strbuf_add(b, "\\n");
-			break;
-		case '\t':
-			ksr_strbuf_add(b, "\\t");
-			break;
-		case '\r':
-			ksr_strbuf_add(b, "\\r");
-			break;
-		case 0x85:
-		case 0x2028:
-		case 0x2029:
-		case 0xFEFF:
-			ksr_strbuf_addf(b, "\\u%04X", (unsigned)cp);
-			break;
-		default:
-			if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0))
-				ksr_strbuf_addf(b, "\\x%02X", (unsigned)cp);
-			else
-				ksr_strbuf_addn(b, at, (size_t)(p - at));
-		}
-	}
-	ksr_strbuf_add(b, "\"");
-}
+#include "ksr/scenario_yaml.h"
 
 /* A comment line: line breaks and controls become spaces. */
 static void comment(ksr_strbuf *b, const char *indent, const char *text)
@@ -67,27 +27,61 @@ static void comment(ksr_strbuf *b, const char *indent, const char *text)
 static void key_value(ksr_strbuf *b, const char *indent, const char *key, const char *value)
 {
 	ksr_strbuf_addf(b, "%s%s: ", indent, key);
-	rec_yaml_quote(b, value);
+	ksr_yaml_quote(b, value);
 	ksr_strbuf_add(b, "\n");
 }
 
-/* A name as click_element and expect_state read it: exact, unless it would
- * be taken for something else (a /pattern/, a ${VAR}): then a pattern that
- * matches exactly it. */
-static void name_value(ksr_strbuf *b, const char *name)
+/* A fraction kept to the places a replay needs. */
+static ksr_point literal(double fx, double fy, double places)
 {
-	size_t n = strlen(name);
-	if (!strstr(name, "${") && !(n >= 2 && name[0] == '/' && name[n - 1] == '/')) {
-		rec_yaml_quote(b, name);
-		return;
+	return (ksr_point){.kind = KSR_POINT_LITERAL,
+	                   .fx = round(fx * places) / places,
+	                   .fy = round(fy * places) / places};
+}
+
+/* The recorded step as the loader would have parsed it (the fields of its
+ * value only), written by the row's shape. Points to three places; a drag's
+ * ends to four (the same pixels again in a window up to 5000 px). */
+static char *action_value(const rec_step *s)
+{
+	ksr_step st = {.info = s->kind};
+	ksr_pattern *re = NULL;
+	switch (s->kind->shape) {
+	case KSR_SHAPE_POINT:
+		st.point = literal(s->fx, s->fy, 1000);
+		break;
+	case KSR_SHAPE_DRAG:
+		st.point = literal(s->fx, s->fy, 10000);
+		st.drag_to = literal(s->tx, s->ty, 10000);
+		break;
+	case KSR_SHAPE_SCROLL: /* button 4 up, 5 down; px counts the clicks */
+		st.scroll_dy = s->button == 4 ? -s->px : s->px;
+		break;
+	case KSR_SHAPE_NAME:
+		st.name.text = s->value;
+		break;
+	case KSR_SHAPE_PATTERN:
+		st.re = re = ksr_pattern_compile(s->value, NULL);
+		break;
+	default: /* a string: chords, text, a selector */
+		st.text = s->value;
 	}
-	char *pat = rec_exact_pattern(name);
-	char *slashed = NULL;
-	if (asprintf(&slashed, "/%s/", pat) < 0)
-		abort();
-	rec_yaml_quote(b, slashed);
-	free(slashed);
-	free(pat);
+	char *v = ksr_step_value_yaml(&st);
+	ksr_pattern_free(re);
+	return v;
+}
+
+static char *check_value(const rec_check *c)
+{
+	ksr_check ck = {.info = c->kind};
+	ksr_pattern *re = NULL;
+	if (c->kind->shape == KSR_SHAPE_PATTERN)
+		ck.re = re = ksr_pattern_compile(c->value, NULL);
+	else
+		ck.text = c->value;
+	char *v = ksr_check_value_yaml(&ck);
+	ksr_pattern_free(re);
+	return v;
 }
 
 static void write_checks(ksr_strbuf *b, const rec_step *s)
@@ -97,10 +91,12 @@ static void write_checks(ksr_strbuf *b, const rec_step *s)
 	ksr_strbuf_add(b, "    checks:\n");
 	for (size_t i = 0; i < s->n_checks; i++) {
 		const rec_check *c = &s->checks[i];
+		char *v = check_value(c);
 		if (c->comment)
 			comment(b, "      ", c->comment);
-		key_value(b, "      - ", c->kind, c->value);
+		ksr_strbuf_addf(b, "      - %s: %s\n", c->kind->name, v ? v : "null");
 		ksr_strbuf_add(b, "        timeout_s: 10\n");
+		free(v);
 	}
 }
 
@@ -108,26 +104,20 @@ static void write_step(ksr_strbuf *b, const rec_step *s)
 {
 	if (s->comment)
 		comment(b, "  ", s->comment);
-	if (!s->action)
+	if (!s->kind)
 		return;
-	if (s->drag) { /* four places: the same pixels again in a window up to 5000 px */
-		ksr_strbuf_addf(b, "  - drag: {from: [%.4f, %.4f], to: [%.4f, %.4f]}\n", s->fx,
-		                s->fy, s->tx, s->ty);
-	} else if (s->point) {
-		ksr_strbuf_addf(b, "  - %s: [%.3f, %.3f]\n", s->action, s->fx, s->fy);
+	if (s->secret) { /* a variable the replay expands: written as is */
+		ksr_strbuf_addf(b, "  - %s: \"%s\"\n", s->kind->name, s->value);
 	} else {
-		ksr_strbuf_addf(b, "  - %s: ", s->action);
-		if (!strcmp(s->action, "click_element"))
-			name_value(b, s->value);
-		else
-			rec_yaml_quote(b, s->value);
-		ksr_strbuf_add(b, "\n");
+		char *v = action_value(s);
+		ksr_strbuf_addf(b, "  - %s: %s\n", s->kind->name, v ? v : "null");
+		free(v);
 	}
 	if (s->role)
 		key_value(b, "    ", "role", s->role);
 	if (s->target_window) {
 		ksr_strbuf_add(b, "    target: {window: ");
-		rec_yaml_quote(b, s->target_window);
+		ksr_yaml_quote(b, s->target_window);
 		ksr_strbuf_add(b, "}\n");
 	}
 	if (s->timeout_s)
@@ -140,26 +130,13 @@ static void write_step(ksr_strbuf *b, const rec_step *s)
 }
 
 /* The launch as written: files the recording wrote are removed first, so
- * that a replay's file: checks see the replay's own files. */
-/* The loader expands ${VAR} in every value and has no escape: a "${" the
- * command holds is written as a variable whose default is "$". */
-static void add_literal(ksr_strbuf *b, const char *s)
-{
-	for (const char *p = s; *p; p++) {
-		if (p[0] == '$' && p[1] == '{')
-			ksr_strbuf_add(b, "${KSR_RECORD_DOLLAR:-$}");
-		else
-			ksr_strbuf_addn(b, p, 1);
-	}
-}
-
+ * that a replay's file: checks see the replay's own files. (A "${" in it is
+ * the quoting's: ksr_yaml_quote.) */
 static char *launch_line(const rec *r, const char *launch)
 {
 	ksr_strbuf b = {0};
-	if (!r->n_files) {
-		add_literal(&b, launch);
-		return ksr_strbuf_take(&b);
-	}
+	if (!r->n_files)
+		return ksr_xstrdup(launch);
 	ksr_strbuf_add(&b, "rm -f --");
 	for (size_t i = 0; i < r->n_files; i++) {
 		ksr_strbuf_add(&b, " '");
@@ -168,7 +145,7 @@ static char *launch_line(const rec *r, const char *launch)
 		ksr_strbuf_add(&b, "'");
 	}
 	ksr_strbuf_add(&b, "; ");
-	add_literal(&b, launch);
+	ksr_strbuf_add(&b, launch);
 	return ksr_strbuf_take(&b);
 }
 
@@ -176,7 +153,7 @@ static size_t n_actions(const rec *r)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < r->n; i++)
-		n += r->steps[i].action != NULL;
+		n += r->steps[i].kind != NULL;
 	return n;
 }
 

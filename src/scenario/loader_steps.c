@@ -66,6 +66,7 @@ void scn_step_clear(ksr_step *st)
 	if (!st)
 		return;
 	free(st->text);
+	ksr_keys_free(st->chords);
 	ksr_name_match_clear(&st->name);
 	ksr_pattern_free(st->re);
 	free(st->fill_text);
@@ -396,10 +397,11 @@ static bool kill_parse(scn_ctx *c, const snode *n, ksr_step *st)
 	return false;
 }
 
-/* key: the X input backend's own parser (ksr/keys.h); cdp_press: the page's
+/* key: the X input backend's own parser (ksr/keys.h), once: the step keeps
+ * the chords and the runner presses them as parsed; cdp_press: the page's
  * key names (DOM keys, ksr_cdp_chords_check). Either way a typo is the
  * scenario's at load time, not a run-time error. */
-static bool chords_ok(scn_ctx *c, const snode *v, const ksr_step *st)
+static bool chords_parse(scn_ctx *c, const snode *v, ksr_step *st)
 {
 	ksr_err err = {0};
 	if (st->info->kind == KSR_KIND_CDP_PRESS) {
@@ -408,12 +410,8 @@ static bool chords_ok(scn_ctx *c, const snode *v, const ksr_step *st)
 		scn_err(c, v, "cdp_press: %s", err.msg);
 		return false;
 	}
-	ksr_chord *chords = NULL;
-	size_t n = 0;
-	if (ksr_keys_parse(st->text, &chords, &n, &err) == 0) {
-		ksr_keys_free(chords);
+	if (ksr_keys_parse(st->text, &st->chords, &st->n_chords, &err) == 0)
 		return true;
-	}
 	scn_err(c, v, "key: %s", err.msg);
 	return false;
 }
@@ -425,7 +423,7 @@ static bool action_value(scn_ctx *c, const snode *v, ksr_step *st)
 	case KSR_SHAPE_TEXT:
 		return scn_str(c, v, what, false, &st->text);
 	case KSR_SHAPE_CHORDS:
-		return scn_str(c, v, what, true, &st->text) && chords_ok(c, v, st);
+		return scn_str(c, v, what, true, &st->text) && chords_parse(c, v, st);
 	case KSR_SHAPE_DESCRIPTION:
 	case KSR_SHAPE_URL:
 	case KSR_SHAPE_SELECTOR:

@@ -75,6 +75,11 @@ const ksr_check_info *ksr_check_kind_find(const char *name)
 	return NULL;
 }
 
+const ksr_check_info *ksr_check_kind_info(ksr_check_kind kind)
+{
+	return (unsigned)kind < COUNT(check_rows) ? &check_rows[kind] : NULL;
+}
+
 const ksr_goal_tool_info *ksr_goal_tools(size_t *n)
 {
 	*n = COUNT(goal_rows);

@@ -523,6 +523,13 @@ int ksr_x11_key_chords(ksr_x11 *x, const char *chords, ksr_err *err)
 	return rc;
 }
 
+int ksr_x11_key_press(ksr_x11 *x, const ksr_chord *chords, size_t n, ksr_err *err)
+{
+	if (!chords || !n)
+		return ksr_err_set(err, "no key chords to press");
+	return run_chords(x, chords, n, err);
+}
+
 /* UTF-8 to one single-key chord per character ("\r\n" is one Return). */
 static int text_to_chords(const char *utf8, ksr_chord **out, size_t *n, ksr_err *err)
 {

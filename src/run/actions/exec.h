@@ -33,7 +33,7 @@ void ksr_step_fail(ksr_step_result *res, ksr_step_status st, ksr_outcome outcome
 /* The result's extra fields for the step row, created on first use. */
 cJSON *ksr_step_extra(ksr_step_result *res);
 
-/* ---- phases (target.c, evidence.c) ------------------------------------------ */
+/* ---- phases (target_*.c, evidence.c) --------------------------------------- */
 
 /* resolve: the window the step acts on (target: window, else the app's; in
  * desktop mode the newest tool's or the screen). false: res says why. */

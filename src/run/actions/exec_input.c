@@ -1,6 +1,6 @@
 /* Acting through X11 (XTest, in process): key, type, click, double_click,
  * right_click, scroll, drag and hover. The runner has resolved the window and made
- * it ready (target.c) and, for pointer steps, worked out the pixel; after the
+ * it ready (target_ready.c) and, for pointer steps, worked out the pixel; after the
  * act it settles and saves the shots (evidence.c). */
 #include "run/actions/exec.h"
 
@@ -31,7 +31,9 @@ void ksr_exec_key(ksr_run *run, const ksr_step *step, const ksr_step_target *t,
 {
 	(void)t;
 	ksr_err err = {0};
-	delivered(run, ksr_x11_key_chords(run->x, step->text, &err), "key chord", &err, res);
+	/* The chords the step was made with (parsed at load time), not its text again. */
+	delivered(run, ksr_x11_key_press(run->x, step->chords, step->n_chords, &err), "key chord",
+	          &err, res);
 }
 
 void ksr_exec_type(ksr_run *run, const ksr_step *step, const ksr_step_target *t,

@@ -9,6 +9,7 @@
 
 #include "ksr/cdp.h"
 #include "run/vision/judge.h"
+#include "ksr/scenario_yaml.h"
 #include "ksr/strbuf.h"
 #include "run/actions/runner.h"
 #include "run/agent/plan.h"
@@ -321,44 +322,39 @@ static void compile_step(loop *l, char **action, size_t n_action, const cJSON *b
 	cJSON_Delete(after);
 }
 
-/* The transient step a choice becomes, and its plan.yaml form. */
-static void make_step(loop *l, const ksr_goal_choice *c, ksr_step *st, char **action,
-                      size_t *n_action)
+/* The transient step a choice becomes (a key choice's chords parsed here,
+ * once, as the loader does for a scenario's step; the guard accepted them). */
+static void make_step(loop *l, const ksr_goal_choice *c, ksr_step *st)
 {
 	const ksr_scenario *sc = l->run->sc;
 	st->index = l->turn;
 	st->pos = sc->goal_pos;
 	st->info = ksr_step_kind_info(ksr_goal_tools(&(size_t){0})[c->tool].step);
-	*n_action = 1;
 	switch (c->tool) {
 	case KSR_GOAL_CLICK_TARGET: {
 		const ksr_target *t = ksr_scenario_find_target(sc, c->name);
 		st->point = (ksr_point){
 		        .kind = KSR_POINT_DECLARED, .fx = t->fx, .fy = t->fy, .declared = t};
 		st->target_window = t->window;
-		action[0] = kv(st->info->name, c->name);
 		break;
 	}
 	case KSR_GOAL_CDP_CLICK:
 	case KSR_GOAL_PAGE_ELEMENT:
 		st->text = (char *)c->name;
-		action[0] = kv(st->info->name, c->name);
 		break;
 	case KSR_GOAL_CLICK_ELEMENT:
 		st->name.text = (char *)c->name; /* exact: the name as the probe read it */
-		action[0] = kv(st->info->name, c->name);
 		break;
 	case KSR_GOAL_KEY:
+		st->text = (char *)c->text;
+		ksr_keys_parse(c->text, &st->chords, &st->n_chords, &(ksr_err){0});
+		break;
 	case KSR_GOAL_TYPE:
 		st->text = (char *)c->text;
-		action[0] = kv(st->info->name, c->text);
 		break;
 	default: /* click_grounded */
 		st->text = (char *)c->text;
 		st->expect = (char *)c->expect;
-		action[0] = kv(st->info->name, c->text);
-		action[1] = kv("expect", c->expect);
-		*n_action = 2;
 		l->plan_needs_model = true;
 	}
 }
@@ -407,9 +403,9 @@ static void act(loop *l, const ksr_goal_choice *c, const char *saw, const cJSON 
 	}
 	ksr_run *run = l->run;
 	ksr_step st = {0};
-	char *action[2] = {NULL, NULL};
+	make_step(l, c, &st);
 	size_t n_action = 0;
-	make_step(l, c, &st, action, &n_action);
+	char **action = ksr_step_yaml(&st, &n_action); /* its plan.yaml form */
 	cJSON *before = window_titles(run);
 	unsigned long ok_before = success_now(run);
 	ksr_step_result res = {.extra = cJSON_CreateObject()};
@@ -422,8 +418,8 @@ static void act(loop *l, const ksr_goal_choice *c, const char *saw, const cJSON 
 		compile_step(l, action, n_action, before, ok_before);
 	emit_turn(l, saw, a, status_word(res.status), reason, result_details(&st, &res));
 	cJSON_Delete(before);
-	free(action[0]);
-	free(action[1]);
+	ksr_yaml_lines_free(action, n_action);
+	ksr_keys_free(st.chords);
 }
 
 static bool one_turn(loop *l)

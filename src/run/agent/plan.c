@@ -4,6 +4,7 @@
 #include "run/agent/plan.h"
 
 #include "run/actions/runner.h"
+#include "ksr/scenario_yaml.h"
 #include "ksr/strbuf.h"
 
 #include <cjson/cJSON.h>
@@ -145,10 +146,7 @@ size_t ksr_plan_out_len(const ksr_plan_out *p)
 
 char *ksr_plan_quote(const char *s)
 {
-	cJSON *j = cJSON_CreateString(s ? s : "");
-	char *q = cJSON_PrintUnformatted(j);
-	cJSON_Delete(j);
-	return q;
+	return ksr_yaml_scalar(s);
 }
 
 static void put_comment(ksr_strbuf *b, const char *goal)
@@ -189,67 +187,10 @@ char *ksr_plan_out_render(const ksr_plan_out *p, const char *goal, bool needs_mo
 	return ksr_strbuf_take(&b);
 }
 
-static char *name_line(const char *kind, const ksr_name_match *m)
-{
-	char *v = m->re ? ksr_xasprintf("/%s/", m->text) : ksr_xasprintf("%s", m->text);
-	char *q = ksr_plan_quote(v);
-	char *line = ksr_xasprintf("%s: %s", kind, q);
-	free(v);
-	free(q);
-	return line;
-}
-
-/* text: {name, role, equals|contains|matches} as one flow mapping. */
-static char *text_line(const ksr_check *c)
-{
-	char *out = ksr_xstrdup("text: {");
-	if (c->name.text) {
-		char *n = c->name.re ? ksr_xasprintf("/%s/", c->name.text)
-		                     : ksr_xstrdup(c->name.text);
-		char *q = ksr_plan_quote(n), *next = ksr_xasprintf("%sname: %s, ", out, q);
-		free(n), free(q), free(out);
-		out = next;
-	}
-	if (c->role) {
-		char *q = ksr_plan_quote(c->role), *next = ksr_xasprintf("%srole: %s, ", out, q);
-		free(q), free(out);
-		out = next;
-	}
-	const char *op = c->text_op == KSR_TEXT_EQUALS     ? "equals"
-	                 : c->text_op == KSR_TEXT_CONTAINS ? "contains"
-	                                                   : "matches";
-	char *q = ksr_plan_quote(c->text_op == KSR_TEXT_MATCHES ? ksr_pattern_source(c->re)
-	                                                        : c->text);
-	char *line = ksr_xasprintf("%s%s: %s}", out, op, q);
-	free(q), free(out);
-	return line;
-}
-
+/* A success: check as a post: line, written by its row's shape
+ * (ksr/scenario_yaml.h). A check that asks a model is left out: a plan
+ * replays without one unless a step needs it. */
 char *ksr_plan_check_line(const ksr_check *c)
 {
-	const char *kind = c->info->name;
-	const char *v = NULL;
-	if (c->info->needs_model)
-		return NULL;
-	if (!strcmp(kind, "text"))
-		return text_line(c);
-	if (c->re)
-		v = ksr_pattern_source(c->re);
-	else if (!strcmp(kind, "file") || !strcmp(kind, "shell"))
-		v = c->text;
-	else if (!strcmp(kind, "element"))
-		return name_line(kind, &c->name);
-	else if (!strcmp(kind, "state") && c->name.text && c->state && !c->name.re) {
-		char *s = ksr_xasprintf("%s %s", c->name.text, c->state);
-		char *q = ksr_plan_quote(s), *line = ksr_xasprintf("state: %s", q);
-		free(s);
-		free(q);
-		return line;
-	}
-	if (!v)
-		return NULL; /* page: with several fields, a regex state: name: not compiled */
-	char *q = ksr_plan_quote(v);
-	char *line = ksr_xasprintf("%s: %s", kind, q);
-	free(q);
-	return line;
+	return c->info->needs_model ? NULL : ksr_check_yaml(c);
 }

@@ -32,11 +32,11 @@ size_t ksr_plan_out_len(const ksr_plan_out *p);
 /* The document: a comment header, then `plan:` with one item a step. Free it. */
 char *ksr_plan_out_render(const ksr_plan_out *p, const char *goal, bool needs_model);
 
-/* s as a YAML double-quoted scalar (JSON string syntax, which YAML accepts). */
+/* s as a YAML double-quoted scalar the loader reads back as s (ksr_yaml_scalar). */
 char *ksr_plan_quote(const char *s);
 
-/* A check as one "kind: value" line for post: (NULL when it has no
- * deterministic form: screen: needs a model). */
+/* A check as one "kind: value" line for post:, written by its row's shape
+ * (ksr_check_yaml); NULL for a check that asks a model (screen:). */
 char *ksr_plan_check_line(const ksr_check *c);
 
 #endif
