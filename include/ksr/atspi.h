@@ -290,8 +290,8 @@ bool ksr_atspi_app_window_coords(const ksr_atspi_app *app);
 
 /* One showing node that names a part of a window: a frame, window or
  * dialog, an alert, a heading, a landmark or form, a panel or info bar
- * with a name. The first look reads them for first-run and recovery
- * prompts drawn inside the app's windows (docs/scenario.md#dialogs). */
+ * with a name, a web page, a selected page tab. The first look reads them for first-run and
+ * recovery prompts drawn inside the app's windows (docs/scenario.md#dialogs). */
 typedef struct ksr_atspi_landmark {
 	char *role;   /* the standard AT-SPI role name */
 	char *name;   /* as people read it (ksr_atspi_name_display) */
@@ -308,7 +308,8 @@ typedef struct ksr_atspi_landmarks {
 	int64_t ms;
 } ksr_atspi_landmarks;
 
-/* Whether a node of this role (standard name) is a landmark. */
+/* Whether a node of this role (standard name) is a landmark (a page tab is
+ * one only when selected). */
 bool ksr_atspi_landmark_role(const char *role);
 /* Walk app's tree (at most max_nodes, until d) and keep its showing named
  * landmarks. 0 (possibly cut: cut_by says so), or -1 with err when the app

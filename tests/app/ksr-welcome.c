@@ -2,19 +2,22 @@
  * itself, as Thunderbird's account setup or a Qt app's welcome page do: no
  * dialog, no telling window title, only what the window's content says.
  *
- * Window "KSR Notes" (--title; a plain title: the screen is inside), WM_CLASS "ksr-welcome". Inside it:
+ * Window "KSR Notes" (--title; a plain title: the screen is inside), WM_CLASS "ksr-welcome". Inside
+ * it:
  *   --heading TEXT  a label exposed on the accessibility bus with role
  *                   heading (ATK_ROLE_HEADING), as a toolkit exposes a page's
  *                   title (GtkLabel alone is role label);
  *   --panel TEXT    a GtkFrame labelled TEXT (GTK 3 exposes it as a panel
  *                   named TEXT) holding a button "Continue";
  *   --hidden TEXT   a heading TEXT that is never shown (not showing on the
- *                   bus: must not count).
+ *                   bus: must not count);
+ *   --tab TEXT      a notebook whose selected tab is TEXT, then a tab
+ *                   "Welcome" that is not selected (its page not shown).
  * Always: a label "Ready" and a heading "Documents" (plain content). */
 #include <gtk/gtk.h>
 
 static struct {
-	gchar *title, *heading, *panel, *hidden;
+	gchar *title, *heading, *panel, *hidden, *tab;
 } opt;
 
 static const GOptionEntry entries[] = {
@@ -22,6 +25,7 @@ static const GOptionEntry entries[] = {
         {"heading", 0, 0, G_OPTION_ARG_STRING, &opt.heading, "a heading in the window", "TEXT"},
         {"panel", 0, 0, G_OPTION_ARG_STRING, &opt.panel, "a named panel in the window", "TEXT"},
         {"hidden", 0, 0, G_OPTION_ARG_STRING, &opt.hidden, "a heading never shown", "TEXT"},
+        {"tab", 0, 0, G_OPTION_ARG_STRING, &opt.tab, "a notebook's selected tab", "TEXT"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -39,6 +43,16 @@ static GtkWidget *panel(const char *text)
 	GtkWidget *f = gtk_frame_new(text);
 	gtk_container_add(GTK_CONTAINER(f), gtk_button_new_with_label("Continue"));
 	return f;
+}
+
+static GtkWidget *notebook(const char *selected)
+{
+	GtkWidget *nb = gtk_notebook_new();
+	gtk_notebook_append_page(GTK_NOTEBOOK(nb), gtk_label_new("Canvas"),
+	                         gtk_label_new(selected));
+	gtk_notebook_append_page(GTK_NOTEBOOK(nb), gtk_label_new("Hello"),
+	                         gtk_label_new("Welcome"));
+	return nb;
 }
 
 int main(int argc, char **argv)
@@ -60,6 +74,8 @@ int main(int argc, char **argv)
 		gtk_box_pack_start(GTK_BOX(box), heading(opt.heading), FALSE, FALSE, 0);
 	if (opt.panel)
 		gtk_box_pack_start(GTK_BOX(box), panel(opt.panel), FALSE, FALSE, 0);
+	if (opt.tab)
+		gtk_box_pack_start(GTK_BOX(box), notebook(opt.tab), FALSE, FALSE, 0);
 	gtk_box_pack_start(GTK_BOX(box), heading("Documents"), FALSE, FALSE, 0);
 	gtk_box_pack_start(GTK_BOX(box), gtk_label_new("Ready"), FALSE, FALSE, 0);
 	GtkWidget *hidden = opt.hidden ? heading(opt.hidden) : NULL;

@@ -1,9 +1,9 @@
 """First-run screens wherever they are (docs/scenario.md#dialogs), against real
 apps on the runtime's own --xvfb session and its real accessibility bus:
 
-- drawn inside the main window (tests/app/ksr-welcome.c: a heading or a
-  named panel in a window with a plain title), read on the bus and named
-  with its role: first-run-prompt; a plain main window (a hidden "Sign in"
+- drawn inside the main window (tests/app/ksr-welcome.c: a heading, a
+  named panel or a selected page tab in a window with a plain title), read
+  on the bus and named with its role: first-run-prompt; a plain main window (a hidden "Sign in"
   heading, a "Documents" heading) still passes; first_run_prompts: replaces
   the words inside windows too; atspi: false skips the read with a note;
 - the window the scenario waits for: its own title ("Welcome to ... — ...",
@@ -83,10 +83,21 @@ class FirstRunScreens(ksr.KsrTestCase):
         self.assertIn('"Set up your mail account" (accessibility role panel',
                       report["concerns"][0]["message"])
 
+    def test_selected_page_tab_is_read_and_the_others_are_not(self):
+        # as Inkscape 1.2's first start: its selected tab is "Quick Setup"
+        out, rc, se = self.welcome_app('--tab "Quick Setup"')
+        report = self.assertEvidence(out, "pass-with-concerns", "completed", rc=rc, stderr=se)
+        self.assertEqual(self.codes(report), ["first-run-prompt"], report["concerns"])
+        self.assertIn('"Quick Setup" (accessibility role page tab',
+                      report["concerns"][0]["message"])
+        # the tab "Welcome" beside it is not selected: its page is not on screen
+        self.assertEqual([n["name"] for n in self.events(out, "dialog.node")], ["Quick Setup"])
+
     def test_plain_main_window_passes(self):
-        # a heading "Documents", a label "Ready", and a "Sign in" heading that is
-        # never shown: nothing on screen is a first-run screen
-        out, rc, se = self.welcome_app('--hidden "Sign in"')
+        # a heading "Documents", a label "Ready", a "Sign in" heading that is
+        # never shown, a notebook whose tab "Welcome" is not the selected one:
+        # nothing on screen is a first-run screen
+        out, rc, se = self.welcome_app('--hidden "Sign in" --tab "Canvas"')
         report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
         self.assertEqual(report["concerns"], [])
         self.assertEqual(self.events(out, "dialog.node"), [])

@@ -6,6 +6,7 @@
  * name is what says what it is. */
 #include "backend/atspi/priv.h"
 
+#include <atspi/atspi-constants.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,10 +36,20 @@ static const ksr_atspi_node *top_level_of(const ksr_atspi_tree *t, size_t i)
 	return n->depth == 1 ? n : NULL;
 }
 
+/* The selected tab of a notebook names the page on screen: Inkscape's
+ * first start shows a dialog (titled by its version) whose selected tab is
+ * "Quick Setup". The other tabs are only labels for pages not shown. */
+static bool is_selected_tab(const ksr_atspi_node *n)
+{
+	return ksr_atspi_role_equal("page tab", n->role) &&
+	       (n->states & (1ull << ATSPI_STATE_SELECTED));
+}
+
 static bool is_landmark(const ksr_atspi_tree *t, size_t i)
 {
 	const ksr_atspi_node *n = &t->nodes[i];
-	return n->depth > 0 && n->name && *n->name && ksr_atspi_landmark_role(n->role) &&
+	return n->depth > 0 && n->name && *n->name &&
+	       (ksr_atspi_landmark_role(n->role) || is_selected_tab(n)) &&
 	       ksr_atspi_tree_showing(t, i);
 }
 

@@ -366,17 +366,33 @@ static void emit_node(ksr_run *run, const ksr_atspi_landmark *l, ksr_dialog_clas
 	ksr_run_emit(run, "dialog.node", f);
 }
 
+#define NAME_SHOWN 120 /* bytes of a landmark's name in a concern (a web dialog's is its text) */
+
+/* s cut to NAME_SHOWN bytes at a character's start, with an ellipsis, into buf. */
+static const char *shortened(const char *s, char *buf, size_t len)
+{
+	size_t n = strlen(s);
+	if (n <= NAME_SHOWN || len < NAME_SHOWN + 4)
+		return s;
+	n = NAME_SHOWN;
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--; /* not inside a UTF-8 sequence */
+	snprintf(buf, len, "%.*s\xe2\x80\xa6", (int)n, s);
+	return buf;
+}
+
 /* One landmark's concern, naming it, its role and its window. */
 static void node_concern(ksr_run *run, const ksr_atspi_landmark *l, ksr_dialog_class c)
 {
 	bool rec = c == KSR_DIALOG_RECOVERY;
-	char where[320] = "";
+	char where[NAME_SHOWN + 32] = "", nbuf[NAME_SHOWN + 4], wbuf[NAME_SHOWN + 4];
 	if (l->window && strcmp(l->window, l->name) != 0)
-		snprintf(where, sizeof where, " in the window \"%s\"", l->window);
+		snprintf(where, sizeof where, " in the window \"%s\"",
+		         shortened(l->window, wbuf, sizeof wbuf));
 	ksr_run_concern(run, rec ? KSR_CONCERN_RECOVERY_PROMPT : KSR_CONCERN_FIRST_RUN_PROMPT, 0,
 	                "a %s \"%s\" (accessibility role %s%s) is on screen at first look",
-	                rec ? "crash-recovery prompt" : "first-run prompt", l->name, l->role,
-	                where);
+	                rec ? "crash-recovery prompt" : "first-run prompt",
+	                shortened(l->name, nbuf, sizeof nbuf), l->role, where);
 }
 
 /* Whether an earlier landmark of the same window already raised class c. */
