@@ -5,7 +5,8 @@ apps on the runtime's own --xvfb session and its real accessibility bus:
   named panel or a selected page tab in a window with a plain title), read
   on the bus and named with its role: first-run-prompt; a plain main window (a hidden "Sign in"
   heading, a "Documents" heading) still passes; first_run_prompts: replaces
-  the words inside windows too; atspi: false skips the read with a note;
+  the words inside windows too; atspi: false, or an app off the bus (xterm),
+  skips the read with a note and passes;
 - the window the scenario waits for: its own title ("Welcome to ... — ...",
   as Firefox's) and a dialog-type app window (zenity, as Inkscape's Quick
   Setup) are first-run prompts, reported once;
@@ -114,6 +115,19 @@ class FirstRunScreens(ksr.KsrTestCase):
                                        "atspi: false\n")
         report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
         self.assertIn("landmarks not read (atspi: false)", self.first_look_note(report))
+
+    def test_app_off_the_bus_skips_the_read_with_a_note(self):
+        # xterm loads no accessibility bridge: nothing to read, nothing fails
+        out, rc, se = self.run_scenario("""\
+            launch: exec xterm -T "KSR Terminal"
+            process: ^xterm$
+            window: ^KSR Terminal$
+            launch_timeout_s: 30
+            settle_s: 1
+            """)
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        self.assertIn("landmarks not read (the app is not on the accessibility bus)",
+                      self.first_look_note(report))
 
     # --- the window waited for --------------------------------------------
 

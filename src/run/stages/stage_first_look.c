@@ -244,11 +244,15 @@ static bool read_landmarks(ksr_run *run, ksr_atspi_landmarks *lm, char *note, si
 	ksr_run_atspi own = {0}, *t = run->atspi_kept;
 	if (!t && ksr_run_atspi_open(run, d, &own, &err) == 0)
 		t = &own;
+	/* The probe's row says in full why the app is not on the bus. */
+	const char *why = !t && own.no_bus ? "no accessibility bus"
+	                  : !t             ? "the app is not on the accessibility bus"
+	                                   : NULL;
 	int rc = t ? ksr_atspi_landmarks_read(t->a, &t->app, LANDMARKS_MAX_NODES, d, lm, &err) : -1;
 	if (t == &own)
 		ksr_run_atspi_release(&own);
 	if (rc < 0) {
-		snprintf(note, len, "landmarks not read (%s)", err.msg[0] ? err.msg : "no bus");
+		snprintf(note, len, "landmarks not read (%s)", why ? why : err.msg);
 		return false;
 	}
 	snprintf(note, len, "%zu landmark%s of %zu accessible nodes in %lld ms%s%s", lm->len,
