@@ -135,6 +135,10 @@ typedef struct ksr_atspi_walk_opts {
 	 * Pick the node with ksr_atspi_tree_find on the returned tree. */
 	const ksr_name_match *find_name;
 	const char *find_role; /* NULL: any role */
+	/* Full walk for what nodes say, not for acting on them: roles, names,
+	 * states and the tree's shape only (no interfaces, extents, actions nor
+	 * toolkit role names: fewer calls, the app answers one at a time). */
+	bool names_only;
 } ksr_atspi_walk_opts;
 
 typedef struct ksr_atspi_tree {

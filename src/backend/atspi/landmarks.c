@@ -79,7 +79,7 @@ int ksr_atspi_landmarks_read(ksr_atspi *a, const ksr_atspi_app *app, int max_nod
                              ksr_atspi_landmarks *out, ksr_err *err)
 {
 	*out = (ksr_atspi_landmarks){0};
-	ksr_atspi_walk_opts o = {.max_nodes = max_nodes};
+	ksr_atspi_walk_opts o = {.max_nodes = max_nodes, .names_only = true};
 	ksr_atspi_tree t = {0};
 	if (ksr_atspi_walk(a, app, &o, d, &t, err) < 0)
 		return -1;
