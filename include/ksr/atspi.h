@@ -135,6 +135,10 @@ typedef struct ksr_atspi_walk_opts {
 	 * Pick the node with ksr_atspi_tree_find on the returned tree. */
 	const ksr_name_match *find_name;
 	const char *find_role; /* NULL: any role */
+	/* Full walk for what nodes say, not for acting on them: roles, names,
+	 * states and the tree's shape only (no interfaces, extents, actions nor
+	 * toolkit role names: fewer calls, the app answers one at a time). */
+	bool names_only;
 } ksr_atspi_walk_opts;
 
 typedef struct ksr_atspi_tree {
@@ -285,6 +289,38 @@ int ksr_atspi_control_refresh(ksr_atspi *a, const ksr_atspi_app *app, ksr_atspi_
                               ksr_deadline d, ksr_err *err);
 /* The toolkit answers coordinates relative to the window (GTK 4). */
 bool ksr_atspi_app_window_coords(const ksr_atspi_app *app);
+
+/* ---- landmarks: what a window says it is (landmarks.c) ---- */
+
+/* One showing node that names a part of a window: a frame, window or
+ * dialog, an alert, a heading, a landmark or form, a panel or info bar
+ * with a name, a web page, a selected page tab. The first look reads them for first-run and
+ * recovery prompts drawn inside the app's windows (docs/scenario.md#dialogs). */
+typedef struct ksr_atspi_landmark {
+	char *role;   /* the standard AT-SPI role name */
+	char *name;   /* as people read it (ksr_atspi_name_display) */
+	char *path;   /* ksr_atspi_node_path */
+	char *window; /* the name of the top-level it is in (NULL: none) */
+	int depth;
+} ksr_atspi_landmark;
+
+typedef struct ksr_atspi_landmarks {
+	ksr_atspi_landmark *items; /* in breadth-first order: nearest the window first */
+	size_t len;
+	size_t nodes;       /* nodes walked */
+	const char *cut_by; /* the walk's bound that cut it ("time", "nodes"...) or NULL */
+	int64_t ms;
+} ksr_atspi_landmarks;
+
+/* Whether a node of this role (standard name) is a landmark (a page tab is
+ * one only when selected). */
+bool ksr_atspi_landmark_role(const char *role);
+/* Walk app's tree (at most max_nodes, until d) and keep its showing named
+ * landmarks. 0 (possibly cut: cut_by says so), or -1 with err when the app
+ * did not answer or the walk was cancelled (*out then empty). */
+int ksr_atspi_landmarks_read(ksr_atspi *a, const ksr_atspi_app *app, int max_nodes, ksr_deadline d,
+                             ksr_atspi_landmarks *out, ksr_err *err);
+void ksr_atspi_landmarks_clear(ksr_atspi_landmarks *l); /* NULL-safe */
 
 /* ---- key bindings (atspi_keys.c) ---- */
 

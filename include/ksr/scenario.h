@@ -141,9 +141,10 @@ typedef struct ksr_scenario {
 	double (*baseline_mask)[4];
 	size_t n_baseline_mask;
 
-	ksr_pattern **error_dialogs, **first_run_prompts, **updaters;
-	size_t n_error_dialogs, n_first_run_prompts, n_updaters;
-	bool error_dialogs_set, first_run_prompts_set, updaters_set; /* else built-in defaults */
+	ksr_pattern **error_dialogs, **first_run_prompts, **updaters, **recovery_prompts;
+	size_t n_error_dialogs, n_first_run_prompts, n_updaters, n_recovery_prompts;
+	/* else built-in defaults */
+	bool error_dialogs_set, first_run_prompts_set, updaters_set, recovery_prompts_set;
 
 	ksr_target *targets;
 	size_t n_targets;

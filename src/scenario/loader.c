@@ -29,6 +29,7 @@ enum top_key {
 	TK_ERROR_DIALOGS,
 	TK_FIRST_RUN_PROMPTS,
 	TK_UPDATERS,
+	TK_RECOVERY_PROMPTS,
 	TK_TARGETS,
 	TK_CDP,
 	TK_CDP_TARGETS,
@@ -65,6 +66,7 @@ static const char *const top_keys[TK_COUNT + 1] = {
         [TK_ERROR_DIALOGS] = "error_dialogs",
         [TK_FIRST_RUN_PROMPTS] = "first_run_prompts",
         [TK_UPDATERS] = "updaters",
+        [TK_RECOVERY_PROMPTS] = "recovery_prompts",
         [TK_TARGETS] = "targets",
         [TK_CDP] = "cdp",
         [TK_CDP_TARGETS] = "cdp_targets",
@@ -287,6 +289,11 @@ static void dialog_keys(scn_ctx *c, const snode *const *v)
 	if (v[TK_UPDATERS]) {
 		s->updaters_set = true;
 		pattern_list(c, v[TK_UPDATERS], "updaters", &s->updaters, &s->n_updaters);
+	}
+	if (v[TK_RECOVERY_PROMPTS]) {
+		s->recovery_prompts_set = true;
+		pattern_list(c, v[TK_RECOVERY_PROMPTS], "recovery_prompts", &s->recovery_prompts,
+		             &s->n_recovery_prompts);
 	}
 }
 
@@ -612,6 +619,7 @@ void ksr_scenario_free(ksr_scenario *s)
 	free_patterns(s->error_dialogs, s->n_error_dialogs);
 	free_patterns(s->first_run_prompts, s->n_first_run_prompts);
 	free_patterns(s->updaters, s->n_updaters);
+	free_patterns(s->recovery_prompts, s->n_recovery_prompts);
 	for (size_t i = 0; i < s->n_targets; i++) {
 		free(s->targets[i].name);
 		ksr_pattern_free(s->targets[i].window);

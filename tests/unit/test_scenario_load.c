@@ -66,6 +66,9 @@ static void top_level(const ksr_scenario *s)
 	ok(s->first_run_prompts_set && ksr_pattern_match(s->first_run_prompts[0], "Welcome!"),
 	   "first_run_prompts");
 	ok(s->updaters_set && ksr_pattern_match(s->updaters[0], "Update available"), "updaters");
+	ok(s->recovery_prompts_set && s->n_recovery_prompts == 1 &&
+	           ksr_pattern_match(s->recovery_prompts[0], "Restore Session?"),
+	   "recovery_prompts");
 	is_int(s->sha256 ? (long long)strlen(s->sha256) : 0, 64, "sha256 is 64 hex digits");
 }
 

@@ -329,7 +329,7 @@ static int add_node(walk *w, const char *path, int parent)
 			send_req(w, i, REQ_DESC);
 		send_req(w, i, REQ_COUNT);
 	}
-	if (!w->o.find_name)
+	if (!w->o.find_name && !w->o.names_only)
 		send_req(w, i, REQ_IFACES);
 	return i;
 }
@@ -964,7 +964,7 @@ int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_
 	if (!w.o.find_name)
 		add_known_kids(&w);
 	ksr_wait r = await_answers(&w, d);
-	if (!w.o.find_name && w.items) {
+	if (!w.o.find_name && w.items && !w.o.names_only) {
 		if (w.pending == 0 && r != KSR_WAIT_CANCELLED && !ksr_deadline_passed(d)) {
 			ask_cached_details(&w);
 			r = await_answers(&w, d);

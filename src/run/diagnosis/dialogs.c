@@ -3,6 +3,7 @@
  * unit test can hold a table of real-world titles against it. */
 #include "run/diagnosis/dialogs.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,16 +11,27 @@
 #include "run/context/context.h"
 
 /* Built-in defaults, for a scenario that does not set the lists. They are
- * checked in this order: first-run and updater windows often say "error" or
- * "problem" in passing ("Problem reporting" consent), and they are concerns,
- * not failures. Words are whole (\b) so "Terrorist" or "Errorless" never
- * match; "Crash Reporter" (the window after a crash) is not the consent
- * prompt "crash reports". */
+ * checked in this order: recovery prompts say "crash" ("Automatic Crash
+ * Recovery"), first-run and updater windows often say "error" or "problem" in
+ * passing ("Problem reporting" consent), and they are concerns, not
+ * failures. Words are whole (\b) so "Terrorist" or "Errorless" never match;
+ * "Crash Reporter" (the window after a crash) is not the consent prompt
+ * "crash reports". */
+const char *const ksr_dialog_default_recovery =
+        "(?i)\\b(crash recovery|document recovery|auto-?recover(y|ed)?|"
+        "recover(y|ed)? (of )?(the |your )?(unsaved |previous |last )?"
+        "(files?|documents?|sessions?|projects?|work|data|tabs|windows)|"
+        "restore (the |your )?(previous |last )?(sessions?|tabs|windows|pages)|session restore|"
+        "(did ?n[o']t|did not|was ?n[o']t|was not) (shut ?down|close|exit|quit) "
+        "(correctly|properly|cleanly|normally))\\b";
 const char *const ksr_dialog_default_first_run =
         "(?i)\\b(welcome|get(ting)? started|first[- ]?run|set ?up|setup wizard|what'?s new|"
         "tour|sign[- ]?in|log ?in|import (bookmarks|settings|data)|"
         "default (browser|application|app)|keyring|privacy|terms of (service|use)|"
-        "licen[cs]e agreement|telemetry|crash report(ing|s)?)\\b";
+        "terms (and|&) conditions|licen[cs]es?|legal notice|tips? of the day|did you know|"
+        "(create|add|new|set ?up|connect|link) (an? |your |new |existing |e-?mail |mail )*"
+        "accounts?|accounts? (setup|set ?up|wizard|creation)|"
+        "telemetry|crash report(ing|s)?)\\b";
 const char *const ksr_dialog_default_updater =
         "(?i)\\b(updates? (is |are )?(available|ready|required)|software update|update manager|"
         "updating|updater|new version|upgrade|restart to update|check(ing)? for updates)\\b";
@@ -54,7 +66,9 @@ int ksr_dialog_rules_init(ksr_dialog_rules *r, const ksr_scenario *sc, ksr_err *
 	    pick(&r->first_run, &r->n_first_run, sc->first_run_prompts, sc->n_first_run_prompts,
 	         sc->first_run_prompts_set, ksr_dialog_default_first_run, &r->owned[1], err) < 0 ||
 	    pick(&r->updater, &r->n_updater, sc->updaters, sc->n_updaters, sc->updaters_set,
-	         ksr_dialog_default_updater, &r->owned[2], err) < 0) {
+	         ksr_dialog_default_updater, &r->owned[2], err) < 0 ||
+	    pick(&r->recovery, &r->n_recovery, sc->recovery_prompts, sc->n_recovery_prompts,
+	         sc->recovery_prompts_set, ksr_dialog_default_recovery, &r->owned[3], err) < 0) {
 		ksr_dialog_rules_clear(r);
 		return -1;
 	}
@@ -65,7 +79,7 @@ void ksr_dialog_rules_clear(ksr_dialog_rules *r)
 {
 	if (!r)
 		return;
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < sizeof r->owned / sizeof r->owned[0]; i++)
 		ksr_pattern_free(r->owned[i]);
 	memset(r, 0, sizeof *r);
 }
@@ -78,20 +92,79 @@ static bool any_match(ksr_pattern *const *list, size_t n, const char *title)
 	return false;
 }
 
+/* A token that names a file: a path ("/home/u/welcome"), or a name with an
+ * extension ("Welcome.odt", "*setup.py"): the document's name. */
+static bool names_file(const char *tok, size_t n)
+{
+	while (n > 0 && strchr(")]},;:!?\"'", tok[n - 1]))
+		n--; /* "(welcome.txt)" */
+	if (memchr(tok, '/', n))
+		return true;
+	size_t ext = 0;
+	while (ext < n && isalnum((unsigned char)tok[n - 1 - ext]))
+		ext++;
+	return ext >= 1 && ext <= 5 && ext + 1 < n && tok[n - 1 - ext] == '.' &&
+	       isalnum((unsigned char)tok[n - 2 - ext]) && !isdigit((unsigned char)tok[n - ext]);
+}
+
+/* title with its file names blanked out, into buf (a main window's title
+ * names its document: "welcome.txt - Mousepad" is not a welcome screen). */
+static const char *without_file_names(const char *title, char *buf, size_t len)
+{
+	size_t n = strlen(title);
+	if (n >= len)
+		return title; /* longer than any real title: judged as it is */
+	memcpy(buf, title, n + 1);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && !isspace((unsigned char)buf[j]))
+			j++;
+		if (j > i && names_file(buf + i, j - i))
+			memset(buf + i, ' ', j - i);
+		while (j < n && isspace((unsigned char)buf[j]))
+			j++;
+		i = j;
+	}
+	return buf;
+}
+
+/* The concern lists, in their order: none of them fails a run. */
+static ksr_dialog_class concern_class(const ksr_dialog_rules *r, const char *text, bool updater)
+{
+	if (any_match(r->recovery, r->n_recovery, text))
+		return KSR_DIALOG_RECOVERY;
+	if (any_match(r->first_run, r->n_first_run, text))
+		return KSR_DIALOG_FIRST_RUN;
+	if (updater && any_match(r->updater, r->n_updater, text))
+		return KSR_DIALOG_UPDATER;
+	return KSR_DIALOG_WINDOW;
+}
+
 ksr_dialog_class ksr_dialog_classify(const ksr_dialog_rules *r, const char *title, bool is_dialog,
                                      bool is_main)
 {
-	if (is_main)
-		return KSR_DIALOG_MAIN;
-	if (r && title && *title) {
-		if (any_match(r->first_run, r->n_first_run, title))
-			return KSR_DIALOG_FIRST_RUN;
-		if (any_match(r->updater, r->n_updater, title))
-			return KSR_DIALOG_UPDATER;
-		if (any_match(r->error, r->n_error, title))
-			return KSR_DIALOG_ERROR;
-	}
-	return is_dialog ? KSR_DIALOG_UNEXPECTED : KSR_DIALOG_WINDOW;
+	ksr_dialog_class plain = is_main     ? KSR_DIALOG_MAIN
+	                         : is_dialog ? KSR_DIALOG_UNEXPECTED
+	                                     : KSR_DIALOG_WINDOW;
+	if (!r || !title || !*title)
+		return plain;
+	char buf[1024];
+	const char *text = is_main ? without_file_names(title, buf, sizeof buf) : title;
+	ksr_dialog_class c = concern_class(r, text, true);
+	if (c != KSR_DIALOG_WINDOW)
+		return c;
+	/* The main window's title is an error only when it is a dialog: an
+	 * editor's names the document, whatever it is called. */
+	if ((!is_main || is_dialog) && any_match(r->error, r->n_error, text))
+		return KSR_DIALOG_ERROR;
+	return plain;
+}
+
+ksr_dialog_class ksr_dialog_classify_node(const ksr_dialog_rules *r, const char *name)
+{
+	if (!r || !name || !*name)
+		return KSR_DIALOG_WINDOW;
+	return concern_class(r, name, false);
 }
 
 const char *ksr_dialog_class_name(ksr_dialog_class c)
@@ -109,6 +182,8 @@ const char *ksr_dialog_class_name(ksr_dialog_class c)
 		return "updater";
 	case KSR_DIALOG_UNEXPECTED:
 		return "unexpected";
+	case KSR_DIALOG_RECOVERY:
+		return "recovery";
 	}
 	return "unknown";
 }
@@ -188,11 +263,17 @@ void ksr_dialogs_after_settle(ksr_run *run)
 }
 
 typedef struct tally {
-	int errors, concerns, windows;
+	int errors, concerns, windows, nodes;
 	bool failed;
 } tally;
 
-static void act_on(ksr_run *run, const ksr_window *w, ksr_dialog_class c, tally *t)
+/* How the concern names the window: the app's own says so. */
+static const char *whose(bool is_main)
+{
+	return is_main ? " (the app's window)" : "";
+}
+
+static void act_on(ksr_run *run, const ksr_window *w, ksr_dialog_class c, bool is_main, tally *t)
 {
 	const char *title = or_empty(w->title);
 	t->windows++;
@@ -205,17 +286,26 @@ static void act_on(ksr_run *run, const ksr_window *w, ksr_dialog_class c, tally 
 			             title, w->res_class ? w->res_class : "no class");
 		t->failed = true;
 		break;
+	case KSR_DIALOG_RECOVERY:
+		t->concerns++;
+		ksr_run_concern(run, KSR_CONCERN_RECOVERY_PROMPT, 0,
+		                "a crash-recovery prompt \"%s\"%s is on screen at first look "
+		                "(the app's previous session did not end cleanly)",
+		                title, whose(is_main));
+		break;
 	case KSR_DIALOG_FIRST_RUN:
 		t->concerns++;
 		ksr_run_concern(run, KSR_CONCERN_FIRST_RUN_PROMPT, 0,
-		                "a first-run prompt \"%s\" is on screen at first look", title);
+		                "a first-run prompt \"%s\"%s is on screen at first look", title,
+		                whose(is_main));
 		break;
 	case KSR_DIALOG_UPDATER:
 		if (run->updater_reported == w->id)
 			break; /* settle reported this one */
 		t->concerns++;
 		ksr_run_concern(run, KSR_CONCERN_UPDATER, 0,
-		                "an updater window \"%s\" is on screen at first look", title);
+		                "an updater window \"%s\"%s is on screen at first look", title,
+		                whose(is_main));
 		break;
 	case KSR_DIALOG_UNEXPECTED:
 		t->concerns++;
@@ -229,7 +319,115 @@ static void act_on(ksr_run *run, const ksr_window *w, ksr_dialog_class c, tally 
 	}
 }
 
-bool ksr_dialogs_first_look(ksr_run *run, char *note, size_t len)
+/* ---- what the app's windows say on the accessibility bus ------------------ */
+
+/* The windows' titles and how each was classified: a landmark that repeats a
+ * title (a frame's name is its window's title) was judged with it, and a
+ * window already reported is not reported again for what is inside it. */
+typedef struct seen {
+	const ksr_window_list *wins;
+	const ksr_dialog_class *cls;
+} seen;
+
+/* A window's title read as a landmark's name is (ksr_atspi_name_display). */
+static bool title_is(const ksr_window *w, const char *name)
+{
+	char *t = ksr_atspi_name_display(w->title);
+	bool same = t && name && strcmp(t, name) == 0;
+	free(t);
+	return same;
+}
+
+static bool is_a_title(const seen *s, const char *name)
+{
+	for (size_t i = 0; i < s->wins->len; i++)
+		if (title_is(&s->wins->items[i], name))
+			return true;
+	return false;
+}
+
+static bool window_reported(const seen *s, const char *window, ksr_dialog_class c)
+{
+	for (size_t i = 0; window && i < s->wins->len; i++)
+		if (s->cls[i] == c && title_is(&s->wins->items[i], window))
+			return true;
+	return false;
+}
+
+static void emit_node(ksr_run *run, const ksr_atspi_landmark *l, ksr_dialog_class c)
+{
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "role", l->role);
+	cJSON_AddStringToObject(f, "name", l->name);
+	cJSON_AddStringToObject(f, "path", l->path);
+	cJSON_AddStringToObject(f, "window", or_empty(l->window));
+	cJSON_AddStringToObject(f, "classification", ksr_dialog_class_name(c));
+	cJSON_AddStringToObject(f, "when", "first look");
+	ksr_run_emit(run, "dialog.node", f);
+}
+
+#define NAME_SHOWN 120 /* bytes of a landmark's name in a concern (a web dialog's is its text) */
+
+/* s cut to NAME_SHOWN bytes at a character's start, with an ellipsis, into buf. */
+static const char *shortened(const char *s, char *buf, size_t len)
+{
+	size_t n = strlen(s);
+	if (n <= NAME_SHOWN || len < NAME_SHOWN + 4)
+		return s;
+	n = NAME_SHOWN;
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--; /* not inside a UTF-8 sequence */
+	snprintf(buf, len, "%.*s\xe2\x80\xa6", (int)n, s);
+	return buf;
+}
+
+/* One landmark's concern, naming it, its role and its window. */
+static void node_concern(ksr_run *run, const ksr_atspi_landmark *l, ksr_dialog_class c)
+{
+	bool rec = c == KSR_DIALOG_RECOVERY;
+	char where[NAME_SHOWN + 32] = "", nbuf[NAME_SHOWN + 4], wbuf[NAME_SHOWN + 4];
+	if (l->window && strcmp(l->window, l->name) != 0)
+		snprintf(where, sizeof where, " in the window \"%s\"",
+		         shortened(l->window, wbuf, sizeof wbuf));
+	ksr_run_concern(run, rec ? KSR_CONCERN_RECOVERY_PROMPT : KSR_CONCERN_FIRST_RUN_PROMPT, 0,
+	                "a %s \"%s\" (accessibility role %s%s) is on screen at first look",
+	                rec ? "crash-recovery prompt" : "first-run prompt",
+	                shortened(l->name, nbuf, sizeof nbuf), l->role, where);
+}
+
+/* Whether an earlier landmark of the same window already raised class c. */
+static bool raised_before(const ksr_atspi_landmarks *lm, const ksr_dialog_class *ncls, size_t k)
+{
+	const char *w = lm->items[k].window;
+	for (size_t i = 0; i < k; i++)
+		if (ncls[i] == ncls[k] &&
+		    ((!w && !lm->items[i].window) ||
+		     (w && lm->items[i].window && !strcmp(w, lm->items[i].window))))
+			return true;
+	return false;
+}
+
+static void act_on_nodes(ksr_run *run, const ksr_atspi_landmarks *lm, const ksr_dialog_rules *rules,
+                         const seen *s, tally *t)
+{
+	ksr_dialog_class *ncls = ksr_xcalloc(lm->len ? lm->len : 1, sizeof *ncls);
+	for (size_t k = 0; k < lm->len; k++) {
+		const ksr_atspi_landmark *l = &lm->items[k];
+		ncls[k] = is_a_title(s, l->name) ? KSR_DIALOG_WINDOW
+		                                 : ksr_dialog_classify_node(rules, l->name);
+		if (ncls[k] == KSR_DIALOG_WINDOW)
+			continue;
+		emit_node(run, l, ncls[k]);
+		if (window_reported(s, l->window, ncls[k]) || raised_before(lm, ncls, k))
+			continue;
+		t->concerns++;
+		t->nodes++;
+		node_concern(run, l, ncls[k]);
+	}
+	free(ncls);
+}
+
+bool ksr_dialogs_first_look(ksr_run *run, const ksr_atspi_landmarks *nodes, char *note, size_t len)
 {
 	ksr_window_list wins = {0};
 	ksr_dialog_rules rules;
@@ -238,16 +436,24 @@ bool ksr_dialogs_first_look(ksr_run *run, char *note, size_t len)
 		return true;
 	}
 	tally t = {0};
+	ksr_dialog_class *cls = ksr_xcalloc(wins.len ? wins.len : 1, sizeof *cls);
 	for (size_t i = 0; i < wins.len; i++) {
 		const ksr_window *w = &wins.items[i];
-		ksr_dialog_class c =
-		        ksr_dialog_classify(&rules, w->title, w->is_dialog, is_main_window(run, w));
-		emit_dialog(run, w, c, "first look");
-		act_on(run, w, c, &t);
+		bool is_main = is_main_window(run, w);
+		cls[i] = ksr_dialog_classify(&rules, w->title, w->is_dialog, is_main);
+		emit_dialog(run, w, cls[i], "first look");
+		act_on(run, w, cls[i], is_main, &t);
+	}
+	if (nodes) {
+		seen s = {.wins = &wins, .cls = cls};
+		act_on_nodes(run, nodes, &rules, &s, &t);
 	}
 	snprintf(note, len, "%d window%s, %d error dialog%s, %d dialog concern%s", t.windows,
 	         t.windows == 1 ? "" : "s", t.errors, t.errors == 1 ? "" : "s", t.concerns,
 	         t.concerns == 1 ? "" : "s");
+	if (t.nodes)
+		snprintf(note + strlen(note), len - strlen(note), " (%d inside a window)", t.nodes);
+	free(cls);
 	ksr_dialog_rules_clear(&rules);
 	ksr_window_list_clear(&wins);
 	return !t.failed;

@@ -1,5 +1,7 @@
 /* First look (docs/scenario.md): the screenshot after settle, captured once and
- * encoded once; dialogs on every top-level window; the baseline comparison. */
+ * encoded once; dialogs on every top-level window, and the landmarks inside
+ * the app's windows where it is on the accessibility bus; the baseline
+ * comparison. */
 #include "run/stages/stage.h"
 #include "run/actions/runner.h"
 
@@ -9,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "run/actions/exec_atspi.h"
 #include "run/diagnosis/dialogs.h"
 #include "run/vision/judge.h"
 
@@ -18,6 +21,13 @@
  * images (typically 1-16 levels), below the gap between distinct UI colours
  * (a selection, a button state, text on its background: 30 and more). */
 #define BASELINE_CHANNEL_THRESHOLD 24
+
+/* The landmarks' walk (first-run screens drawn inside a window): bounded so
+ * that a slow or absent bus costs the first look at most this, and never
+ * the run. The nodes nearest the windows come first (breadth first), and a
+ * welcome page's heading is near the top. */
+#define LANDMARKS_MS        4000
+#define LANDMARKS_MAX_NODES 3000
 
 typedef struct shot {
 	ksr_image *img;
@@ -206,6 +216,51 @@ static void compare_baseline(ksr_run *run, shot *s, char *note, size_t len)
 	ksr_png_rows_close(base);
 }
 
+static const char *landmarks_skip(const ksr_run *run)
+{
+	if (!run->sc->atspi)
+		return "atspi: false";
+	if (run->sc->desktop)
+		return "desktop mode";
+	if (run->app_pid <= 0 && !run->have_window)
+		return "no app";
+	return NULL;
+}
+
+/* The app's showing dialogs, alerts, headings and landmarks, where it is on
+ * the bus: false (with why in note) when it is not or did not answer in
+ * time, which is recorded and never fails the run. The run's kept
+ * connection is reused when there is one; else one is opened for this look
+ * and closed, so that a bus absent now is asked again by a later step. */
+static bool read_landmarks(ksr_run *run, ksr_atspi_landmarks *lm, char *note, size_t len)
+{
+	const char *skip = landmarks_skip(run);
+	if (skip) {
+		snprintf(note, len, "landmarks not read (%s)", skip);
+		return false;
+	}
+	ksr_deadline d = ksr_deadline_min(run->stage, ksr_deadline_in_ms(LANDMARKS_MS));
+	ksr_err err = {0};
+	ksr_run_atspi own = {0}, *t = run->atspi_kept;
+	if (!t && ksr_run_atspi_open(run, d, &own, &err) == 0)
+		t = &own;
+	/* The probe's row says in full why the app is not on the bus. */
+	const char *why = !t && own.no_bus ? "no accessibility bus"
+	                  : !t             ? "the app is not on the accessibility bus"
+	                                   : NULL;
+	int rc = t ? ksr_atspi_landmarks_read(t->a, &t->app, LANDMARKS_MAX_NODES, d, lm, &err) : -1;
+	if (t == &own)
+		ksr_run_atspi_release(&own);
+	if (rc < 0) {
+		snprintf(note, len, "landmarks not read (%s)", why ? why : err.msg);
+		return false;
+	}
+	snprintf(note, len, "%zu landmark%s of %zu accessible nodes in %lld ms%s%s", lm->len,
+	         lm->len == 1 ? "" : "s", lm->nodes, (long long)lm->ms,
+	         lm->cut_by ? ", cut by " : "", lm->cut_by ? lm->cut_by : "");
+	return true;
+}
+
 static ksr_stage_status stage_first_look(ksr_run *run, char *note, size_t len)
 {
 	shot s = {0};
@@ -221,10 +276,13 @@ static ksr_stage_status stage_first_look(ksr_run *run, char *note, size_t len)
 		st = KSR_STAGE_FAILED;
 		goto cleanup;
 	}
-	char dialogs[160] = "", base[256] = "";
+	char dialogs[160] = "", base[256] = "", marks[200] = "";
+	ksr_atspi_landmarks lm = {0};
+	bool have_marks = read_landmarks(run, &lm, marks, sizeof marks);
 	/* Dialogs first: an error dialog is the failure that should decide. */
-	if (!ksr_dialogs_first_look(run, dialogs, sizeof dialogs))
+	if (!ksr_dialogs_first_look(run, have_marks ? &lm : NULL, dialogs, sizeof dialogs))
 		st = KSR_STAGE_FAILED;
+	ksr_atspi_landmarks_clear(&lm);
 	if (!s.png)
 		snprintf(base, sizeof base, "baseline not compared");
 	else if (run->opts->update_baseline)
@@ -239,9 +297,11 @@ static ksr_stage_status stage_first_look(ksr_run *run, char *note, size_t len)
 	if (run->failed)
 		st = KSR_STAGE_FAILED;
 	if (s.png)
-		snprintf(note, len, "screenshot 00-first-look.png; %s; %s", dialogs, base);
+		snprintf(note, len, "screenshot 00-first-look.png; %s; %s; %s", dialogs, marks,
+		         base);
 	else
-		snprintf(note, len, "no screenshot (%s); %s; %s", err.msg, dialogs, base);
+		snprintf(note, len, "no screenshot (%s); %s; %s; %s", err.msg, dialogs, marks,
+		         base);
 	if (judged[0] && strlen(note) + 2 < len)
 		snprintf(note + strlen(note), len - strlen(note), "; %s", judged);
 cleanup:
