@@ -12,6 +12,7 @@ import textwrap
 import unittest
 
 import ksr
+import watchlib
 
 LEGAL = ("zenity --question --title 'Legal notice' --text 'Accept the terms?' "
          "--ok-label 'I Agree' --cancel-label Cancel")
@@ -23,12 +24,32 @@ class AppWaitTest(ksr.KsrTestCase):
         extra.setdefault("KSR_TESTAPP", ksr.TESTAPP)
         return super().env(**extra)
 
-    def run_scenario(self, text, timeout=120):
+    def run_scenario(self, text, timeout=120, watch=False):
         path = self.scenario(textwrap.dedent(text))
         out = self.out()
+        if watch:
+            self.watch = watchlib.Watch(self, [out, "--junit", os.path.join(self.tmp, "j.xml")])
         rc, so, se, el = self.run_rt(["run", "--xvfb", path], out=out, timeout=timeout)
         self.assertNoSanitizerReport(se)
         return out, rc, se, el
+
+    def assert_watched_as_blocker(self, verdict, outcome, exit_code, report):
+        """The watch's terminal line and DONE count it as a blocker; JUnit too."""
+        self.assertEqual(self.watch.wait(30), exit_code)
+        terminal = [l for l in self.watch.lines() if l.get("event", "").startswith("terminal_")]
+        self.assertEqual(len(terminal), 1)
+        self.assertEqual(terminal[0]["event"], "terminal_" + verdict.replace("-", "_"))
+        self.assertEqual(terminal[0]["blocker"], outcome)
+        self.assertEqual(terminal[0]["reason"], report["reason"])
+        done = self.watch.lines()[-1]
+        self.assertEqual((done["type"], done["blocked"], done["pass"]), ("DONE", 1, 0))
+        root = watchlib.validate_junit(self, os.path.join(self.tmp, "j.xml"))
+        problem = root.find(".//testcase[@name='run']/" +
+                            ("failure" if verdict == "app-failed" else "error"))
+        self.assertIsNotNone(problem, "a blocker is never a pass in JUnit")
+        self.assertEqual(problem.get("type"), outcome)
+        props = {p.get("name"): p.get("value") for p in root.iter("property")}
+        self.assertEqual(props.get("blocker"), outcome)
 
     def test_prompt_that_blocks_the_app(self):
         out, rc, se, el = self.run_scenario("""\
@@ -38,8 +59,9 @@ class AppWaitTest(ksr.KsrTestCase):
             window: Main Window
             launch_timeout_s: 90
             settle_s: 1
-            """ % LEGAL)
+            """ % LEGAL, watch=True)
         report = self.assertEvidence(out, "app-failed", "blocked-by-prompt", rc=rc, stderr=se)
+        self.assert_watched_as_blocker("app-failed", "blocked-by-prompt", 1, report)
         reason = report["reason"]
         self.assertRegex(reason, r"^line 4: zenity \(pid \d+\) ")
         self.assertIn('shows only its dialog "Legal notice"', reason)
@@ -63,8 +85,9 @@ class AppWaitTest(ksr.KsrTestCase):
             settle_s: 1
             blockers:
               - window: ^Legal notice$
-            """ % LEGAL)
+            """ % LEGAL, watch=True)
         report = self.assertEvidence(out, "test-error", "blocked", rc=rc, stderr=se)
+        self.assert_watched_as_blocker("test-error", "blocked", 2, report)
         self.assertIn("blocked by window ^Legal notice$", report["reason"])
         self.assertIn("seen at app-wait", report["reason"])
         self.assertLess(el, 60, "ended long before launch_timeout_s (90 s)")
