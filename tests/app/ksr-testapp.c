@@ -65,6 +65,7 @@ static struct {
 	gboolean password;
 	gboolean stop_on_query;
 	gint splash_ms;
+	gboolean splash_anon;
 } opt = {
         .splash_ms = -1,
         .slow_start_ms = -1,
@@ -122,6 +123,8 @@ static GOptionEntry entries[] = {
          "A steady text cursor: the entry repaints only when its text changes", NULL},
         {"splash", 0, 0, G_OPTION_ARG_INT, &opt.splash_ms,
          "Show a splash window first, replaced by the main window this long after", "MS"},
+        {"splash-anon", 0, 0, G_OPTION_ARG_NONE, &opt.splash_anon,
+         "The splash has no window type and no WM_CLASS", NULL},
         {"stop-on-query", 0, 0, G_OPTION_ARG_NONE, &opt.stop_on_query,
          "After SIGUSR1, SIGSTOP itself inside the next state query of \"Press me\"", NULL},
         {NULL},
@@ -593,9 +596,16 @@ static void show_splash(void)
 	        g_strdup_printf("%s is starting up...", opt.title ? opt.title : "KSR Test App");
 	gtk_window_set_title(GTK_WINDOW(s), title);
 	g_free(title);
-	gtk_window_set_type_hint(GTK_WINDOW(s), GDK_WINDOW_TYPE_HINT_SPLASHSCREEN);
+	if (!opt.splash_anon)
+		gtk_window_set_type_hint(GTK_WINDOW(s), GDK_WINDOW_TYPE_HINT_SPLASHSCREEN);
 	gtk_window_set_default_size(GTK_WINDOW(s), 253, 100);
 	gtk_container_add(GTK_CONTAINER(s), gtk_label_new("starting up..."));
+	if (opt.splash_anon) { /* realized, not mapped yet: the properties go first */
+		gtk_widget_realize(s);
+		GdkWindow *gw = gtk_widget_get_window(s);
+		gdk_property_delete(gw, gdk_atom_intern_static_string("WM_CLASS"));
+		gdk_property_delete(gw, gdk_atom_intern_static_string("_NET_WM_WINDOW_TYPE"));
+	}
 	gtk_widget_show_all(s);
 	g_timeout_add((guint)opt.splash_ms, replace_splash, s);
 }

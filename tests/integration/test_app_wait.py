@@ -141,6 +141,22 @@ class AppWaitTest(ksr.KsrTestCase):
         self.assertEqual(apps[0]["splash"]["title"], "KSR Test App is starting up...")
         self.assertEqual(apps[0]["window"]["type"], "normal")
 
+    def test_class_less_window_replaced_within_settle(self):
+        # A splash without WM_CLASS and without a type (LibreOffice's) that
+        # matches window: is given settle_s to stay; the app replaces it.
+        out, rc, se, el = self.run_scenario("""\
+            name: splash-anon
+            launch: ${KSR_TESTAPP} --splash 1500 --splash-anon
+            process: ^ksr-testapp$
+            window: ^KSR Test App
+            launch_timeout_s: 30
+            settle_s: 4
+            atspi: false
+            """)
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        self.assertEqual(report["app"]["window"]["title"], "KSR Test App")
+        self.assertEqual(report["app"]["window"]["class"], "Ksr-testapp")
+
 
 if __name__ == "__main__":
     unittest.main()

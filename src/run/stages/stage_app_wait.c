@@ -134,7 +134,8 @@ static void note_splash(app_wait *aw, const ksr_window *w)
  * when it matches; otherwise (a launcher that forks) any matching process and
  * any matching window satisfy the wait. With no window: pattern, a window of a
  * matching process is required. Among candidates a window of the process
- * comes first, then one that is not a dialog; a splash is never one. */
+ * comes first, then one that is not a dialog, then one with a WM_CLASS (not
+ * a splash held back); a splash is never one. */
 static const ksr_window *best_candidate(const ksr_scenario *sc, app_wait *aw)
 {
 	const ksr_window *best = NULL;
@@ -150,7 +151,8 @@ static const ksr_window *best_candidate(const ksr_scenario *sc, app_wait *aw)
 			continue;
 		}
 		aw->window_seen = true;
-		int rank = 1 + (of_proc ? 2 : 0) + (dialog_like(w) ? 0 : 1);
+		int rank =
+		        1 + (of_proc ? 4 : 0) + (dialog_like(w) ? 0 : 2) + (anonymous(w) ? 0 : 1);
 		if (rank > best_rank) {
 			best = w;
 			best_rank = rank;
