@@ -3,9 +3,10 @@ apps: a zenity question standing for a first-run legal notice that blocks the ap
 (blocked-by-prompt, well before launch_timeout_s, naming the dialog and its
 buttons; the same prompt declared under blockers: keeps the blockers' outcome);
 an xterm titled "RetroArch  " against window: retroarch (never-appeared whose
-reason names the window and marks the near miss); the test app's splash
-(_NET_WM_WINDOW_TYPE_SPLASH, replaced by the main window) never taken as the
-app's window."""
+reason names the window and marks the near miss); a wrong process: pattern (the
+reason names that half); the test app's splash (_NET_WM_WINDOW_TYPE_SPLASH,
+replaced by the main window) never taken as the app's window, nor a class-less,
+untyped one the app replaces within settle_s."""
 
 import os
 import textwrap
