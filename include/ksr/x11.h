@@ -24,6 +24,14 @@ typedef struct ksr_window {
 	int pid;          /* _NET_WM_PID, 0 when absent */
 	int x, y, w, h;   /* client area in root coordinates, _GTK_FRAME_EXTENTS removed */
 	bool is_dialog;   /* _NET_WM_WINDOW_TYPE_DIALOG, or transient for another window */
+	bool is_modal;    /* _NET_WM_STATE_MODAL: it blocks the window it is transient for */
+	bool is_splash; /* _NET_WM_WINDOW_TYPE_SPLASH: a start-up screen, never the app's window */
+	/* _NET_WM_WINDOW_TYPE as EWMH names it ("normal", "dialog", "splash",
+	 * "utility", "toolbar", "menu", "dock", "desktop", "notification": the
+	 * first known one the window lists; one that lists none is "dialog" when
+	 * transient, else "normal", as EWMH says); static storage (NULL in a
+	 * window not read from the server). */
+	const char *type;
 	unsigned long transient_for;
 } ksr_window;
 
@@ -63,8 +71,7 @@ ksr_wait ksr_x11_wait_change(ksr_x11 *x, ksr_deadline d);
  * (or the connection is lost: err says so). Free it. */
 char *ksr_x11_root_property_string(ksr_x11 *x, const char *name, ksr_err *err);
 /* Set one (type STRING); -1 with err when the connection is lost. */
-int ksr_x11_root_property_set_string(ksr_x11 *x, const char *name, const char *value,
-                                     ksr_err *err);
+int ksr_x11_root_property_set_string(ksr_x11 *x, const char *name, const char *value, ksr_err *err);
 
 /* Wait for a window manager (_NET_SUPPORTING_WM_CHECK on the root). */
 ksr_wait ksr_x11_wait_wm(ksr_x11 *x, ksr_deadline d);

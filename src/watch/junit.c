@@ -82,9 +82,21 @@ static run_view view_of(const ksr_junit_run *r)
 	return v;
 }
 
-/* 0 passed, 1 failure, 2 error. */
+/* A prompt nobody answered: blocked (declared, test-error) or
+ * blocked-by-prompt (app-failed). */
+static bool blocker_outcome(const char *outcome)
+{
+	return strcmp(outcome, "blocked") == 0 || strcmp(outcome, "blocked-by-prompt") == 0;
+}
+
+/* 0 passed, 1 failure, 2 error. A blocker is never a pass, whatever the
+ * verdict word says. */
 static int run_kind(const run_view *v)
 {
+	if (strcmp(v->outcome, "blocked-by-prompt") == 0)
+		return 1;
+	if (strcmp(v->outcome, "blocked") == 0)
+		return 2;
 	if (strcmp(v->verdict, "pass") == 0 || strcmp(v->verdict, "pass-with-concerns") == 0)
 		return 0;
 	return strcmp(v->verdict, "app-failed") == 0 ? 1 : 2;
@@ -184,6 +196,12 @@ static void suite(ksr_strbuf *b, const ksr_junit_run *r, int tally[4])
 		ksr_strbuf_addn(b, "      <property", 15);
 		xattr(b, "name", props[i][0]);
 		xattr(b, "value", props[i][1] ? props[i][1] : "");
+		ksr_strbuf_addn(b, "/>\n", 3);
+	}
+	if (blocker_outcome(v.outcome)) {
+		ksr_strbuf_addn(b, "      <property", 15);
+		xattr(b, "name", "blocker");
+		xattr(b, "value", v.outcome);
 		ksr_strbuf_addn(b, "/>\n", 3);
 	}
 	ksr_strbuf_addn(b, "    </properties>\n", 18);

@@ -430,6 +430,10 @@ static void queue_done(ksr_watch *w)
 	for (int k = 0; k < 5; k++)
 		cJSON_AddNumberToObject(l, keys[k], tally[k]);
 	cJSON_AddNumberToObject(l, "errors", w->errors + tally[5]);
+	size_t blocked = 0;
+	for (size_t i = 0; i < w->n_runs; i++)
+		blocked += w->runs[i]->ended_blocked;
+	cJSON_AddNumberToObject(l, "blocked", (double)blocked);
 	cJSON_AddNumberToObject(l, "exit_code", ksr_watch_exit_code(w));
 	ksr_watch_emit(w, l);
 	w->done_queued = true;

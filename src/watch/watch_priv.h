@@ -24,6 +24,7 @@ typedef struct ksr_watch_run {
 	bool history;           /* DONE existed when first seen: only READY + terminal */
 	bool blocked, terminal; /* BLOCKED exists; the terminal line was queued */
 	bool given_up;          /* no run within the timeout */
+	bool ended_blocked;     /* its outcome is blocked or blocked-by-prompt */
 	int exit_code;
 	cJSON *report; /* report.json once DONE (NULL if unreadable) */
 	cJSON *terminal_line;

@@ -216,6 +216,14 @@ static void read_trace(ksr_watch *w, ksr_watch_run *r)
 	close(fd);
 }
 
+/* A prompt nobody answered: declared (blocked, test-error) or not
+ * (blocked-by-prompt, app-failed). Either stops the run; neither is a pass. */
+static bool blocker_outcome(const char *outcome)
+{
+	return outcome &&
+	       (strcmp(outcome, "blocked") == 0 || strcmp(outcome, "blocked-by-prompt") == 0);
+}
+
 static void count_report(ksr_watch_run *r, cJSON *l, const char *verdict)
 {
 	const cJSON *ec = cJSON_GetObjectItemCaseSensitive(r->report, "exit_code");
@@ -258,6 +266,10 @@ static void on_done(ksr_watch *w, ksr_watch_run *r)
 	const char *outcome = ksr_json_str(r->report, "outcome", NULL),
 	           *reason = ksr_json_str(r->report, "reason", NULL);
 	cJSON_AddStringToObject(l, "outcome", outcome ? outcome : "unknown");
+	if (blocker_outcome(outcome)) {
+		cJSON_AddStringToObject(l, "blocker", outcome);
+		r->ended_blocked = true;
+	}
 	count_report(r, l, verdict);
 	cJSON_AddStringToObject(l, "reason",
 	                        reason ? reason : "report.json is missing or not valid JSON");

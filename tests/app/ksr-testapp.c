@@ -64,7 +64,10 @@ static struct {
 	gboolean record_pointer;
 	gboolean password;
 	gboolean stop_on_query;
+	gint splash_ms;
+	gboolean splash_anon;
 } opt = {
+        .splash_ms = -1,
         .slow_start_ms = -1,
         .crash_after_ms = -1,
         .exit_after_ms = -1,
@@ -118,6 +121,10 @@ static GOptionEntry entries[] = {
          "Cover the window with a keep-above window for this long (-1: for good)", "MS"},
         {"no-cursor-blink", 0, 0, G_OPTION_ARG_NONE, &opt.no_cursor_blink,
          "A steady text cursor: the entry repaints only when its text changes", NULL},
+        {"splash", 0, 0, G_OPTION_ARG_INT, &opt.splash_ms,
+         "Show a splash window first, replaced by the main window this long after", "MS"},
+        {"splash-anon", 0, 0, G_OPTION_ARG_NONE, &opt.splash_anon,
+         "The splash has no window type and no WM_CLASS", NULL},
         {"stop-on-query", 0, 0, G_OPTION_ARG_NONE, &opt.stop_on_query,
          "After SIGUSR1, SIGSTOP itself inside the next state query of \"Press me\"", NULL},
         {NULL},
@@ -572,6 +579,37 @@ static GtkWidget *build_window(void)
 	return win;
 }
 
+/* --splash: a splash-type window first, as Audacity's "Audacity is starting
+ * up..." (253x100); the main window replaces it. */
+static gboolean replace_splash(gpointer splash)
+{
+	gtk_widget_destroy(GTK_WIDGET(splash));
+	main_window = build_window();
+	gtk_widget_show_all(main_window);
+	return G_SOURCE_REMOVE;
+}
+
+static void show_splash(void)
+{
+	GtkWidget *s = gtk_window_new(GTK_WINDOW_TOPLEVEL);
+	gchar *title =
+	        g_strdup_printf("%s is starting up...", opt.title ? opt.title : "KSR Test App");
+	gtk_window_set_title(GTK_WINDOW(s), title);
+	g_free(title);
+	if (!opt.splash_anon)
+		gtk_window_set_type_hint(GTK_WINDOW(s), GDK_WINDOW_TYPE_HINT_SPLASHSCREEN);
+	gtk_window_set_default_size(GTK_WINDOW(s), 253, 100);
+	gtk_container_add(GTK_CONTAINER(s), gtk_label_new("starting up..."));
+	if (opt.splash_anon) { /* realized, not mapped yet: the properties go first */
+		gtk_widget_realize(s);
+		GdkWindow *gw = gtk_widget_get_window(s);
+		gdk_property_delete(gw, gdk_atom_intern_static_string("WM_CLASS"));
+		gdk_property_delete(gw, gdk_atom_intern_static_string("_NET_WM_WINDOW_TYPE"));
+	}
+	gtk_widget_show_all(s);
+	g_timeout_add((guint)opt.splash_ms, replace_splash, s);
+}
+
 int main(int argc, char **argv)
 {
 	g_set_prgname("ksr-testapp");
@@ -602,6 +640,8 @@ int main(int argc, char **argv)
 		g_usleep((gulong)opt.slow_start_ms * 1000);
 	if (opt.no_window) {
 		start_timers(); /* an error dialog, if asked, comes without a parent */
+	} else if (opt.splash_ms >= 0) {
+		show_splash();
 	} else {
 		main_window = build_window();
 		gtk_widget_show_all(main_window);

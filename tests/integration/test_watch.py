@@ -40,7 +40,7 @@ def stage_rows(rows):
 
 def done_row(**counts):
     full = {"runs": 1, "pass": 0, "pass_with_concerns": 0, "app_failed": 0, "test_error": 0,
-            "died": 0, "errors": 0, "exit_code": 0}
+            "died": 0, "errors": 0, "blocked": 0, "exit_code": 0}
     full.update(counts)
     return ("DONE", "", tuple(sorted(full.items())))
 

@@ -103,9 +103,38 @@ static void test_errors_and_pass(void)
 	cJSON_Delete(died);
 }
 
+/* Both kinds of blocker are marked as such and are never a pass, even where
+ * the verdict word is wrong or missing. */
+static void test_blockers(void)
+{
+	cJSON *a = report("app-failed", "blocked-by-prompt", "qbittorrent shows only its dialog");
+	cJSON *b = report("test-error", "blocked", "blocked by window ^Sign in$");
+	cJSON *c = report("pass", "blocked-by-prompt", "a wrong verdict word");
+	ksr_junit_run runs[] = {{.report = a, .out_dir = "/a"},
+	                        {.report = b, .out_dir = "/b"},
+	                        {.report = c, .out_dir = "/c"}};
+	char *x = ksr_junit_render(runs, 3);
+	ok(strstr(x, "<failure message=\"qbittorrent shows only its dialog\" "
+	             "type=\"blocked-by-prompt\">") != NULL,
+	   "blocked-by-prompt is a <failure>:\n%s", x);
+	ok(strstr(x, "<error message=\"blocked by window ^Sign in$\" type=\"blocked\">") != NULL,
+	   "blocked is an <error>");
+	is_int((long long)count(x, "<property name=\"blocker\" value=\"blocked-by-prompt\"/>"), 2,
+	       "a blocker property on each blocked-by-prompt suite");
+	is_int((long long)count(x, "<property name=\"blocker\" value=\"blocked\"/>"), 1,
+	       "and on the blocked one");
+	ok(strstr(x, "<failure message=\"a wrong verdict word\"") != NULL,
+	   "a blocker is never a pass, whatever the verdict says");
+	free(x);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	cJSON_Delete(c);
+}
+
 int main(void)
 {
 	test_app_failed();
 	test_errors_and_pass();
+	test_blockers();
 	return tap_done();
 }

@@ -59,6 +59,16 @@ static void intern_atoms(ksr_x11 *x)
 	        [KSR_NET_WM_PID] = "_NET_WM_PID",
 	        [KSR_NET_WM_WINDOW_TYPE] = "_NET_WM_WINDOW_TYPE",
 	        [KSR_NET_WM_WINDOW_TYPE_DIALOG] = "_NET_WM_WINDOW_TYPE_DIALOG",
+	        [KSR_NET_WM_WINDOW_TYPE_SPLASH] = "_NET_WM_WINDOW_TYPE_SPLASH",
+	        [KSR_NET_WM_WINDOW_TYPE_NORMAL] = "_NET_WM_WINDOW_TYPE_NORMAL",
+	        [KSR_NET_WM_WINDOW_TYPE_UTILITY] = "_NET_WM_WINDOW_TYPE_UTILITY",
+	        [KSR_NET_WM_WINDOW_TYPE_TOOLBAR] = "_NET_WM_WINDOW_TYPE_TOOLBAR",
+	        [KSR_NET_WM_WINDOW_TYPE_MENU] = "_NET_WM_WINDOW_TYPE_MENU",
+	        [KSR_NET_WM_WINDOW_TYPE_DOCK] = "_NET_WM_WINDOW_TYPE_DOCK",
+	        [KSR_NET_WM_WINDOW_TYPE_DESKTOP] = "_NET_WM_WINDOW_TYPE_DESKTOP",
+	        [KSR_NET_WM_WINDOW_TYPE_NOTIFICATION] = "_NET_WM_WINDOW_TYPE_NOTIFICATION",
+	        [KSR_NET_WM_STATE] = "_NET_WM_STATE",
+	        [KSR_NET_WM_STATE_MODAL] = "_NET_WM_STATE_MODAL",
 	        [KSR_GTK_FRAME_EXTENTS] = "_GTK_FRAME_EXTENTS",
 	        [KSR_NET_SUPPORTING_WM_CHECK] = "_NET_SUPPORTING_WM_CHECK",
 	};
@@ -312,13 +322,42 @@ static void get_class(ksr_x11 *x, Window w, ksr_window *out)
 		XFree(data);
 }
 
-static bool get_dialog_type(ksr_x11 *x, Window w)
+/* The window's type as EWMH names it (the first type it lists that we know,
+ * as a window manager reads the list); "" when it lists none we know (the
+ * caller applies EWMH's default). */
+static const char *read_window_type(ksr_x11 *x, Window w)
 {
+	static const struct {
+		int atom;
+		const char *name;
+	} known[] = {
+	        {KSR_NET_WM_WINDOW_TYPE_NORMAL, "normal"},
+	        {KSR_NET_WM_WINDOW_TYPE_DIALOG, "dialog"},
+	        {KSR_NET_WM_WINDOW_TYPE_SPLASH, "splash"},
+	        {KSR_NET_WM_WINDOW_TYPE_UTILITY, "utility"},
+	        {KSR_NET_WM_WINDOW_TYPE_TOOLBAR, "toolbar"},
+	        {KSR_NET_WM_WINDOW_TYPE_MENU, "menu"},
+	        {KSR_NET_WM_WINDOW_TYPE_DOCK, "dock"},
+	        {KSR_NET_WM_WINDOW_TYPE_DESKTOP, "desktop"},
+	        {KSR_NET_WM_WINDOW_TYPE_NOTIFICATION, "notification"},
+	};
 	unsigned long types[16], n = 0;
 	if (!get_card32(x, w, x->atoms[KSR_NET_WM_WINDOW_TYPE], XA_ATOM, types, 16, &n))
+		return "";
+	for (unsigned long i = 0; i < n; i++)
+		for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+			if (types[i] == x->atoms[known[k].atom])
+				return known[k].name;
+	return "";
+}
+
+static bool has_state(ksr_x11 *x, Window w, Atom state)
+{
+	unsigned long states[32], n = 0;
+	if (!get_card32(x, w, x->atoms[KSR_NET_WM_STATE], XA_ATOM, states, 32, &n))
 		return false;
 	for (unsigned long i = 0; i < n; i++)
-		if (types[i] == x->atoms[KSR_NET_WM_WINDOW_TYPE_DIALOG])
+		if (states[i] == state)
 			return true;
 	return false;
 }
@@ -384,7 +423,12 @@ static bool read_window(ksr_x11 *x, Window w, ksr_window *out)
 	Window tf = None;
 	if (!x->dead && XGetTransientForHint(x->dpy, w, &tf) && tf != None)
 		out->transient_for = tf;
-	out->is_dialog = out->transient_for != 0 || get_dialog_type(x, w);
+	out->type = read_window_type(x, w);
+	if (!*out->type) /* EWMH: untyped is dialog when transient, else normal */
+		out->type = out->transient_for ? "dialog" : "normal";
+	out->is_splash = strcmp(out->type, "splash") == 0;
+	out->is_dialog = out->transient_for != 0 || strcmp(out->type, "dialog") == 0;
+	out->is_modal = has_state(x, w, x->atoms[KSR_NET_WM_STATE_MODAL]);
 	if (x->dead) {
 		free_window(out);
 		return false;

@@ -1,4 +1,9 @@
-/* App wait: the app's process and window (docs/scenario.md). */
+/* App wait: the app's process and window (docs/scenario.md#the-app-wait).
+ * It follows what is on screen: the windows of the processes matching
+ * process: and every window that appears. A splash is never the app's
+ * window; a matching process that shows only dialogs for settle_s is a
+ * prompt that blocks the app; a wait that ends with nothing says which half
+ * was missing and what the process showed instead. */
 #include "run/stages/stage.h"
 #include "run/stages/app.h"
 
@@ -10,9 +15,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ksr/atspi.h"
 #include "ksr/proc.h"
+#include "ksr/strbuf.h"
+#include "run/actions/runner.h"
 #include "run/diagnosis/diagnose.h"
 #include "run/diagnosis/dialogs.h"
+#include "run/stages/app_windows.h"
+
+#define LISTED_MAX     5    /* windows a reason names */
+#define TITLE_MAX      60   /* bytes of a title in a reason */
+#define BUTTONS_MAX    6    /* a dialog's buttons in a reason */
+#define PROMPT_READ_MS 3000 /* reading a prompt's buttons from AT-SPI */
 
 /* ---- app wait ----------------------------------------------------------- */
 
@@ -26,11 +40,29 @@ static double app_limit(const ksr_run *run)
 	return run->sc->launch_timeout_s;
 }
 
-typedef struct app_match {
+typedef struct app_wait {
 	bool process_seen, window_seen;
 	int pid;
-	ksr_window window;
-} app_match;
+	ksr_window window; /* the pick, its strings owned */
+	ksr_proc_list procs;
+	int64_t scanned_ms; /* when procs was read (0: never) */
+	ksr_window_list wins;
+	/* A window without WM_CLASS (LibreOffice's splash has none) is given
+	 * settle_s to stay: a splash the app then replaces. */
+	unsigned long held;
+	int64_t held_since_ms;
+	int64_t dialogs_since_ms; /* the process shows only dialogs since (0: not) */
+	char *splash_title;       /* the last splash passed over */
+	unsigned long splash_id;
+} app_wait;
+
+static void app_wait_clear(app_wait *aw)
+{
+	ksr_proc_list_clear(&aw->procs);
+	ksr_window_list_clear(&aw->wins);
+	ksr_run_window_release(&aw->window);
+	free(aw->splash_title);
+}
 
 static bool pid_in(const ksr_proc_list *procs, int pid)
 {
@@ -38,6 +70,24 @@ static bool pid_in(const ksr_proc_list *procs, int pid)
 		if (procs->items[i].pid == pid)
 			return true;
 	return false;
+}
+
+static const ksr_proc *proc_of(const ksr_proc_list *procs, int pid)
+{
+	for (size_t i = 0; pid > 0 && i < procs->len; i++)
+		if (procs->items[i].pid == pid)
+			return &procs->items[i];
+	return NULL;
+}
+
+static bool by_title(const ksr_scenario *sc)
+{
+	return sc->window || sc->window_class;
+}
+
+static bool want_proc(const ksr_scenario *sc)
+{
+	return sc->process || sc->process_cmdline;
 }
 
 static bool window_matches(const ksr_scenario *sc, const ksr_window *w)
@@ -50,20 +100,81 @@ static bool window_matches(const ksr_scenario *sc, const ksr_window *w)
 	return true;
 }
 
-static void keep_window(app_match *m, const ksr_window *w, int pid)
+static bool dialog_like(const ksr_window *w)
 {
-	m->window = *w;
-	m->window.title = ksr_xstrdup(w->title);
-	m->window.res_name = ksr_xstrdup(w->res_name);
-	m->window.res_class = ksr_xstrdup(w->res_class);
-	m->window_seen = true;
-	m->pid = pid;
+	return w->is_dialog || w->is_modal;
 }
 
-/* docs/architecture.md: the window is tied to the process by _NET_WM_PID when it matches;
- * otherwise (a launcher that forks) any matching process and any matching
- * window satisfy the wait. With no window: pattern, a window of a matching
- * process is required. */
+static bool anonymous(const ksr_window *w)
+{
+	return (!w->res_class || !*w->res_class) && (!w->res_name || !*w->res_name);
+}
+
+static void keep_window(app_wait *aw, const ksr_window *w, int pid)
+{
+	ksr_run_window_release(&aw->window);
+	aw->window = *w;
+	aw->window.title = ksr_xstrdup(w->title);
+	aw->window.res_name = ksr_xstrdup(w->res_name);
+	aw->window.res_class = ksr_xstrdup(w->res_class);
+	aw->window_seen = true;
+	aw->pid = pid;
+}
+
+static void note_splash(app_wait *aw, const ksr_window *w)
+{
+	if (aw->splash_id == w->id)
+		return;
+	free(aw->splash_title);
+	aw->splash_title = ksr_xstrdup(w->title);
+	aw->splash_id = w->id;
+}
+
+/* docs/architecture.md: the window is tied to the process by _NET_WM_PID
+ * when it matches; otherwise (a launcher that forks) any matching process and
+ * any matching window satisfy the wait. With no window: pattern, a window of a
+ * matching process is required. Among candidates a window of the process
+ * comes first, then one that is not a dialog, then one with a WM_CLASS (not
+ * a splash held back); a splash is never one. */
+static const ksr_window *best_candidate(const ksr_scenario *sc, app_wait *aw)
+{
+	const ksr_window *best = NULL;
+	int best_rank = 0;
+	aw->window_seen = false;
+	for (size_t i = 0; i < aw->wins.len; i++) {
+		const ksr_window *w = &aw->wins.items[i];
+		bool of_proc = pid_in(&aw->procs, w->pid);
+		if (by_title(sc) ? !window_matches(sc, w) : !of_proc)
+			continue;
+		if (w->is_splash) {
+			note_splash(aw, w);
+			continue;
+		}
+		aw->window_seen = true;
+		int rank =
+		        1 + (of_proc ? 4 : 0) + (dialog_like(w) ? 0 : 2) + (anonymous(w) ? 0 : 1);
+		if (rank > best_rank) {
+			best = w;
+			best_rank = rank;
+		}
+	}
+	if (best && !pid_in(&aw->procs, best->pid) && want_proc(sc) && !aw->procs.len)
+		return NULL;
+	return best;
+}
+
+/* An anonymous candidate is taken once it stayed settle_s (or at the limit). */
+static bool held_back(const ksr_run *run, app_wait *aw, const ksr_window *w, bool full)
+{
+	if (full || !anonymous(w))
+		return false;
+	if (aw->held != w->id) {
+		aw->held = w->id;
+		aw->held_since_ms = ksr_now_ms();
+	}
+	return ksr_now_ms() - aw->held_since_ms < (int64_t)(run->sc->settle_s * 1000);
+}
+
 static bool some_window_matches(const ksr_scenario *sc, const ksr_window_list *wins)
 {
 	for (size_t i = 0; i < wins->len; i++)
@@ -72,81 +183,74 @@ static bool some_window_matches(const ksr_scenario *sc, const ksr_window_list *w
 	return false;
 }
 
-/* Windows first: while no window matches, the /proc scan (the slow part, a
- * few ms) is skipped, so a window is seen within ~1 ms of its map. full
- * forces the scan, for the final word on what is missing. */
-static bool app_present(ksr_run *run, app_match *m, bool full)
+/* Windows on every look; /proc (the slow part, a few ms) when a window
+ * matches, every PROC_RESCAN_MS otherwise, and always when full (the final
+ * word on what is missing): a window is seen within ~1 ms of its map. */
+static void look(ksr_run *run, app_wait *aw, bool full)
 {
 	const ksr_scenario *sc = run->sc;
-	bool want_proc = sc->process || sc->process_cmdline;
-	ksr_proc_list procs = {0};
-	ksr_window_list wins = {0};
 	ksr_err err = {0};
-	ksr_x11_list_windows(run->x, &wins, &err);
-	if (!full && (sc->window || sc->window_class) && !some_window_matches(sc, &wins)) {
-		m->window_seen = false;
-		ksr_window_list_clear(&wins);
-		return false;
+	ksr_window_list_clear(&aw->wins);
+	ksr_x11_list_windows(run->x, &aw->wins, &err);
+	int64_t now = ksr_now_ms();
+	bool due = full || !aw->scanned_ms || now - aw->scanned_ms >= PROC_RESCAN_MS ||
+	           !by_title(sc) || some_window_matches(sc, &aw->wins);
+	if (want_proc(sc) && due) {
+		ksr_proc_list_clear(&aw->procs);
+		ksr_proc_find(sc->process, sc->process_cmdline, &aw->procs, &err);
+		aw->scanned_ms = now;
 	}
-	if (want_proc)
-		ksr_proc_find(sc->process, sc->process_cmdline, &procs, &err);
-	m->process_seen = !want_proc || procs.len > 0;
-	const ksr_window *tied = NULL, *any = NULL;
-	for (size_t i = 0; i < wins.len; i++) {
-		const ksr_window *w = &wins.items[i];
-		bool of_proc = pid_in(&procs, w->pid);
-		if (!sc->window && !sc->window_class) {
-			if (of_proc && !tied)
-				tied = w;
-			continue;
-		}
-		if (!window_matches(sc, w))
-			continue;
-		if (of_proc && !tied)
-			tied = w;
-		if (!any)
-			any = w;
-	}
-	const ksr_window *pick = tied ? tied : (!want_proc || procs.len ? any : NULL);
-	if (pick)
-		keep_window(m, pick,
-		            tied ? pick->pid : (want_proc ? procs.items[0].pid : pick->pid));
-	else
-		m->window_seen = any != NULL;
-	ksr_proc_list_clear(&procs);
-	ksr_window_list_clear(&wins);
-	return m->process_seen && pick != NULL;
+	aw->process_seen = !want_proc(sc) || aw->procs.len > 0;
 }
 
-static void record_app(ksr_run *run, app_match *m)
+static bool app_present(ksr_run *run, app_wait *aw, bool full)
+{
+	look(run, aw, full);
+	const ksr_window *pick = best_candidate(run->sc, aw);
+	if (!pick || !aw->process_seen || held_back(run, aw, pick, full))
+		return false;
+	bool tied = pid_in(&aw->procs, pick->pid);
+	keep_window(aw, pick, tied || !want_proc(run->sc) ? pick->pid : aw->procs.items[0].pid);
+	return true;
+}
+
+static void record_app(ksr_run *run, app_wait *aw)
 {
 	ksr_run_window_release(&run->window);
-	run->window = m->window;
+	run->window = aw->window;
+	aw->window = (ksr_window){0}; /* the run owns its strings now */
 	run->have_window = true;
-	run->app_pid = m->pid;
+	run->app_pid = aw->pid;
 	cJSON *f = cJSON_CreateObject();
-	cJSON_AddNumberToObject(f, "pid", m->pid);
+	cJSON_AddNumberToObject(f, "pid", aw->pid);
 	ksr_proc_list procs = {0};
 	ksr_err err = {0};
-	if (m->pid > 0 && ksr_proc_find(NULL, NULL, &procs, &err) == 0) {
-		for (size_t i = 0; i < procs.len; i++)
-			if (procs.items[i].pid == m->pid) {
-				cJSON_AddStringToObject(f, "name", procs.items[i].name);
-				cJSON_AddStringToObject(f, "cmdline", procs.items[i].cmdline);
-			}
+	if (aw->pid > 0 && ksr_proc_find(NULL, NULL, &procs, &err) == 0) {
+		const ksr_proc *p = proc_of(&procs, aw->pid);
+		if (p) {
+			cJSON_AddStringToObject(f, "name", p->name);
+			cJSON_AddStringToObject(f, "cmdline", p->cmdline);
+		}
 	}
 	ksr_proc_list_clear(&procs);
 	cJSON_AddBoolToObject(f, "launched", run->launched_pid > 0);
 	cJSON *w = cJSON_AddObjectToObject(f, "window");
 	char id[32];
-	snprintf(id, sizeof id, "0x%lx", m->window.id);
+	snprintf(id, sizeof id, "0x%lx", run->window.id);
 	cJSON_AddStringToObject(w, "id", id);
-	cJSON_AddStringToObject(w, "title", m->window.title ? m->window.title : "");
-	cJSON_AddStringToObject(w, "class", m->window.res_class ? m->window.res_class : "");
-	cJSON_AddNumberToObject(w, "x", m->window.x);
-	cJSON_AddNumberToObject(w, "y", m->window.y);
-	cJSON_AddNumberToObject(w, "w", m->window.w);
-	cJSON_AddNumberToObject(w, "h", m->window.h);
+	cJSON_AddStringToObject(w, "title", run->window.title ? run->window.title : "");
+	cJSON_AddStringToObject(w, "class", run->window.res_class ? run->window.res_class : "");
+	cJSON_AddStringToObject(w, "type", run->window.type ? run->window.type : "");
+	cJSON_AddNumberToObject(w, "x", run->window.x);
+	cJSON_AddNumberToObject(w, "y", run->window.y);
+	cJSON_AddNumberToObject(w, "w", run->window.w);
+	cJSON_AddNumberToObject(w, "h", run->window.h);
+	if (aw->splash_title) { /* passed over: the app's window came after it */
+		cJSON *s = cJSON_AddObjectToObject(f, "splash");
+		snprintf(id, sizeof id, "0x%lx", aw->splash_id);
+		cJSON_AddStringToObject(s, "id", id);
+		cJSON_AddStringToObject(s, "title", aw->splash_title);
+	}
 	ksr_run_emit(run, "app", f);
 }
 
@@ -160,54 +264,350 @@ static bool launch_crashed(ksr_run *run)
 	return WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) > 128);
 }
 
-static ksr_stage_status stage_app_wait(ksr_run *run, char *note, size_t len)
+/* ---- a prompt that blocks the app ---------------------------------------- */
+
+/* The matching process's windows (splashes aside) when every one is a
+ * dialog: into out (up to max), how many there are; 0 when it shows none or
+ * any other window. */
+static size_t only_dialogs(const app_wait *aw, const ksr_window **out, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < aw->wins.len; i++) {
+		const ksr_window *w = &aw->wins.items[i];
+		if (!pid_in(&aw->procs, w->pid) || w->is_splash)
+			continue;
+		if (!dialog_like(w))
+			return 0;
+		if (n < max)
+			out[n] = w;
+		n++;
+	}
+	return n < max ? n : max;
+}
+
+/* A top-level accessible of the app named like the dialog's title. */
+static bool names_window(const ksr_atspi_tree *t, size_t i, const char *title)
+{
+	char *a = ksr_atspi_name_display(t->nodes[i].name), *b = ksr_atspi_name_display(title);
+	bool same = a && b && *a && strcmp(a, b) == 0;
+	free(a);
+	free(b);
+	return same;
+}
+
+static int top_level_of(const ksr_atspi_tree *t, size_t i)
+{
+	int k = (int)i;
+	while (k > 0 && t->nodes[k].parent > 0)
+		k = t->nodes[k].parent;
+	return k;
+}
+
+static void add_buttons(ksr_strbuf *b, const ksr_atspi_tree *t, const char *title)
+{
+	int top = -1;
+	for (size_t i = 1; i < t->len && top < 0; i++)
+		if (t->nodes[i].parent == 0 && names_window(t, i, title))
+			top = (int)i;
+	size_t n = 0;
+	for (size_t i = 1; i < t->len && n < BUTTONS_MAX; i++) {
+		const ksr_atspi_node *nd = &t->nodes[i];
+		if (!ksr_atspi_role_equal("push button", nd->role) ||
+		    (top >= 0 && top_level_of(t, i) != top) || !ksr_atspi_tree_showing(t, i))
+			continue;
+		char *name = ksr_atspi_name_display(nd->name);
+		if (name && *name) {
+			ksr_strbuf_add(b, n++ ? ", " : " (");
+			ksr_quote_title(b, name, 40);
+		}
+		free(name);
+	}
+	if (n)
+		ksr_strbuf_add(b, ")");
+}
+
+/* The dialogs' titles, each with its buttons where the app is on the
+ * accessibility bus (bounded by PROMPT_READ_MS and the stage; without the bus
+ * or the app on it, the titles alone). */
+static void describe_dialogs(ksr_run *run, int pid, const ksr_window **dlg, size_t n, ksr_strbuf *b)
+{
+	ksr_atspi_tree t = {0};
+	ksr_atspi *a = NULL;
+	ksr_atspi_app app = {0};
+	ksr_err err = {0};
+	bool walked = false;
+	ksr_deadline d = ksr_deadline_min(run->stage, ksr_deadline_in_ms(PROMPT_READ_MS));
+	ksr_atspi_opts o = {.x = run->x, .app_pid = pid};
+	const char *by = NULL;
+	if (run->sc->atspi && ksr_atspi_open(&o, d, &a, &err) == 0 &&
+	    ksr_atspi_find_app(a, pid, NULL, d, &app, &by, &err) == 0) {
+		ksr_atspi_walk_opts wo = {.max_nodes = 400, .max_depth = 16};
+		walked = ksr_atspi_walk(a, &app, &wo, d, &t, &err) == 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ksr_strbuf_add(b, i ? ", " : "");
+		ksr_quote_title(b, dlg[i]->title, TITLE_MAX);
+		if (walked)
+			add_buttons(b, &t, dlg[i]->title);
+	}
+	if (walked)
+		ksr_atspi_tree_clear(&t);
+	ksr_atspi_app_clear(&app);
+	ksr_atspi_close(a);
+}
+
+/* A process name as is when it is plain, else quoted as data. */
+static void add_name(ksr_strbuf *b, const char *name)
+{
+	size_t n = strlen(name);
+	if (n && n <= 40 &&
+	    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	                 "0123456789._+-") == n)
+		ksr_strbuf_add(b, name);
+	else
+		ksr_quote_title(b, name, 40);
+}
+
+static void add_wanted(ksr_strbuf *b, const ksr_scenario *sc)
+{
+	if (sc->window)
+		ksr_strbuf_addf(b, "'%s'", ksr_pattern_source(sc->window));
+	if (sc->window_class)
+		ksr_strbuf_addf(b, "%sclass '%s'", sc->window ? " of " : "",
+		                ksr_pattern_source(sc->window_class));
+}
+
+static void fail_blocked_by_prompt(ksr_run *run, app_wait *aw, const ksr_window **dlg, size_t n)
+{
+	int pid = dlg[0]->pid;
+	const ksr_proc *p = proc_of(&aw->procs, pid);
+	ksr_strbuf b = {0};
+	add_name(&b, p ? p->name : "?");
+	ksr_strbuf_addf(&b, " (pid %d) shows only its dialog%s ", pid, n > 1 ? "s" : "");
+	describe_dialogs(run, pid, dlg, n, &b);
+	ksr_strbuf_add(&b, "; no window matching ");
+	add_wanted(&b, run->sc);
+	ksr_strbuf_addf(&b, " appeared in the %g s (settle_s) after it showed", run->sc->settle_s);
+	run->app_pid = pid; /* diagnosis and the end of the run know the process */
+	ksr_run_fail(run, KSR_OUTCOME_BLOCKED_BY_PROMPT,
+	             run->sc->window ? run->sc->window_pos.line : 0, "%s", b.p);
+	ksr_strbuf_free(&b);
+}
+
+/* A prompt the scenario declared under blockers: is its business (live
+ * remediation or `blocked`): does one of them hold now? */
+static bool declared_blocker_holds(ksr_run *run)
+{
+	const ksr_check_list *bl = &run->sc->blockers;
+	for (size_t i = 0; i < bl->len; i++) {
+		char why[256] = "";
+		if (ksr_check_once(run, &bl->items[i], why, sizeof why) > 0)
+			return true;
+	}
+	return false;
+}
+
+typedef enum prompt_state { PROMPT_NONE, PROMPT_CLEARED, PROMPT_ENDED } prompt_state;
+
+/* The process shows only dialogs and nothing matched: once that lasted
+ * settle_s, the run ends blocked-by-prompt (or on a declared blocker). */
+static prompt_state check_prompt(ksr_run *run, app_wait *aw)
+{
+	const ksr_window *dlg[3];
+	size_t n = by_title(run->sc) && want_proc(run->sc) ? only_dialogs(aw, dlg, 3) : 0;
+	if (!n) {
+		aw->dialogs_since_ms = 0;
+		return PROMPT_NONE;
+	}
+	int64_t now = ksr_now_ms();
+	if (!aw->dialogs_since_ms)
+		aw->dialogs_since_ms = now;
+	if (now - aw->dialogs_since_ms < (int64_t)(run->sc->settle_s * 1000))
+		return PROMPT_NONE;
+	aw->dialogs_since_ms = 0;
+	if (declared_blocker_holds(run))
+		return ksr_blockers_check(run, "app-wait") ? PROMPT_CLEARED : PROMPT_ENDED;
+	fail_blocked_by_prompt(run, aw, dlg, n);
+	return PROMPT_ENDED;
+}
+
+/* ---- never appeared ------------------------------------------------------ */
+
+static void add_window(ksr_strbuf *b, const ksr_scenario *sc, const ksr_window *w, bool with_pid)
+{
+	ksr_quote_title(b, w->title, TITLE_MAX);
+	ksr_strbuf_addf(b, " (%s", w->type && *w->type ? w->type : "unknown type");
+	if (w->is_modal)
+		ksr_strbuf_add(b, ", modal");
+	else if (w->transient_for && (!w->type || strcmp(w->type, "dialog") != 0))
+		ksr_strbuf_add(b, ", transient");
+	if (with_pid)
+		ksr_strbuf_addf(b, ", pid %d", w->pid);
+	if (w->is_splash)
+		ksr_strbuf_add(b, ", never the app's window");
+	ksr_near_miss k = ksr_title_near_miss(sc->window, w->title);
+	if (k != KSR_NEAR_NONE)
+		ksr_strbuf_addf(b, "; near miss: %s", ksr_near_miss_mark(k));
+	ksr_strbuf_add(b, ")");
+}
+
+/* The matching processes' windows, then near misses of other processes. */
+static void add_windows_seen(ksr_strbuf *b, const ksr_scenario *sc, const app_wait *aw)
+{
+	size_t listed = 0, more = 0;
+	for (size_t i = 0; i < aw->wins.len; i++) {
+		const ksr_window *w = &aw->wins.items[i];
+		if (!pid_in(&aw->procs, w->pid))
+			continue;
+		if (listed == LISTED_MAX) {
+			more++;
+			continue;
+		}
+		ksr_strbuf_add(b, listed++ ? ", " : "; its windows: ");
+		add_window(b, sc, w, false);
+	}
+	if (want_proc(sc) && aw->procs.len && !listed)
+		ksr_strbuf_add(b, "; it shows no window");
+	size_t near = 0;
+	for (size_t i = 0; i < aw->wins.len && listed + near < LISTED_MAX; i++) {
+		const ksr_window *w = &aw->wins.items[i];
+		if (pid_in(&aw->procs, w->pid) ||
+		    ksr_title_near_miss(sc->window, w->title) == KSR_NEAR_NONE)
+			continue;
+		ksr_strbuf_add(b, near++ ? ", " : "; on screen: ");
+		add_window(b, sc, w, true);
+	}
+	if (more)
+		ksr_strbuf_addf(b, " and %zu more", more);
+}
+
+static void add_process(ksr_strbuf *b, const ksr_scenario *sc)
+{
+	if (sc->process)
+		ksr_strbuf_addf(b, "process matching '%s'", ksr_pattern_source(sc->process));
+	else
+		ksr_strbuf_addf(b, "process whose command line matches '%s'",
+		                ksr_pattern_source(sc->process_cmdline));
+}
+
+static void add_running(ksr_strbuf *b, const app_wait *aw)
+{
+	const ksr_proc *p = &aw->procs.items[0];
+	add_name(b, p->name);
+	ksr_strbuf_addf(b, " (pid %d", p->pid);
+	if (aw->procs.len > 1)
+		ksr_strbuf_addf(b, " and %zu more", aw->procs.len - 1);
+	ksr_strbuf_add(b, ")");
+}
+
+/* Which half was missing, and what was there instead. */
+static void fail_never_appeared(ksr_run *run, const app_wait *aw)
 {
 	const ksr_scenario *sc = run->sc;
-	app_match m = {0};
-	for (;;) {
-		if (app_present(run, &m, false)) {
-			record_app(run, &m);
-			snprintf(note, len, "pid %d, window \"%s\"", m.pid,
-			         run->window.title ? run->window.title : "");
-			return KSR_STAGE_OK;
+	ksr_strbuf b = {0};
+	ksr_strbuf_addf(&b, "the app never appeared within %g s: ", sc->launch_timeout_s);
+	if (!aw->process_seen && !aw->window_seen && by_title(sc)) {
+		ksr_strbuf_add(&b, "neither a ");
+		add_process(&b, sc);
+		ksr_strbuf_add(&b, " nor a window matching ");
+		add_wanted(&b, sc);
+	} else if (!aw->process_seen) {
+		ksr_strbuf_add(&b, "no ");
+		add_process(&b, sc);
+		ksr_strbuf_add(&b, by_title(sc) ? " runs (a window matching " : " runs");
+		if (by_title(sc)) {
+			add_wanted(&b, sc);
+			ksr_strbuf_add(&b, " is there)");
 		}
-		if (launch_crashed(run)) {
-			run->app_pid = run->launched_pid;
-			ksr_app_record_crash(run, "before its window appeared");
-			return KSR_STAGE_FAILED;
+	} else if (want_proc(sc)) {
+		ksr_strbuf_add(&b, "the ");
+		add_process(&b, sc);
+		ksr_strbuf_add(&b, " runs, ");
+		add_running(&b, aw);
+		ksr_strbuf_add(&b, ", but no window ");
+		if (by_title(sc)) {
+			ksr_strbuf_add(&b, "matching ");
+			add_wanted(&b, sc);
+		} else {
+			ksr_strbuf_add(&b, "of its own");
 		}
-		ksr_deadline tick =
-		        ksr_deadline_min(run->stage, ksr_deadline_in_ms(PROC_RESCAN_MS));
-		ksr_wait w = ksr_x11_wait_change(run->x, tick);
-		if (w == KSR_WAIT_ERROR) {
-			ksr_run_fail(run, KSR_OUTCOME_NO_DISPLAY, 0,
-			             "the X display connection was lost during the app wait");
-			return KSR_STAGE_FAILED;
-		}
-		if (w == KSR_WAIT_TIMEOUT && !ksr_deadline_passed(run->stage))
-			continue;
-		if (w == KSR_WAIT_READY)
-			continue;
-		if (ksr_run_wait_ended_run(run, w, 0, "the app wait"))
-			return KSR_STAGE_FAILED;
-		break;
+		ksr_strbuf_add(&b, " appeared");
+	} else {
+		ksr_strbuf_add(&b, "no window matching ");
+		add_wanted(&b, sc);
+		ksr_strbuf_add(&b, " appeared");
 	}
-	if (ksr_x11_alive(run->x) && app_present(run, &m, true)) { /* a last look, /proc too */
-		record_app(run, &m);
-		snprintf(note, len, "pid %d, window \"%s\" (at the limit)", m.pid,
-		         run->window.title ? run->window.title : "");
-		return KSR_STAGE_OK;
+	add_windows_seen(&b, sc, aw);
+	if (aw->splash_title && !aw->window_seen) {
+		ksr_strbuf_add(&b, "; only a splash matched: ");
+		ksr_quote_title(&b, aw->splash_title, TITLE_MAX);
 	}
-	const char *missing = !m.process_seen && !m.window_seen ? "neither a process nor a window"
-	                      : !m.process_seen                 ? "no process"
-	                                                        : "no window";
 	ksr_run_fail(run, KSR_OUTCOME_NEVER_APPEARED,
-	             sc->process ? sc->process_pos.line : sc->window_pos.line,
-	             "the app never appeared: %s matching (process %s, window %s) within %g s",
-	             missing, sc->process ? ksr_pattern_source(sc->process) : "any",
-	             sc->window ? ksr_pattern_source(sc->window) : "of that process",
-	             sc->launch_timeout_s);
-	return KSR_STAGE_FAILED;
+	             sc->process ? sc->process_pos.line : sc->window_pos.line, "%s", b.p);
+	ksr_strbuf_free(&b);
+}
+
+/* ---- the stage ----------------------------------------------------------- */
+
+static void app_note(ksr_run *run, const app_wait *aw, const char *tail, char *note, size_t len)
+{
+	snprintf(note, len, "pid %d, window \"%s\"%s%s%s%s", run->app_pid,
+	         run->window.title ? run->window.title : "",
+	         aw->splash_title ? " after splash \"" : "",
+	         aw->splash_title ? aw->splash_title : "", aw->splash_title ? "\"" : "", tail);
+}
+
+typedef enum step_result { WAIT_ON, WAIT_FOUND, WAIT_FAILED, WAIT_LIMIT } step_result;
+
+static step_result wait_once(ksr_run *run, app_wait *aw)
+{
+	if (app_present(run, aw, false))
+		return WAIT_FOUND;
+	if (launch_crashed(run)) {
+		run->app_pid = run->launched_pid;
+		ksr_app_record_crash(run, "before its window appeared");
+		return WAIT_FAILED;
+	}
+	prompt_state ps = check_prompt(run, aw);
+	if (ps == PROMPT_ENDED)
+		return WAIT_FAILED;
+	if (ps == PROMPT_CLEARED)
+		return WAIT_ON;
+	ksr_deadline tick = ksr_deadline_min(run->stage, ksr_deadline_in_ms(PROC_RESCAN_MS));
+	ksr_wait w = ksr_x11_wait_change(run->x, tick);
+	if (w == KSR_WAIT_ERROR) {
+		ksr_run_fail(run, KSR_OUTCOME_NO_DISPLAY, 0,
+		             "the X display connection was lost during the app wait");
+		return WAIT_FAILED;
+	}
+	if (w == KSR_WAIT_READY || (w == KSR_WAIT_TIMEOUT && !ksr_deadline_passed(run->stage)))
+		return WAIT_ON;
+	if (ksr_run_wait_ended_run(run, w, 0, "the app wait"))
+		return WAIT_FAILED;
+	return WAIT_LIMIT;
+}
+
+static ksr_stage_status stage_app_wait(ksr_run *run, char *note, size_t len)
+{
+	app_wait aw = {0};
+	step_result r;
+	while ((r = wait_once(run, &aw)) == WAIT_ON)
+		;
+	ksr_stage_status st = KSR_STAGE_FAILED;
+	if (r == WAIT_FOUND) {
+		record_app(run, &aw);
+		app_note(run, &aw, "", note, len);
+		st = KSR_STAGE_OK;
+	} else if (r == WAIT_LIMIT && ksr_x11_alive(run->x) &&
+	           app_present(run, &aw, true)) { /* a last look, /proc too */
+		record_app(run, &aw);
+		app_note(run, &aw, " (at the limit)", note, len);
+		st = KSR_STAGE_OK;
+	} else if (r == WAIT_LIMIT) {
+		fail_never_appeared(run, &aw);
+	}
+	app_wait_clear(&aw);
+	return st;
 }
 
 const ksr_stage_def ksr_stage_app_wait = {
