@@ -6,8 +6,9 @@ Each app is started as its image's custom_startup.sh starts it
 (`START_COMMAND DEFAULT_ARGS` in a session of its own) and the runtime waits
 for it with a scenario holding only the image's own values (`process:` from
 PGREP, `window:` from MAXIMIZE_NAME, `settle_s: 5`; docs/kasm-image.md), on
-its first start (fresh home) and again on its second (same home, the app
-ended with SIGTERM as a closed Kasm session ends it, then started again).
+its first start (fresh home and TMPDIR, as a new container has) and again on
+its second (same home, the app ended with SIGTERM as a closed Kasm session
+ends it, then started again).
 
 EXPECTED below is what a person looking at each first-look screenshot says:
 the verdict, outcome and concern the run must give, and what its reason
@@ -45,7 +46,7 @@ RUN_TIMEOUT_S = 300
 STOP_TIMEOUT_S = 15
 # A painted window has more colours than this in its region of the first look
 # (text alone brings dozens through anti-aliasing); a blank one has one.
-PAINTED_COLOURS = 8
+PAINTED_COLOURS = 16
 
 # image: start command and arguments, PGREP, MAXIMIZE_NAME, the binary whose
 # absence skips the app (the Debian package in scripts/setup.sh).
@@ -194,6 +195,19 @@ def end_session(sid, timeout=STOP_TIMEOUT_S):
     return left
 
 
+# What is up now, for a SIGTERM (ctest's timeout, a person's ^C on the
+# suite) to tear down before the interpreter goes: app sessions, the desktop.
+_LIVE = {"session": None, "sids": set()}
+
+
+def _end_everything(signum, _frame):
+    for sid in list(_LIVE["sids"]):
+        signal_pids(session_pids(sid), signal.SIGKILL)
+    if _LIVE["session"] is not None:
+        _LIVE["session"].stop()
+    os._exit(128 + signum)
+
+
 # --------------------------------------------------------------------------
 # the session
 
@@ -218,13 +232,16 @@ class KasmSession:
     down by PID and session id (and by the cleanup tag, for what D-Bus
     activated)."""
 
-    def __init__(self, home, user, tag):
+    def __init__(self, home, tmpdir, user, tag):
         self.home, self.user, self.tag = home, user, tag
         self.procs = []
         self.pids = []  # dbus-daemon: not our child
         self.env = {
             "HOME": home, "USER": user, "LOGNAME": user, "SHELL": "/bin/bash",
             "PATH": "/usr/local/bin:/usr/bin:/bin:/usr/games", "LANG": "C.UTF-8",
+            # A fresh container's /tmp: Audacity keeps its crash-recovery
+            # projects in $TMPDIR/audacity-USER, not in the home.
+            "TMPDIR": tmpdir,
             ksr.TAG_VAR: tag,
         }
 
@@ -334,20 +351,25 @@ class KasmCatalogue(ksr.KsrTestCase):
         cls.root = tempfile.mkdtemp(prefix="ksr-catalogue-")
         os.chmod(cls.root, 0o755)
         cls.home = os.path.join(cls.root, "home")  # the fresh home of this session
+        cls.tmpdir = os.path.join(cls.root, "tmp")
         cls.bindir = os.path.join(cls.root, "bin")
-        for d in (cls.home, cls.bindir):
+        for d in (cls.home, cls.tmpdir, cls.bindir):
             os.mkdir(d, 0o755)
-        os.chown(cls.home, UID, user.pw_gid)
+        for d in (cls.home, cls.tmpdir):
+            os.chown(d, UID, user.pw_gid)
         # The build tree may not be reachable by uid 1000.
         cls.binary = shutil.copy2(ksr.BIN, os.path.join(cls.bindir, "kasm-session-runtime"))
         os.chmod(cls.binary, 0o755)
-        cls.session = KasmSession(cls.home, user.pw_name, uuid.uuid4().hex)
+        cls.session = KasmSession(cls.home, cls.tmpdir, user.pw_name, uuid.uuid4().hex)
         cls.addClassCleanup(cls._teardown_session)
+        _LIVE["session"] = cls.session
+        signal.signal(signal.SIGTERM, _end_everything)
         cls.session.start()
 
     @classmethod
     def _teardown_session(cls):
         cls.session.stop()
+        _LIVE["session"] = None
         if os.environ.get("KSR_IT_KEEP") == "1":
             print("kept", cls.root)
         else:
@@ -388,6 +410,7 @@ class KasmCatalogue(ksr.KsrTestCase):
         os.mkdir(out, 0o755)
         os.chown(out, UID, -1)
         proc = self.start_app(spec, log)
+        _LIVE["sids"].add(proc.pid)
         try:
             # The runtime starts beside the app, as from custom_startup.sh.
             cmd = as_user([self.binary, "run", "--out", out, sc])
@@ -398,6 +421,7 @@ class KasmCatalogue(ksr.KsrTestCase):
         finally:
             end_session(proc.pid)
             proc.wait(timeout=10)
+            _LIVE["sids"].discard(proc.pid)
             self.session.restore_screen()
         self.assertNoSanitizerReport(se)
         if not os.path.exists(os.path.join(out, "report.json")):
