@@ -34,6 +34,8 @@ TEST_PACKAGES=(
   dpkg-dev libcap-dev libssl-dev man-db
   # the scenario library's apps (tests/integration/test_scenarios.py)
   firefox-esr libreoffice-writer inkscape
+  # Kasm's catalogue in a Kasm-built session (tests/integration/test_kasm_catalogue.py)
+  xfce4 xfce4-terminal qbittorrent retroarch thunderbird audacity blender
 )
 
 PACKAGES=("${DEMO_PACKAGES[@]}")
