@@ -25,6 +25,9 @@ PACKAGES=(
   dpkg-dev libcap-dev libssl-dev man-db
   # the scenario library's apps (tests/integration/test_scenarios.py)
   firefox-esr libreoffice-writer inkscape
+  # the fonts the tests' own fontconfig lists (tests/data/fontconfig/fonts.conf);
+  # the others there come with the apps above
+  fonts-dejavu-core
 )
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
