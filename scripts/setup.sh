@@ -36,6 +36,9 @@ TEST_PACKAGES=(
   firefox-esr libreoffice-writer inkscape
   # Kasm's catalogue in a Kasm-built session (tests/integration/test_kasm_catalogue.py)
   xfce4 xfce4-terminal qbittorrent retroarch thunderbird audacity blender
+  # the fonts the tests' own fontconfig lists (tests/data/fontconfig/fonts.conf);
+  # the others there come with the apps above
+  fonts-dejavu-core
 )
 
 PACKAGES=("${DEMO_PACKAGES[@]}")

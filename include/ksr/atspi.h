@@ -74,7 +74,11 @@ typedef struct ksr_atspi_app {
 
 /* The app with this PID; else (pid 0, or none) the first whose name equals
  * name_hint (NULL: none). found_by gets "pid" or "name". -1 with err when none;
- * -2 with err when the app is on the bus but did not answer (busy, stopped). */
+ * -2 with err when the app is on the bus but did not answer (busy, stopped).
+ * The app with the PID may take until d for its first answer (one just
+ * started on a loaded machine is busy, not hung: the caller's d, not a bound
+ * per call, says how long it may); an app asked only for its name gets one
+ * call's bound (KSR_ATSPI_CALL_MS). */
 int ksr_atspi_find_app(ksr_atspi *a, int pid, const char *name_hint, ksr_deadline d,
                        ksr_atspi_app *out, const char **found_by, ksr_err *err);
 void ksr_atspi_app_clear(ksr_atspi_app *app);

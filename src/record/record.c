@@ -42,14 +42,20 @@ static void say(const rec *r, const char *fmt, ...)
 
 /* ---- the app driven ---- */
 
-static void find_atspi_app(rec *r)
+/* d bounds the app's first answer too: at setup, a busy app (just started)
+ * gets what is left of setup's time; at a click, one call's. */
+static void find_atspi_app_until(rec *r, ksr_deadline d)
 {
 	if (!r->a || r->have_app || r->app_pid <= 0)
 		return;
 	const char *found_by = NULL;
 	ksr_err err = {0};
-	r->have_app = ksr_atspi_find_app(r->a, r->app_pid, NULL, ksr_deadline_in_ms(CALL_MS),
-	                                 &r->app, &found_by, &err) == 0;
+	r->have_app = ksr_atspi_find_app(r->a, r->app_pid, NULL, d, &r->app, &found_by, &err) == 0;
+}
+
+static void find_atspi_app(rec *r)
+{
+	find_atspi_app_until(r, ksr_deadline_in_ms(CALL_MS));
 }
 
 static void adopt(rec *r, const ksr_window *w)
@@ -666,7 +672,7 @@ static void open_atspi(rec *r, ksr_deadline d)
 	}
 	/* a launched app joins the bus after it maps: a few tries */
 	for (int i = 0; i < 10 && r->app_pid && !r->have_app && !ksr_cancelled(); i++) {
-		find_atspi_app(r);
+		find_atspi_app_until(r, d);
 		if (!r->have_app)
 			ksr_sleep_ms(300);
 	}

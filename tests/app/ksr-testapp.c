@@ -30,7 +30,11 @@
  * --stop-on-query: once armed by SIGUSR1, the next accessibility query of the
  * "Press me" button's states (AT-SPI GetState, as a click_element's search
  * sends) stops the app with SIGSTOP while it answers: the call is then known
- * to be in flight, received and unanswered (records "stopped-in-query"). */
+ * to be in flight, received and unanswered (records "stopped-in-query").
+ * --busy-first-query MS: once the window is mapped, the first question for
+ * the app's accessible name (AT-SPI Get Name of the root, the first a client
+ * asks of an app it found) keeps the main thread busy MS before it answers
+ * (records "busy-in-query"): an app alive but slow, as on a loaded machine. */
 #include <glib-unix.h>
 #include <gtk/gtk.h>
 
@@ -66,6 +70,7 @@ static struct {
 	gboolean stop_on_query;
 	gint splash_ms;
 	gboolean splash_anon;
+	gint busy_first_query_ms;
 } opt = {
         .splash_ms = -1,
         .slow_start_ms = -1,
@@ -76,6 +81,7 @@ static struct {
         .close_window_after_ms = -1,
         .name_dialog_ms = -1,
         .cover_for_ms = -2,
+        .busy_first_query_ms = -1,
 };
 
 static GOptionEntry entries[] = {
@@ -127,6 +133,8 @@ static GOptionEntry entries[] = {
          "The splash has no window type and no WM_CLASS", NULL},
         {"stop-on-query", 0, 0, G_OPTION_ARG_NONE, &opt.stop_on_query,
          "After SIGUSR1, SIGSTOP itself inside the next state query of \"Press me\"", NULL},
+        {"busy-first-query", 0, 0, G_OPTION_ARG_INT, &opt.busy_first_query_ms,
+         "Once mapped, stay busy this long inside the first query of the app's name", "MS"},
         {NULL},
 };
 
@@ -426,6 +434,7 @@ static void after(gint ms, GSourceFunc fn)
 
 /* Once the main window is on screen (or at start without one). */
 static gboolean have_gtk;
+static void busy_first_query(void);
 
 static void start_timers(void)
 {
@@ -443,6 +452,8 @@ static void start_timers(void)
 		g_idle_add(show_name_dialog, NULL);
 	if (opt.cover_for_ms >= -1 && have_gtk && main_window)
 		g_idle_add(show_cover, NULL);
+	if (opt.busy_first_query_ms >= 0 && have_gtk)
+		busy_first_query();
 }
 
 static gboolean on_map(GtkWidget *w, GdkEvent *event, gpointer data)
@@ -523,6 +534,32 @@ static void stop_on_query(GtkWidget *button)
 	real_ref_state_set = k->ref_state_set;
 	k->ref_state_set = ref_state_set_then_stop;
 	g_unix_signal_add(SIGUSR1, arm_query, NULL);
+}
+
+/* --busy-first-query: the root accessible's class answers its name. */
+static AtkObject *busy_target;
+static gboolean busy_armed;
+static const gchar *(*real_get_name)(AtkObject *);
+
+static const gchar *get_name_busy_first(AtkObject *obj)
+{
+	if (busy_armed && obj == busy_target) {
+		busy_armed = FALSE;
+		record("busy-in-query\n");
+		g_usleep((gulong)opt.busy_first_query_ms * 1000); /* busy, not hung */
+	}
+	return real_get_name(obj);
+}
+
+static void busy_first_query(void)
+{
+	busy_target = atk_get_root();
+	if (!busy_target)
+		return;
+	AtkObjectClass *k = ATK_OBJECT_GET_CLASS(busy_target);
+	real_get_name = k->get_name;
+	k->get_name = get_name_busy_first;
+	busy_armed = TRUE;
 }
 
 static GtkWidget *build_window(void)

@@ -31,6 +31,10 @@ SOURCE_DIR = os.environ.get("KSR_SOURCE_DIR",
                             os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 SCENARIOS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scenarios")
 SCHEMA_PATH = os.path.join(SOURCE_DIR, "docs", "report.schema.json")
+# The tests' own fontconfig (docs/design.md#tests-are-hermetic): only the fonts
+# scripts/setup.sh installs, whatever else the machine has; clean_env gives it
+# to every process a test starts.
+FONTCONFIG_FILE = os.path.join(SOURCE_DIR, "tests", "data", "fontconfig", "fonts.conf")
 
 VERDICTS = ("pass", "pass-with-concerns", "app-failed", "test-error")
 VERDICT_EXIT = {"pass": 0, "pass-with-concerns": 0, "app-failed": 1, "test-error": 2}
@@ -125,10 +129,13 @@ atexit.register(_all_skipped_mark)
 
 def clean_env(tag=None, **extra):
     """The test's environment without anything that would steer the runtime
-    (DISPLAY, KASM_RUNTIME_*), plus the cleanup tag and `extra`.
+    (DISPLAY, KASM_RUNTIME_*) or the fonts its apps draw with (FONTCONFIG_*:
+    the tests' own fontconfig instead), plus the cleanup tag and `extra`.
     A value of None in `extra` removes the variable."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith("KASM_RUNTIME_") and k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+           if not k.startswith(("KASM_RUNTIME_", "FONTCONFIG_"))
+           and k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    env["FONTCONFIG_FILE"] = FONTCONFIG_FILE
     if tag:
         env[TAG_VAR] = tag
     if session_kind() == "xvnc":
@@ -738,7 +745,13 @@ def start_xvfb_once(env, size="1280x720", wm=True, timeout=60, kind="xvfb"):
 def run_as_user(tc, cmd, env, cwd, what, timeout=180):
     """Run cmd (a setpriv'd runtime) to its end in its own process group;
     (returncode, stdout, stderr) decoded. tc fails, naming `what`, when it
-    does not end within timeout (its group is killed)."""
+    does not end within timeout (its group is killed). The tests' fontconfig
+    is copied into cwd (the user's home), since the source tree may be out of
+    the user's reach."""
+    if env.get("FONTCONFIG_FILE"):
+        env = dict(env, FONTCONFIG_FILE=shutil.copy(env["FONTCONFIG_FILE"],
+                                                    os.path.join(cwd, ".ksr-fonts.conf")))
+        os.chmod(env["FONTCONFIG_FILE"], 0o644)
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)

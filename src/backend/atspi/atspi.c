@@ -453,12 +453,25 @@ static char *app_property(ksr_atspi *a, const ksr_atspi_app *app, const char *pr
 	                                 prop, d);
 }
 
-/* The application object's name and toolkit (one round trip each, bounded). */
-static int app_details(ksr_atspi *a, ksr_atspi_app *app, ksr_deadline d, ksr_err *err)
+/* The application object's name: the first question to an app. patient: it
+ * is the app looked for, whose first answer may take as long as d allows (an
+ * app just started on a loaded machine is busy, not hung); an app only asked
+ * for its name keeps the usual bound per call. */
+static GVariant *ask_name(ksr_atspi *a, const char *bus, bool patient, ksr_deadline d, ksr_err *err)
 {
-	GVariant *r = ksr_atspi_call(
-	        a->ctx, a->conn, app->bus, ATSPI_ROOT_PATH, "org.freedesktop.DBus.Properties",
-	        "Get", g_variant_new("(ss)", ATSPI_IFACE_ACCESSIBLE, "Name"), "(v)", d, err);
+	GVariant *params = g_variant_new("(ss)", ATSPI_IFACE_ACCESSIBLE, "Name");
+	if (patient)
+		return ksr_atspi_call_patient(a->ctx, a->conn, bus, ATSPI_ROOT_PATH,
+		                              "org.freedesktop.DBus.Properties", "Get", params,
+		                              "(v)", d, err);
+	return ksr_atspi_call(a->ctx, a->conn, bus, ATSPI_ROOT_PATH,
+	                      "org.freedesktop.DBus.Properties", "Get", params, "(v)", d, err);
+}
+
+/* The application object's name and toolkit (one round trip each, bounded). */
+static int app_details(ksr_atspi *a, ksr_atspi_app *app, bool patient, ksr_deadline d, ksr_err *err)
+{
+	GVariant *r = ask_name(a, app->bus, patient, d, err);
 	if (!r)
 		return -1;
 	GVariant *v = NULL;
@@ -496,7 +509,7 @@ int ksr_atspi_find_app(ksr_atspi *a, int pid, const char *name_hint, ksr_deadlin
 	for (size_t i = 0; i < n && rc < 0 && pid > 0; i++) {
 		if (apps[i].pid != pid)
 			continue;
-		rc = app_details(a, &apps[i], d, &last);
+		rc = app_details(a, &apps[i], true, d, &last);
 		if (rc == 0) {
 			app_take(out, &apps[i]);
 			*found_by = "pid";
@@ -508,7 +521,7 @@ int ksr_atspi_find_app(ksr_atspi *a, int pid, const char *name_hint, ksr_deadlin
 		}
 	}
 	for (size_t i = 0; i < n && rc == -1 && name_hint; i++) {
-		if (app_details(a, &apps[i], d, &last) == 0 && apps[i].name &&
+		if (app_details(a, &apps[i], false, d, &last) == 0 && apps[i].name &&
 		    strcasecmp(apps[i].name, name_hint) == 0) {
 			app_take(out, &apps[i]);
 			*found_by = "name";

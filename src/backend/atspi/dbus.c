@@ -2,6 +2,7 @@
  * place where D-Bus replies are waited for (see atspi_priv.h). */
 #include "backend/atspi/priv.h"
 
+#include <limits.h>
 #include <poll.h>
 
 #define MAX_POLL 16
@@ -55,12 +56,12 @@ void ksr_atspi_drain(GMainContext *ctx, const int *pending)
 		ksr_atspi_iterate(ctx, d, true);
 }
 
-/* The call's own timeout: KSR_ATSPI_CALL_MS or what is left of d, at least 1. */
-static int ksr_atspi_call_ms(ksr_deadline d)
+/* The call's own timeout: cap_ms or what is left of d, at least 1. */
+static int call_ms(ksr_deadline d, int cap_ms)
 {
 	int64_t left = ksr_deadline_remaining_ms(d);
-	if (left > KSR_ATSPI_CALL_MS)
-		left = KSR_ATSPI_CALL_MS;
+	if (left > cap_ms)
+		left = cap_ms;
 	return left < 1 ? 1 : (int)left;
 }
 
@@ -123,20 +124,22 @@ static void on_reply(GObject *src, GAsyncResult *res, gpointer data)
 	p->pending = 0;
 }
 
-GVariant *ksr_atspi_call(GMainContext *ctx, GDBusConnection *c, const char *dest, const char *path,
-                         const char *iface, const char *method, GVariant *params,
-                         const char *reply_type, ksr_deadline d, ksr_err *err)
+static GVariant *call_capped(GMainContext *ctx, GDBusConnection *c, const char *dest,
+                             const char *path, const char *iface, const char *method,
+                             GVariant *params, const char *reply_type, ksr_deadline d, int cap_ms,
+                             ksr_err *err)
 {
 	pending_call p = {.pending = 1};
 	GCancellable *cancel = g_cancellable_new();
+	int ms = call_ms(d, cap_ms);
 	/* Auto-start allowed: the registry (at-spi2-registryd) is D-Bus-activated
 	 * on the a11y bus by the first client that asks for it. */
 	g_dbus_connection_call(c, dest, path, iface, method, params,
 	                       reply_type ? G_VARIANT_TYPE(reply_type) : NULL,
-	                       G_DBUS_CALL_FLAGS_NONE, ksr_atspi_call_ms(d), cancel, on_reply, &p);
+	                       G_DBUS_CALL_FLAGS_NONE, ms, cancel, on_reply, &p);
 	/* GDBus ends the call at its timeout; the margin only guards against a
 	 * reply that never gets dispatched. */
-	ksr_deadline hard = ksr_deadline_in_ms(ksr_atspi_call_ms(d) + 250);
+	ksr_deadline hard = ksr_deadline_in_ms((int64_t)ms + 250);
 	ksr_wait w = KSR_WAIT_READY;
 	while (p.pending && w != KSR_WAIT_CANCELLED && !ksr_deadline_passed(hard))
 		w = ksr_atspi_iterate(ctx, hard, false);
@@ -149,13 +152,29 @@ GVariant *ksr_atspi_call(GMainContext *ctx, GDBusConnection *c, const char *dest
 		return p.reply;
 	if (p.error && g_error_matches(p.error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
 		ksr_err_set(err, "%s.%s got no answer within %d ms (is the app hung?)", iface,
-		            method, KSR_ATSPI_CALL_MS);
+		            method, ms);
 	else if (p.error)
 		ksr_err_set(err, "%s.%s failed: %s", iface, method, p.error->message);
 	else
 		ksr_err_set(err, "%s.%s was cancelled", iface, method);
 	g_clear_error(&p.error);
 	return NULL;
+}
+
+GVariant *ksr_atspi_call(GMainContext *ctx, GDBusConnection *c, const char *dest, const char *path,
+                         const char *iface, const char *method, GVariant *params,
+                         const char *reply_type, ksr_deadline d, ksr_err *err)
+{
+	return call_capped(ctx, c, dest, path, iface, method, params, reply_type, d,
+	                   KSR_ATSPI_CALL_MS, err);
+}
+
+GVariant *ksr_atspi_call_patient(GMainContext *ctx, GDBusConnection *c, const char *dest,
+                                 const char *path, const char *iface, const char *method,
+                                 GVariant *params, const char *reply_type, ksr_deadline d,
+                                 ksr_err *err)
+{
+	return call_capped(ctx, c, dest, path, iface, method, params, reply_type, d, INT_MAX, err);
 }
 
 char *ksr_atspi_string_property(ksr_atspi *a, const char *bus, const char *path, const char *iface,

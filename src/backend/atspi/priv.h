@@ -48,6 +48,14 @@ GDBusConnection *ksr_atspi_connect(GMainContext *ctx, const char *address, ksr_d
 GVariant *ksr_atspi_call(GMainContext *ctx, GDBusConnection *c, const char *dest, const char *path,
                          const char *iface, const char *method, GVariant *params,
                          const char *reply_type, ksr_deadline d, ksr_err *err);
+/* The same bounded by d alone: the first question to an app just found. A busy
+ * app (just started, a loaded machine) may take seconds to answer it; the
+ * caller's own deadline (inspect's --timeout, the probe's stage, a step's
+ * timeout_s) says how long it may, not a fixed bound per call. */
+GVariant *ksr_atspi_call_patient(GMainContext *ctx, GDBusConnection *c, const char *dest,
+                                 const char *path, const char *iface, const char *method,
+                                 GVariant *params, const char *reply_type, ksr_deadline d,
+                                 ksr_err *err);
 
 /* One string property (Properties.Get of iface.prop: Get, never GetAll, which
  * Qt 5's bridge cannot take) of path on bus; malloc'd, NULL when unanswered
