@@ -33,6 +33,12 @@ int ksr_proc_launch(const char *command, const char *log_path, int *pid, ksr_err
 int ksr_proc_find(const ksr_pattern *name_re, const ksr_pattern *cmdline_re, ksr_proc_list *out,
                   ksr_err *err);
 void ksr_proc_list_clear(ksr_proc_list *l);
+/* True when pid's environment names an X display other than display ("[host]:N[.S]",
+ * the screen ignored): a process of another session. False when it names the
+ * same one, none, or cannot be read (another user's process): not ruled out. */
+bool ksr_proc_on_other_display(int pid, const char *display);
+/* Drop from l the processes on another display than display (NULL: keep all). */
+void ksr_proc_list_drop_other_displays(ksr_proc_list *l, const char *display);
 bool ksr_proc_alive(int pid); /* exists and is not a zombie */
 /* 1 when pid has a shared object whose file name contains one of names
  * (NULL-terminated) mapped, 0 when not, -1 when its maps cannot be read. */

@@ -444,6 +444,41 @@ static void test_run_without_pidfd(void)
 	       "without pidfds a command that ends after some ticks is finished, exit 0");
 }
 
+/* A process's display from its environment: another session's instance is
+ * told apart; one without DISPLAY, or on the same display, is not ruled out. */
+static void test_display(void)
+{
+	ksr_err err = {0};
+	int on99 = 0, none = 0;
+	ksr_proc_launch("DISPLAY=:99 exec sleep 30", NULL, &on99, &err);
+	ksr_proc_launch("unset DISPLAY; exec sleep 30", NULL, &none, &err);
+	ksr_proc_list l = {0};
+	/* The environment is the exec'd process's: wait until sleep runs. */
+	for (int i = 0;
+	     i < 200 && find_count("^sleep$", NULL, on99) + find_count("^sleep$", NULL, none) < 2;
+	     i++)
+		usleep(10000);
+	ok(ksr_proc_on_other_display(on99, ":1"), "DISPLAY=:99 is on another display than :1");
+	ok(!ksr_proc_on_other_display(on99, ":99.0"), ":99 and :99.0 are one display");
+	ok(!ksr_proc_on_other_display(on99, "unix:99"), "unix:99 is the local :99");
+	ok(ksr_proc_on_other_display(on99, "otherhost:99"),
+	   "another host's :99 is another display");
+	ok(!ksr_proc_on_other_display(none, ":1"), "no DISPLAY: not ruled out");
+	ok(!ksr_proc_on_other_display(1 << 30, ":1"), "no such process: not ruled out");
+	ksr_proc_find(NULL, NULL, &l, &err);
+	size_t before = l.len;
+	ksr_proc_list_drop_other_displays(&l, ":7");
+	bool kept_none = false, kept_99 = false;
+	for (size_t i = 0; i < l.len; i++) {
+		kept_none |= l.items[i].pid == none;
+		kept_99 |= l.items[i].pid == on99;
+	}
+	ok(before >= 2 && kept_none && !kept_99, "the list keeps the DISPLAY-less one, drops :99");
+	ksr_proc_list_clear(&l);
+	ksr_proc_stop_group(on99, 2000);
+	ksr_proc_stop_group(none, 2000);
+}
+
 int main(void)
 {
 	if (ksr_cancel_install() < 0 || !mkdtemp(tmpdir)) {
@@ -452,6 +487,7 @@ int main(void)
 	}
 	test_launch();
 	test_find();
+	test_display();
 	test_alive_pidfd();
 	test_stop_group();
 	test_run();

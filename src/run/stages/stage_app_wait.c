@@ -198,6 +198,8 @@ static void look(ksr_run *run, app_wait *aw, bool full)
 	if (want_proc(sc) && due) {
 		ksr_proc_list_clear(&aw->procs);
 		ksr_proc_find(sc->process, sc->process_cmdline, &aw->procs, &err);
+		/* Another session's instance (another display) is not this app. */
+		ksr_proc_list_drop_other_displays(&aw->procs, ksr_x11_display_name(run->x));
 		aw->scanned_ms = now;
 	}
 	aw->process_seen = !want_proc(sc) || aw->procs.len > 0;

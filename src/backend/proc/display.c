@@ -1,0 +1,86 @@
+/* Which X display a process is on, from its environment: a process matching
+ * `process:` on another display (another session's, another test's) is not
+ * the app this run looks at, whatever its name. */
+#include "ksr/proc.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* An environment larger than this is not read to its end: DISPLAY is set by
+ * the session long before an app adds its own variables. */
+#define ENVIRON_MAX (256 * 1024)
+
+/* The value of key in pid's environment; false when unreadable or unset. */
+static bool environ_value(int pid, const char *key, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/environ", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	char *env = malloc(ENVIRON_MAX + 1);
+	ssize_t n = 0, r;
+	while (env && n < ENVIRON_MAX && (r = read(fd, env + n, ENVIRON_MAX - n)) > 0)
+		n += r;
+	close(fd);
+	bool found = false;
+	size_t klen = strlen(key);
+	for (ssize_t i = 0; env && i < n && !found; i += (ssize_t)strnlen(env + i, n - i) + 1) {
+		if (n - i > (ssize_t)klen && !strncmp(env + i, key, klen) && env[i + klen] == '=') {
+			snprintf(buf, len, "%.*s",
+			         (int)strnlen(env + i + klen + 1, n - i - klen - 1),
+			         env + i + klen + 1);
+			found = true;
+		}
+	}
+	free(env);
+	return found;
+}
+
+/* "[host]:N[.S]" -> host and N; the screen does not tell displays apart, and
+ * "unix" is the local host as an empty one is. */
+static bool parse_display(const char *name, char *host, size_t hlen, long *number)
+{
+	const char *colon = name ? strrchr(name, ':') : NULL;
+	if (!colon)
+		return false;
+	char *end;
+	*number = strtol(colon + 1, &end, 10);
+	if (end == colon + 1 || (*end && *end != '.'))
+		return false;
+	snprintf(host, hlen, "%.*s", (int)(colon - name), name);
+	if (!strcmp(host, "unix"))
+		host[0] = '\0';
+	return true;
+}
+
+bool ksr_proc_on_other_display(int pid, const char *display)
+{
+	char theirs[256], h1[128], h2[128];
+	long n1, n2;
+	if (!environ_value(pid, "DISPLAY", theirs, sizeof theirs))
+		return false; /* unknown (another user's, or none): not ruled out */
+	if (!parse_display(theirs, h1, sizeof h1, &n1) ||
+	    !parse_display(display, h2, sizeof h2, &n2))
+		return false;
+	return n1 != n2 || strcmp(h1, h2) != 0;
+}
+
+void ksr_proc_list_drop_other_displays(ksr_proc_list *l, const char *display)
+{
+	size_t kept = 0;
+	for (size_t i = 0; display && i < l->len; i++) {
+		if (ksr_proc_on_other_display(l->items[i].pid, display)) {
+			free(l->items[i].name);
+			free(l->items[i].argv0);
+			free(l->items[i].cmdline);
+			continue;
+		}
+		l->items[kept++] = l->items[i];
+	}
+	if (display)
+		l->len = kept;
+}
