@@ -72,7 +72,7 @@ _kasm_session_runtime()
 
 	local opts=""
 	case $cmd in
-	run) opts="--xvfb --display-server --wm --out --deadline --json --update-baseline --junit --video --video-fps --help" ;;
+	run) opts="--xvfb --display-server --wm --private-home --out --deadline --json --update-baseline --junit --video --video-fps --help" ;;
 	validate) opts="--json --format --help" ;;
 	watch) opts="-r --recursive --timeout --waiting-heartbeat --json --junit --html --help" ;;
 	inspect) opts="--xvfb --display-server --wm --launch --wait-window --window --cdp --max-nodes --timeout --after --line --json --help" ;;

@@ -44,13 +44,15 @@ void ksr_atspi_close(ksr_atspi *a); /* NULL-safe */
 const char *ksr_atspi_address(const ksr_atspi *a);
 ksr_atspi_source ksr_atspi_bus_source(const ksr_atspi *a);
 
-/* Before an app starts: where the X root has no AT_SPI_BUS property (and no
- * AT_SPI_BUS_ADDRESS is set), ask the session bus for the accessibility bus
- * and publish its address there, as at-spi-bus-launcher does on X11. Qt 5
- * finds the bus reliably only through that property: asked over the session
- * bus, its bridge turns on before the answer arrives and never registers.
- * 1 with *published (free it; published may be NULL) when set, 0 when not
- * needed, -1 with err (may be NULL). */
+/*  Before an app starts: where the X root has no AT_SPI_BUS property (and no
+ * AT_SPI_BUS_ADDRESS is set), ask the session bus (DBUS_SESSION_BUS_ADDRESS,
+ * else one named in the environment of a process on this display) for the
+ * accessibility bus and publish its address there, as at-spi-bus-launcher
+ * does on X11 (type STRING on the default screen's root; one that appears
+ * meanwhile is never replaced). Qt 5 finds the bus reliably only through that
+ * property: asked over the session bus, its bridge turns on before the answer
+ * arrives and never registers. 1 with *published (free it; published may be
+ * NULL) when set, 0 when not needed, -1 with err (may be NULL). */
 int ksr_atspi_publish_root(ksr_x11 *x, ksr_deadline d, char **published, ksr_err *err);
 
 /* For the embedded session: wait until org.a11y.Bus has an owner on the
@@ -61,6 +63,35 @@ int ksr_atspi_session_ready(const char *session_address, ksr_deadline d, ksr_err
 /* The bus address from an environment block (NUL-separated NAME=VALUE, as in
  * /proc/PID/environ); a copy, or NULL. */
 char *ksr_atspi_environ_lookup(const char *block, size_t len, const char *name);
+
+/* ---- an app's accessibility bridge, as its process shows it ---- */
+
+typedef struct ksr_atspi_bridge {
+	bool readable; /* /proc/PID/maps could be read (the process is there and ours) */
+	/* "GTK 2", "GTK 3", "GTK 4", "Qt 5", "Qt 6", "Java", "Tk", "Motif", "Xaw",
+	 * "FLTK", or NULL (none of them mapped), and the library that told. */
+	const char *toolkit, *library;
+	bool bridge_lib;     /* libatk-bridge (GTK 2's module, GTK 3's) or libatk-wrapper mapped */
+	bool toolkit_bridge; /* the toolkit brings its own (GTK 4, Qt) */
+	bool loaded;         /* either: a bridge is in the process */
+	bool no_atspi;       /* a toolkit with no AT-SPI support at all (Tk, Motif...) */
+	/* What in its environment turns the bridge off ("NO_AT_BRIDGE=1",
+	 * "GTK_A11Y=none", "QT_ACCESSIBILITY=0"), or NULL. */
+	const char *off_by;
+	bool qt_always_on; /* QT_LINUX_ACCESSIBILITY_ALWAYS_ON is set */
+	int64_t age_ms;    /* how long ago the process started; -1: unknown */
+} ksr_atspi_bridge;
+
+/* Read pid's maps and environment; -1 (out->readable false) when they cannot be read. */
+int ksr_atspi_bridge_of(int pid, ksr_atspi_bridge *out);
+/* A Qt (5 or 6) app: its bridge reads the X root's AT_SPI_BUS as it starts. */
+bool ksr_atspi_bridge_is_qt(const ksr_atspi_bridge *b);
+/* The cause b shows for an app that is not on the bus, one clause into buf
+ * ("the app (pid N) is a GTK 2 app ... start it with GTK_MODULES=gail:atk-bridge");
+ * empty when b shows none (a GTK 3 app with its bridge loaded). root_names_bus:
+ * the X root has AT_SPI_BUS now (Qt 5 joins only through it). */
+void ksr_atspi_bridge_cause(const ksr_atspi_bridge *b, int pid, bool root_names_bus, char *buf,
+                            size_t cap);
 
 /* ---- applications ---- */
 
@@ -73,7 +104,8 @@ typedef struct ksr_atspi_app {
 } ksr_atspi_app;
 
 /* The app with this PID; else (pid 0, or none) the first whose name equals
- * name_hint (NULL: none). found_by gets "pid" or "name". -1 with err when none;
+ * name_hint (NULL: none). found_by gets "pid" or "name". -1 with err when none
+ * (the cause the app's process shows first, ksr_atspi_bridge_cause, else guesses);
  * -2 with err when the app is on the bus but did not answer (busy, stopped).
  * The app with the PID may take until d for its first answer (one just
  * started on a loaded machine is busy, not hung: the caller's d, not a bound

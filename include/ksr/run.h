@@ -18,7 +18,8 @@ typedef struct ksr_run_opts {
 	 * --wm; the front end sets xvfb with either). */
 	ksr_server_kind display_server;
 	ksr_wm_kind wm;
-	int deadline_s; /* default 600 */
+	bool private_home; /* --private-home: a private HOME and XDG folders (ksr_session_opts) */
+	int deadline_s;    /* default 600 */
 	bool update_baseline;
 	bool video;    /* record the run's video as in the scenario's video: true */
 	int video_fps; /* at most this many video frames a second; 0: 10 */

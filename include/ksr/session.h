@@ -1,7 +1,7 @@
 /* The embedded desktop session (--xvfb, --display-server): a private X server
  * (Xvfb, or Xvnc of the TigerVNC family listening on loopback only) chosen with
- * -displayfd, a window manager (openbox or xfwm4) and private XDG folders,
- * stopped by PID after. */
+ * -displayfd, a window manager (openbox or xfwm4) and, but for Xvnc, private
+ * XDG folders, stopped by PID after. */
 #ifndef KSR_SESSION_H
 #define KSR_SESSION_H
 
@@ -23,10 +23,16 @@ typedef struct ksr_session_opts {
 	const char *log_path;
 	ksr_server_kind server;
 	ksr_wm_kind wm;
+	/* The apps' HOME and XDG folders: by default the user's own with server
+	 * XVNC (as in a Kasm session: the image's configuration is tested),
+	 * private XDG config/data/cache folders otherwise (HOME stays); with
+	 * private_home a private HOME and private XDG folders whatever the server.
+	 * XDG_RUNTIME_DIR is the user's where set, else the session's own. */
+	bool private_home;
 } ksr_session_opts;
 
-/* Start the session and export DISPLAY (and the XDG folders) into this process's
- * environment, so the launch and every tool inherit them. */
+/* Start the session and export DISPLAY (and the folders it chose) into this
+ * process's environment, so the launch and every tool inherit them. */
 int ksr_session_start(const ksr_session_opts *opts, ksr_deadline d, ksr_session **out,
                       ksr_err *err);
 const char *ksr_session_display(const ksr_session *s);
@@ -42,6 +48,9 @@ void ksr_session_stop(ksr_session *s); /* NULL-safe; kills by PID and reaps */
  * "openbox", "xfwm4"). */
 const char *ksr_session_server_name(const ksr_session *s);
 const char *ksr_session_wm_name(const ksr_session *s);
+/* Whose folders the apps get, for notes: "the user's HOME and XDG folders",
+ * "private XDG folders" or "a private HOME and XDG folders". */
+const char *ksr_session_folders_name(const ksr_session *s);
 /* The loopback VNC port of an Xvnc session (0: none, or Xvfb). */
 int ksr_session_vnc_port(const ksr_session *s);
 

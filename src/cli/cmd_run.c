@@ -32,6 +32,10 @@ static const char run_usage[] =
         "  --wm openbox|xfwm4|auto\n"
         "                     its window manager (implies --xvfb; auto: openbox when\n"
         "                     installed, else xfwm4; KASM_RUNTIME_WM)\n"
+        "  --private-home     a private HOME and XDG folders for the private display's\n"
+        "                     apps (implies --xvfb; default: the user's own with\n"
+        "                     --display-server xvnc, private XDG folders otherwise;\n"
+        "                     KASM_RUNTIME_PRIVATE_HOME=1)\n"
         "  -o, --out DIR      evidence folder (KASM_RUNTIME_OUT, default ./ksr-out)\n"
         "  --deadline S       hard bound on each run (KASM_RUNTIME_DEADLINE_S, 600)\n"
         "  --json             print report.json on stdout at the end (several\n"
@@ -42,7 +46,7 @@ static const char run_usage[] =
         "  --video-fps N      at most N video frames a second (1-60, default 10; implies --video)\n"
         "  -h, --help         this text\n\n"
         "Environment: DISPLAY, KASM_RUNTIME_XVFB, KASM_RUNTIME_XVFB_SIZE (1280x720),\n"
-        "KASM_RUNTIME_DISPLAY_SERVER, KASM_RUNTIME_WM,\n"
+        "KASM_RUNTIME_DISPLAY_SERVER, KASM_RUNTIME_WM, KASM_RUNTIME_PRIVATE_HOME,\n"
         "KASM_RUNTIME_OUT, KASM_RUNTIME_DEADLINE_S (see docs/cli.md).\n\n"
         "Exit: 0 pass or pass-with-concerns, 1 app-failed, 2 test-error.\n";
 
@@ -76,6 +80,8 @@ static int defaults_from_env(ksr_run_opts *o)
 {
 	o->out_dir = getenv("KASM_RUNTIME_OUT") ? getenv("KASM_RUNTIME_OUT") : "./ksr-out";
 	o->xvfb = env_true("KASM_RUNTIME_XVFB");
+	/* Like KASM_RUNTIME_DISPLAY_SERVER, it starts no private display itself. */
+	o->private_home = env_true("KASM_RUNTIME_PRIVATE_HOME");
 	o->xvfb_size = getenv("KASM_RUNTIME_XVFB_SIZE");
 	o->deadline_s = 600;
 	const char *ds = getenv("KASM_RUNTIME_DISPLAY_SERVER"), *wm = getenv("KASM_RUNTIME_WM");
@@ -114,6 +120,7 @@ static int parse(int argc, char **argv, run_args *a)
 	        {"video-fps", required_argument, NULL, 'F'},
 	        {"display-server", required_argument, NULL, 'S'},
 	        {"wm", required_argument, NULL, 'W'},
+	        {"private-home", no_argument, NULL, 'H'},
 	        {NULL, 0, NULL, 0},
 	};
 	if (defaults_from_env(&a->o))
@@ -124,6 +131,8 @@ static int parse(int argc, char **argv, run_args *a)
 	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
 		if (c == 'x')
 			a->o.xvfb = true;
+		else if (c == 'H')
+			a->o.private_home = a->o.xvfb = true;
 		else if (c == 'o')
 			a->o.out_dir = optarg;
 		else if (c == 'j')
@@ -277,8 +286,11 @@ static void keep_report(void *ud, const cJSON *report)
  * it could not start: each run then starts its own and records why it failed. */
 static ksr_session *start_shared_session(const run_args *a)
 {
-	ksr_session_opts so = {
-	        .width = 1280, .height = 720, .server = a->o.display_server, .wm = a->o.wm};
+	ksr_session_opts so = {.width = 1280,
+	                       .height = 720,
+	                       .server = a->o.display_server,
+	                       .wm = a->o.wm,
+	                       .private_home = a->o.private_home};
 	if (a->o.xvfb_size && ksr_session_parse_size(a->o.xvfb_size, &so.width, &so.height) < 0)
 		return NULL; /* each run reports the bad size in its own evidence */
 	if (mkdir_p(a->o.out_dir) < 0)

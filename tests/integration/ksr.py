@@ -141,6 +141,9 @@ def clean_env(tag=None, **extra):
     if session_kind() == "xvnc":
         env["KASM_RUNTIME_DISPLAY_SERVER"] = "xvnc"
         env["KASM_RUNTIME_WM"] = "xfwm4"
+        # An Xvnc session gives its apps the user's HOME by default (as Kasm
+        # does); the tests' runs keep private folders, so none sees another's.
+        env["KASM_RUNTIME_PRIVATE_HOME"] = "1"
     for k, v in extra.items():
         if v is None:
             env.pop(k, None)

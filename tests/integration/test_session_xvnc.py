@@ -13,6 +13,8 @@
 4. A session started by hand whose accessibility bus the X root does not name
    (its at-spi-bus-launcher ran without DISPLAY, as a user service does): a Qt 5
    app the runtime launches there joins the bus and a scenario on it passes.
+5. Whose HOME the apps get: the user's under Xvnc, a private one with
+   --private-home, private XDG folders under --xvfb as before.
 """
 
 import os
@@ -165,9 +167,11 @@ class XvncSession(ksr.KsrTestCase):
                 """ % rec))
         os.chmod(sc, 0o644)
         out = os.path.join(work, "out")
+        # The user's own (fresh) HOME, as in a Kasm session: no private one.
         env = self.env(HOME=home, USER="kasm-user", LOGNAME="kasm-user", KSR_TESTAPP=app,
                        XDG_RUNTIME_DIR=None, XDG_CONFIG_HOME=None, XDG_DATA_HOME=None,
-                       XDG_CACHE_HOME=None, DBUS_SESSION_BUS_ADDRESS=None)
+                       XDG_CACHE_HOME=None, DBUS_SESSION_BUS_ADDRESS=None,
+                       KASM_RUNTIME_PRIVATE_HOME=None)
         cmd = ["setpriv", "--reuid=%d" % UID, "--regid=%d" % UID, "--clear-groups",
                binary, "run", "--display-server", "xvnc", "--wm", "xfwm4", "--out", out, sc]
         rc, _so, se = ksr.run_as_user(self, cmd, env, home, "the uid %d run" % UID)
@@ -183,6 +187,66 @@ class XvncSession(ksr.KsrTestCase):
             st = os.stat(os.path.join(out, rel))
             self.assertEqual(st.st_uid, UID, "%s is owned by uid %d" % (rel, UID))
         self.assertAppGone(None)
+
+
+class SessionFolders(ksr.KsrTestCase):
+    """Whose HOME the embedded session's apps get (docs/cli.md#whose-home-the-apps-get):
+    Xvnc, the Kasm kind, the user's own HOME and XDG folders, as a Kasm session
+    gives them; --private-home a private HOME and XDG folders (removed at the
+    end); --xvfb as it always was, private XDG folders and the user's HOME. The
+    app writes its own environment as it starts."""
+
+    needs_testapp = False
+
+    def run_env(self, *args):
+        home = os.path.join(self.tmp, "home")
+        os.makedirs(home, exist_ok=True)
+        seen = os.path.join(self.tmp, "app-env-%d.txt" % len(os.listdir(self.tmp)))
+        sc = self.scenario(textwrap.dedent("""\
+            name: folders
+            launch: sh -c 'env > "$KSR_IT_ENV"; exec xterm -T "ksr home"'
+            process: ^xterm$
+            window: ^ksr home$
+            settle_s: 0.5
+            atspi: false
+            """))
+        out = self.out("out-%s" % os.path.basename(seen))
+        env = self.env(HOME=home, KSR_IT_ENV=seen, KASM_RUNTIME_PRIVATE_HOME=None,
+                       KASM_RUNTIME_DISPLAY_SERVER=None, KASM_RUNTIME_WM=None,
+                       XDG_CONFIG_HOME=None, XDG_DATA_HOME=None, XDG_CACHE_HOME=None)
+        rc, _so, se, _el = self.run_rt(["run"] + list(args) + [sc], out=out, env=env, timeout=120)
+        self.assertNoSanitizerReport(se)
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        with open(seen) as f:
+            app_env = dict(ln.split("=", 1) for ln in f.read().splitlines() if "=" in ln)
+        self.assertAppGone(["xterm"])
+        return home, app_env, ksr.stage(report, "boot-wait").get("reason", "")
+
+    def test_xvnc_gives_the_users_home(self):
+        home, app_env, note = self.run_env("--display-server", "xvnc", "--wm", "xfwm4")
+        self.assertEqual(app_env["HOME"], home)
+        for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"):
+            self.assertNotIn(name, app_env, "the user has none set, so the app has none")
+        self.assertIn("Xtigervnc + xfwm4, the user's HOME and XDG folders", note)
+
+    def test_private_home_on_request(self):
+        home, app_env, note = self.run_env("--display-server", "xvnc", "--wm", "xfwm4",
+                                           "--private-home")
+        self.assertNotEqual(app_env["HOME"], home)
+        session_dir = os.path.dirname(app_env["HOME"])
+        self.assertTrue(os.path.basename(session_dir).startswith("ksr-session-"), app_env["HOME"])
+        for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"):
+            self.assertEqual(os.path.dirname(app_env[name]), session_dir, name)
+        self.assertFalse(os.path.exists(session_dir), "removed at the end")
+        self.assertIn("a private HOME and XDG folders", note)
+
+    def test_xvfb_keeps_private_xdg_folders(self):
+        home, app_env, note = self.run_env("--xvfb", "--display-server", "xvfb")
+        self.assertEqual(app_env["HOME"], home)
+        session_dir = os.path.dirname(app_env["XDG_CONFIG_HOME"])
+        self.assertTrue(os.path.basename(session_dir).startswith("ksr-session-"), app_env)
+        self.assertIn("Xvfb + ", note)
+        self.assertIn("private XDG folders", note)
 
 
 class HandStartedSession(ksr.KsrTestCase):
@@ -257,11 +321,14 @@ steps:
             report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
             self.assertNoSanitizerReport(se)
             self.assertEqual(report["accessibility"]["app"]["toolkit"], "Qt")
-            launch = [e for e in ksr.read_trace(out) if e.get("event") == "launch"][0]
-            if i == 0:
-                self.assertTrue(launch.get("a11y_bus_published", "").startswith("unix:"), launch)
+            bus_events = [e for e in ksr.read_trace(out) if e.get("event") == "a11y_bus"]
+            if i == 0:  # at boot wait, before the launch
+                self.assertEqual(len(bus_events), 1, bus_events)
+                self.assertEqual(bus_events[0]["stage"], "boot-wait")
+                self.assertTrue(bus_events[0].get("published", "").startswith("unix:"),
+                                bus_events)
             else:  # published once: the property stays while the server runs
-                self.assertNotIn("a11y_bus_published", launch)
+                self.assertEqual(bus_events, [])
             self.assertAppGone(["kcalc"])
         self.assertIn("unix:", self.root_prop(display))
 
@@ -270,6 +337,7 @@ def load_tests(loader, tests, pattern):
     suite = unittest.TestSuite()
     suite.addTests(loader.loadTestsFromTestCase(XvncSession))
     suite.addTests(loader.loadTestsFromTestCase(HandStartedSession))
+    suite.addTests(loader.loadTestsFromTestCase(SessionFolders))
     suite.addTests(loader.loadTestsFromNames(SLICE))
     return suite
 

@@ -71,6 +71,30 @@ static void test_start_stop(void)
 	free(saved);
 }
 
+/* --private-home: HOME is the session's own (there, 0700) and comes back at stop. */
+static void test_private_home(void)
+{
+	const char *before = getenv("HOME");
+	char *saved = before ? strdup(before) : NULL;
+	ksr_session_opts opts = {.private_home = true};
+	ksr_session *s = NULL;
+	ksr_err err = {0};
+	if (ksr_session_start(&opts, ksr_deadline_in_ms(30000), &s, &err) < 0) {
+		ok(false, "session started: %s", err.msg);
+		free(saved);
+		return;
+	}
+	const char *home = getenv("HOME");
+	struct stat st;
+	ok(home && strstr(home, "ksr-session-") && stat(home, &st) == 0 &&
+	           (st.st_mode & 0777) == 0700,
+	   "private HOME %s", home ? home : "(unset)");
+	is_str(ksr_session_folders_name(s), "a private HOME and XDG folders", "named so");
+	ksr_session_stop(s);
+	is_str(getenv("HOME"), saved, "HOME restored");
+	free(saved);
+}
+
 static void test_deadline(void)
 {
 	ksr_session *s = NULL;
@@ -84,6 +108,7 @@ int main(void)
 {
 	test_parse_size();
 	test_start_stop();
+	test_private_home();
 	test_deadline();
 	return tap_done();
 }

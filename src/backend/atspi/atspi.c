@@ -88,7 +88,7 @@ char *ksr_atspi_environ_lookup(const char *block, size_t len, const char *name)
 	return NULL;
 }
 
-static char *read_environ(int pid, size_t *len)
+char *ksr_atspi_read_environ(int pid, size_t *len)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/environ", pid);
@@ -105,16 +105,18 @@ static char *read_environ(int pid, size_t *len)
 	return buf;
 }
 
-/* DBUS_SESSION_BUS_ADDRESS of pid, when its DISPLAY is ours (or unknown). */
-static char *proc_session_address(int pid, const char *display)
+/* DBUS_SESSION_BUS_ADDRESS of pid, when its DISPLAY is ours (or unknown;
+ * strict: when it is ours). */
+static char *proc_session_address(int pid, const char *display, bool strict)
 {
 	size_t len = 0;
-	char *env = read_environ(pid, &len);
+	char *env = ksr_atspi_read_environ(pid, &len);
 	if (!env)
 		return NULL;
 	char *addr = ksr_atspi_environ_lookup(env, len, "DBUS_SESSION_BUS_ADDRESS");
 	char *disp = ksr_atspi_environ_lookup(env, len, "DISPLAY");
-	if (addr && display && disp && strcmp(disp, display) != 0) {
+	bool other = display && disp ? strcmp(disp, display) != 0 : strict;
+	if (addr && other) {
 		free(addr);
 		addr = NULL;
 	}
@@ -124,12 +126,14 @@ static char *proc_session_address(int pid, const char *display)
 }
 
 /* Candidate session bus addresses from /proc: the app's first, then other
- * processes of our user on our display (a `docker exec` shell has none). */
-static size_t proc_candidates(int app_pid, char **out, size_t cap)
+ * processes of our user on our display (a `docker exec` shell has none);
+ * strict: only those that name our display (another session's bus, on a
+ * machine with several, is never taken for ours). */
+static size_t proc_candidates(int app_pid, bool strict, char **out, size_t cap)
 {
 	const char *display = getenv("DISPLAY");
 	size_t n = 0;
-	if (app_pid > 0 && (out[n] = proc_session_address(app_pid, display)))
+	if (app_pid > 0 && (out[n] = proc_session_address(app_pid, display, strict)))
 		n++;
 	DIR *dir = opendir("/proc");
 	struct dirent *e;
@@ -137,7 +141,7 @@ static size_t proc_candidates(int app_pid, char **out, size_t cap)
 		int pid = atoi(e->d_name);
 		if (pid <= 0 || pid == app_pid || pid == getpid())
 			continue;
-		char *addr = proc_session_address(pid, display);
+		char *addr = proc_session_address(pid, display, strict);
 		bool dup = false;
 		for (size_t i = 0; addr && i < n; i++)
 			dup |= strcmp(out[i], addr) == 0;
@@ -229,7 +233,7 @@ static bool discover(ksr_atspi *a, const ksr_atspi_opts *o, ksr_deadline d, char
 	if (session && *session)
 		return try_session(a, session, KSR_ATSPI_SRC_SESSION, d, tried, cap);
 	char *cands[PROC_SCAN_MAX] = {0};
-	size_t n = proc_candidates(o->app_pid, cands, PROC_SCAN_MAX);
+	size_t n = proc_candidates(o->app_pid, false, cands, PROC_SCAN_MAX);
 	bool ok = false;
 	for (size_t i = 0; i < n; i++) {
 		if (!ok && !ksr_deadline_passed(d))
@@ -282,35 +286,51 @@ static void start_registry(GMainContext *ctx, const char *session_address, ksr_d
 	free(addr);
 }
 
+/* The accessibility bus's address from the session bus: ours, else the first
+ * one a process on our display names (a `docker exec` shell in a Kasm
+ * container has none of its own). */
+static char *a11y_address_any_session(GMainContext *ctx, ksr_deadline d, ksr_err *err)
+{
+	const char *session = getenv("DBUS_SESSION_BUS_ADDRESS");
+	if (session && *session)
+		return a11y_address_from_session(ctx, session, d, err);
+	char *cands[PROC_SCAN_MAX] = {0};
+	size_t n = proc_candidates(0, true, cands, PROC_SCAN_MAX);
+	char *addr = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!addr && !ksr_deadline_passed(d))
+			addr = a11y_address_from_session(ctx, cands[i], d, err);
+		free(cands[i]);
+	}
+	if (!n)
+		ksr_err_set(err, "no session bus to ask for the AT-SPI bus (no "
+		                 "DBUS_SESSION_BUS_ADDRESS here or in this display's processes)");
+	return addr;
+}
+
 int ksr_atspi_publish_root(ksr_x11 *x, ksr_deadline d, char **published, ksr_err *err)
 {
 	if (published)
 		*published = NULL;
 	const char *env = getenv("AT_SPI_BUS_ADDRESS");
-	const char *session = getenv("DBUS_SESSION_BUS_ADDRESS");
 	char *have = ksr_x11_root_property_string(x, "AT_SPI_BUS", NULL);
 	bool needed = !have && !(env && *env);
 	free(have);
 	if (!needed)
 		return 0;
-	if (!session || !*session)
-		return ksr_err_set(err, "no DBUS_SESSION_BUS_ADDRESS to ask for the AT-SPI bus");
 	GMainContext *ctx = g_main_context_new();
 	ksr_atspi_ctx_enter(ctx);
-	char *addr = a11y_address_from_session(ctx, session, d, err);
+	char *addr = a11y_address_any_session(ctx, d, err);
 	int none = 0;
 	ksr_atspi_drain(ctx, &none);
 	ksr_atspi_ctx_leave(ctx);
 	g_main_context_unref(ctx);
-	if (!addr || ksr_x11_root_property_set_string(x, "AT_SPI_BUS", addr, err) < 0) {
-		free(addr);
-		return -1;
-	}
-	if (published)
+	int rc = addr ? ksr_x11_root_property_add_string(x, "AT_SPI_BUS", addr, err) : -1;
+	if (rc > 0 && published)
 		*published = addr;
 	else
 		free(addr);
-	return 1;
+	return rc;
 }
 
 static void on_owner_changed(GDBusConnection *c, const gchar *sender, const gchar *path,
@@ -495,6 +515,34 @@ static void app_take(ksr_atspi_app *dst, ksr_atspi_app *src)
 	*src = (ksr_atspi_app){0};
 }
 
+/* Why no app was found: the cause its process shows (no bridge loaded, one
+ * turned off), else the guesses. */
+static void not_found_reason(const ksr_atspi *a, int pid, const char *name_hint, size_t n,
+                             ksr_err *err)
+{
+	ksr_atspi_bridge b;
+	char cause[400];
+	ksr_atspi_bridge_of(pid, &b);
+	ksr_atspi_bridge_cause(&b, pid, a->root_names_bus, cause, sizeof cause);
+	if (cause[0]) {
+		ksr_err_set(err,
+		            "%s; no application on the AT-SPI bus has pid %d%s%s (%zu registered)",
+		            cause, pid, name_hint ? " or the name " : "",
+		            name_hint ? name_hint : "", n);
+		return;
+	}
+	ksr_err_set(err,
+	            "no application on the AT-SPI bus has pid %d%s%s (%zu registered); is its "
+	            "accessibility bridge off (NO_AT_BRIDGE, GTK_A11Y=none)%s?",
+	            pid, name_hint ? " or the name " : "", name_hint ? name_hint : "", n,
+	            a->root_names_bus
+	                    ? ", or Qt without QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1"
+	                    : ", or a Qt 5 app started while the X root had no AT_SPI_BUS "
+	                      "property (this session lacks it: its at-spi-bus-launcher ran "
+	                      "without DISPLAY, or the X server reset since; Qt 5 joins "
+	                      "reliably only through it, docs/accessibility.md)");
+}
+
 int ksr_atspi_find_app(ksr_atspi *a, int pid, const char *name_hint, ksr_deadline d,
                        ksr_atspi_app *out, const char **found_by, ksr_err *err)
 {
@@ -530,17 +578,7 @@ int ksr_atspi_find_app(ksr_atspi *a, int pid, const char *name_hint, ksr_deadlin
 	}
 	ksr_atspi_ctx_leave(a->ctx);
 	if (rc == -1)
-		ksr_err_set(
-		        err,
-		        "no application on the AT-SPI bus has pid %d%s%s (%zu registered); is its "
-		        "accessibility bridge off (NO_AT_BRIDGE, GTK_A11Y=none)%s?",
-		        pid, name_hint ? " or the name " : "", name_hint ? name_hint : "", n,
-		        a->root_names_bus
-		                ? ", or Qt without QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1"
-		                : ", or a Qt 5 app started while the X root had no AT_SPI_BUS "
-		                  "property (this session lacks it: its at-spi-bus-launcher ran "
-		                  "without DISPLAY, or the X server reset since; Qt 5 joins "
-		                  "reliably only through it, docs/accessibility.md)");
+		not_found_reason(a, pid, name_hint, n, err);
 	ksr_atspi_apps_free(apps, n);
 	return rc;
 }

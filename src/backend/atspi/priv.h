@@ -29,6 +29,9 @@ struct ksr_atspi {
 	bool cache_listener;
 };
 
+/* /proc/PID/environ (at most 256 KiB; NUL-separated NAME=VALUE), or NULL. */
+char *ksr_atspi_read_environ(int pid, size_t *len);
+
 /* Make ctx the thread's default (async replies are dispatched there) and own it. */
 void ksr_atspi_ctx_enter(GMainContext *ctx);
 void ksr_atspi_ctx_leave(GMainContext *ctx);

@@ -1,5 +1,6 @@
-/* The embedded desktop session: private XDG folders, an X server (Xvfb, or
- * Xtigervnc/Xvnc as in a Kasm session) on a display it picks itself
+/* The embedded desktop session: an X server (Xvfb, or Xtigervnc/Xvnc as in a
+ * Kasm session, with the user's own HOME and XDG folders as there; Xvfb with
+ * private XDG folders; either with a private HOME) on a display it picks itself
  * (-displayfd, so parallel runs never collide), a private D-Bus session bus
  * and the AT-SPI bus launcher, a window manager (openbox or xfwm4, the XFCE
  * one Kasm's images run); every process started here
@@ -27,12 +28,19 @@
 #define ENV_TOOL_MS   5000 /* dbus-update-activation-environment */
 #define BUS_LAUNCHER  "/usr/libexec/at-spi-bus-launcher"
 
-enum { ENV_DISPLAY, ENV_CONFIG, ENV_DATA, ENV_CACHE, ENV_RUNTIME, ENV_DBUS, ENV_COUNT };
+enum { ENV_DISPLAY, ENV_CONFIG, ENV_DATA, ENV_CACHE, ENV_RUNTIME, ENV_HOME, ENV_DBUS, ENV_COUNT };
 
 static const char *const env_names[ENV_COUNT] = {
-        "DISPLAY",        "XDG_CONFIG_HOME", "XDG_DATA_HOME",
-        "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS",
+        "DISPLAY", "XDG_CONFIG_HOME",          "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR",
+        "HOME",    "DBUS_SESSION_BUS_ADDRESS",
 };
+
+/* Whose folders the session's apps get (docs/cli.md#whose-home-the-apps-get). */
+typedef enum folders_kind {
+	FOLDERS_USER,         /* HOME and XDG as they are (Xvnc: as in a Kasm session) */
+	FOLDERS_PRIVATE_XDG,  /* private XDG config/data/cache folders, HOME as it is (Xvfb) */
+	FOLDERS_PRIVATE_HOME, /* a private HOME and private XDG folders (--private-home) */
+} folders_kind;
 
 struct ksr_session {
 	int xvfb_pid, wm_pid; /* the X server (Xvfb or Xvnc) and the window manager */
@@ -44,6 +52,7 @@ struct ksr_session {
 	char *dir;        /* the private temp folder, removed at stop */
 	char *log_path;   /* Xvfb and openbox output */
 	char display[32];
+	folders_kind folders;
 	/* The environment before start, restored at stop. */
 	char *saved_env[ENV_COUNT];
 	bool env_set;
@@ -131,6 +140,24 @@ const char *ksr_session_a11y_error(const ksr_session *s)
 	return s ? s->a11y_error : NULL;
 }
 
+const char *ksr_session_folders_name(const ksr_session *s)
+{
+	static const char *const names[] = {"the user's HOME and XDG folders",
+	                                    "private XDG folders",
+	                                    "a private HOME and XDG folders"};
+	return s ? names[s->folders] : NULL;
+}
+
+/* An Xvnc session asked for by name is the Kasm kind: the image's baked-in
+ * configuration in the user's home is what gets tested. Xvfb (and auto)
+ * keep their private folders, so that runs stay independent. */
+static folders_kind pick_folders(const ksr_session_opts *o)
+{
+	if (o->private_home)
+		return FOLDERS_PRIVATE_HOME;
+	return o->server == KSR_SERVER_XVNC ? FOLDERS_USER : FOLDERS_PRIVATE_XDG;
+}
+
 /* ---- folders and environment ---- */
 
 static int make_dirs(ksr_session *s, ksr_err *err)
@@ -143,7 +170,7 @@ static int make_dirs(ksr_session *s, ksr_err *err)
 		return -1;
 	}
 	s->dir = tmpl;
-	static const char *const subs[] = {"config", "data", "cache", "runtime"};
+	static const char *const subs[] = {"config", "data", "cache", "runtime", "home"};
 	for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
 		char *p = ksr_xasprintf("%s/%s", s->dir, subs[i]);
 		int r = mkdir(p, 0700);
@@ -156,6 +183,18 @@ static int make_dirs(ksr_session *s, ksr_err *err)
 	return 0;
 }
 
+/* Whether the session sets variable i to its own folder: the XDG folders
+ * unless the user's are wanted, HOME only when a private one is, and the
+ * runtime folder (per session by definition) wherever the user has none. */
+static bool own_folder(const ksr_session *s, int i)
+{
+	if (i == ENV_HOME)
+		return s->folders == FOLDERS_PRIVATE_HOME;
+	if (i == ENV_RUNTIME)
+		return s->folders != FOLDERS_USER || !s->saved_env[i];
+	return s->folders != FOLDERS_USER;
+}
+
 static void set_env(ksr_session *s)
 {
 	for (int i = 0; i < ENV_COUNT; i++) {
@@ -163,9 +202,12 @@ static void set_env(ksr_session *s)
 		s->saved_env[i] = old ? ksr_xstrdup(old) : NULL;
 	}
 	s->env_set = true;
-	static const char *const subs[ENV_COUNT] = {NULL, "config", "data", "cache", "runtime"};
+	static const char *const subs[ENV_COUNT] = {NULL,    "config",  "data",
+	                                            "cache", "runtime", "home"};
 	setenv("DISPLAY", s->display, 1);
-	for (int i = ENV_CONFIG; i <= ENV_RUNTIME; i++) {
+	for (int i = ENV_CONFIG; i <= ENV_HOME; i++) {
+		if (!own_folder(s, i))
+			continue;
 		char *p = ksr_xasprintf("%s/%s", s->dir, subs[i]);
 		setenv(env_names[i], p, 1);
 		free(p);
@@ -586,16 +628,15 @@ static int start_dbus(ksr_session *s, int logfd, ksr_deadline d, ksr_err *err)
 	return rc;
 }
 
-/* So that services D-Bus activates (the a11y bus) see our display and folders. */
+/* So that services D-Bus activates (the a11y bus) see our display and folders
+ * (those that are set: the tool complains about an unset one). */
 static void update_activation_env(int logfd)
 {
-	char *argv[] = {"dbus-update-activation-environment",
-	                "DISPLAY",
-	                "XDG_CONFIG_HOME",
-	                "XDG_DATA_HOME",
-	                "XDG_CACHE_HOME",
-	                "XDG_RUNTIME_DIR",
-	                NULL};
+	char *argv[ENV_DBUS + 2] = {"dbus-update-activation-environment"};
+	int n = 1;
+	for (int i = ENV_DISPLAY; i < ENV_DBUS; i++)
+		if (getenv(env_names[i]))
+			argv[n++] = (char *)env_names[i];
 	ksr_err ignored = {0};
 	int pid = spawn(argv, logfd, -1, &ignored);
 	if (pid > 0 && !reap_within(pid, ENV_TOOL_MS)) {
@@ -634,6 +675,7 @@ static void start_buses(ksr_session *s, int logfd, ksr_deadline d)
 
 static int start_all(ksr_session *s, const ksr_session_opts *o, ksr_deadline d, ksr_err *err)
 {
+	s->folders = pick_folders(o);
 	if (make_dirs(s, err) < 0)
 		return -1;
 	if (pick_server(s, o->server, err) < 0 || pick_wm(s, o->wm, err) < 0)

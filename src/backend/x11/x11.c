@@ -237,6 +237,30 @@ int ksr_x11_root_property_set_string(ksr_x11 *x, const char *name, const char *v
 	return ksr_x11_lost(x, err);
 }
 
+/* Set a root string property only where it is absent: the check and the write
+ * under one server grab, so a value someone else (at-spi-bus-launcher) sets
+ * meanwhile is never replaced. */
+int ksr_x11_root_property_add_string(ksr_x11 *x, const char *name, const char *value, ksr_err *err)
+{
+	if (ksr_x11_lost(x, err) < 0)
+		return -1;
+	Atom prop = XInternAtom(x->dpy, name, False);
+	XGrabServer(x->dpy);
+	unsigned char *data = NULL;
+	get_prop(x, x->root, prop, AnyPropertyType, NULL, NULL, &data);
+	bool present = data != NULL; /* even an empty one is someone's */
+	if (data)
+		XFree(data);
+	if (!present)
+		XChangeProperty(x->dpy, x->root, prop, XA_STRING, 8, PropModeReplace,
+		                (const unsigned char *)value, (int)strlen(value));
+	XUngrabServer(x->dpy);
+	XSync(x->dpy, False);
+	if (ksr_x11_lost(x, err) < 0)
+		return -1;
+	return present ? 0 : 1;
+}
+
 static bool get_card32(ksr_x11 *x, Window w, Atom prop, Atom type, unsigned long *out,
                        unsigned long max, unsigned long *n_out)
 {

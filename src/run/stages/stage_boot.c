@@ -27,7 +27,8 @@ static ksr_stage_status start_private_display(ksr_run *run, char *note, size_t l
 	ksr_session_opts so = {.width = 1280,
 	                       .height = 720,
 	                       .server = run->opts->display_server,
-	                       .wm = run->opts->wm};
+	                       .wm = run->opts->wm,
+	                       .private_home = run->opts->private_home};
 	if (run->opts->xvfb_size &&
 	    ksr_session_parse_size(run->opts->xvfb_size, &so.width, &so.height) < 0) {
 		ksr_run_fail_setup(run, KSR_OUTCOME_NO_DISPLAY, 0,
@@ -44,10 +45,39 @@ static ksr_stage_status start_private_display(ksr_run *run, char *note, size_t l
 			             "the private display could not be started: %s", err.msg);
 		return KSR_STAGE_FAILED;
 	}
-	snprintf(note, len, "private display %s (%dx%d, %s + %s)",
+	snprintf(note, len, "private display %s (%dx%d, %s + %s, %s)",
 	         ksr_session_display(run->session), so.width, so.height,
-	         ksr_session_server_name(run->session), ksr_session_wm_name(run->session));
+	         ksr_session_server_name(run->session), ksr_session_wm_name(run->session),
+	         ksr_session_folders_name(run->session));
 	return KSR_STAGE_OK;
+}
+
+/* Qt 5 apps join the accessibility bus reliably only when the X root names it
+ * (AT_SPI_BUS): a session whose at-spi-bus-launcher ran without DISPLAY (a
+ * Kasm image's: dbus-launch, then Xvnc), or whose X server reset after the
+ * launcher set it, lacks it (docs/accessibility.md). Published as soon as the
+ * display answers, so every app that starts after this (the launch, or the
+ * session's own start) joins; an `a11y_bus` event says what was done. */
+static void publish_a11y_bus(ksr_run *run, char *note, size_t len)
+{
+	char *addr = NULL;
+	ksr_err err = {0};
+	ksr_deadline d = ksr_deadline_min(run->stage, ksr_deadline_in_ms(PUBLISH_BUS_MS));
+	int rc = ksr_atspi_publish_root(run->x, d, &addr, &err);
+	if (rc == 0)
+		return; /* the root names a bus already (or AT_SPI_BUS_ADDRESS is ours) */
+	cJSON *e = cJSON_CreateObject();
+	if (rc > 0) {
+		cJSON_AddStringToObject(e, "published", addr);
+		size_t n = strlen(note);
+		snprintf(note + n, len - n,
+		         "; published the accessibility bus on the X root "
+		         "(AT_SPI_BUS), which the session lacked");
+	} else {
+		cJSON_AddStringToObject(e, "not_published", err.msg);
+	}
+	ksr_run_emit(run, "a11y_bus", e);
+	free(addr);
 }
 
 static ksr_stage_status stage_boot_wait(ksr_run *run, char *note, size_t len)
@@ -59,6 +89,7 @@ static ksr_stage_status stage_boot_wait(ksr_run *run, char *note, size_t len)
 	if (w == KSR_WAIT_READY) {
 		if (!run->session)
 			snprintf(note, len, "display %s", ksr_x11_display_name(run->x));
+		publish_a11y_bus(run, note, len);
 		ksr_run_video_start(run);
 		return KSR_STAGE_OK;
 	}
@@ -83,30 +114,10 @@ static const char *launch_skip(const ksr_run *run)
 	return run->sc->launch ? NULL : "the scenario has no launch: command";
 }
 
-/* Qt 5 apps join the accessibility bus reliably only when the X root names it
- * (AT_SPI_BUS): a session whose at-spi-bus-launcher ran without DISPLAY, or
- * whose X server reset after the launcher set it, lacks it (docs/accessibility.md).
- * Published before the app starts; the launch event says so. */
-static void publish_a11y_bus(ksr_run *run, cJSON *launch_event)
-{
-	if (!run->x)
-		return;
-	char *addr = NULL;
-	ksr_err err = {0};
-	ksr_deadline d = ksr_deadline_min(run->stage, ksr_deadline_in_ms(PUBLISH_BUS_MS));
-	int rc = ksr_atspi_publish_root(run->x, d, &addr, &err);
-	if (rc > 0)
-		cJSON_AddStringToObject(launch_event, "a11y_bus_published", addr);
-	else if (rc < 0)
-		cJSON_AddStringToObject(launch_event, "a11y_bus_not_published", err.msg);
-	free(addr);
-}
-
 static ksr_stage_status stage_launch(ksr_run *run, char *note, size_t len)
 {
 	ksr_err err = {0};
 	cJSON *f = cJSON_CreateObject();
-	publish_a11y_bus(run, f);
 	char *log = ksr_evidence_path(run->out, "launch.log");
 	int rc = ksr_proc_launch(run->sc->launch, log, &run->launched_pid, &err);
 	if (rc < 0) {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksr/proc.h"
+#include "ksr/atspi.h"
 #include "run/actions/exec_atspi.h"
 
 #define PROBE_LIMIT_S   15
@@ -125,21 +125,53 @@ static int write_tree(ksr_run *run, const ksr_run_atspi *t, const ksr_atspi_tree
 	return 0;
 }
 
-/* The libraries that bring an AT-SPI bridge into a process: GTK 3's (and
- * Chromium's, LibreOffice's gtk3 plugin's) atk-bridge, GTK 2's module, GTK 4
- * and Qt (built in), Java's ATK wrapper. */
-static const char *const bridge_libs[] = {"libatk-bridge", "libgtk-4.",      "libQt5Gui.",
-                                          "libQt6Gui.",    "libatk-wrapper", NULL};
-
 /* An app may register on the bus a little after its window maps (GTK4 waits
  * for the registry): it is looked for again each time the bus says an app
- * joined, for a few seconds, before it is called absent; an app with none of
- * the bridges mapped (xterm) is looked at once. */
+ * joined, for a few seconds, before it is called absent; an app whose process
+ * has no bridge mapped (xterm, a GTK 2 app without the module) is looked at
+ * once, and the reason then opens with that cause (ksr_atspi_bridge_cause). */
 static int open_app(ksr_run *run, ksr_run_atspi *t, ksr_err *err, bool *no_bridge)
 {
-	*no_bridge = run->app_pid > 0 && ksr_proc_maps_any(run->app_pid, bridge_libs) == 0;
+	ksr_atspi_bridge b;
+	*no_bridge = ksr_atspi_bridge_of(run->app_pid, &b) == 0 && !b.loaded;
 	ksr_deadline appear = ksr_deadline_in_ms(*no_bridge ? 0 : PROBE_APPEAR_MS);
 	return ksr_run_atspi_open_until(run, run->stage, appear, t, err);
+}
+
+/* How long ago this run published the accessibility bus on the X root (its
+ * boot wait's a11y_bus event), -1 when it did not. */
+static int64_t published_ago_ms(const ksr_run *run)
+{
+	const cJSON *e;
+	cJSON_ArrayForEach(e, ksr_events_all(run->ev))
+	{
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "event");
+		if (cJSON_IsString(name) && strcmp(name->valuestring, "a11y_bus") == 0 &&
+		    cJSON_GetObjectItemCaseSensitive(e, "published"))
+			return ksr_events_elapsed_ms(run->ev) -
+			       (int64_t)cJSON_GetNumberValue(
+			               cJSON_GetObjectItemCaseSensitive(e, "t_ms"));
+	}
+	return -1;
+}
+
+/* A cause the backend cannot see: a Qt app that started before this run
+ * published the bus on the root (it reads the property only as it starts),
+ * as the image's own start of its app does when it runs beside the runtime. */
+static void qt_started_before(const ksr_run *run, char *out, size_t cap)
+{
+	ksr_atspi_bridge b;
+	int64_t ago = published_ago_ms(run);
+	out[0] = '\0';
+	if (ago < 0 || ksr_atspi_bridge_of(run->app_pid, &b) < 0 || !ksr_atspi_bridge_is_qt(&b) ||
+	    b.qt_always_on || b.age_ms <= ago)
+		return;
+	snprintf(out, cap,
+	         "the app (pid %d) is a %s app that started %.1f s before this run published "
+	         "the accessibility bus on the X root (AT_SPI_BUS), which Qt reads only as it "
+	         "starts: restart it, or publish the bus in the session before the app starts "
+	         "(docs/kasm-image.md); ",
+	         run->app_pid, b.toolkit, (double)(b.age_ms - ago) / 1000.0);
 }
 
 static ksr_stage_status stage_probe(ksr_run *run, char *note, size_t len)
@@ -152,12 +184,12 @@ static ksr_stage_status stage_probe(ksr_run *run, char *note, size_t len)
 		if (ksr_cancelled() &&
 		    ksr_run_wait_ended_run(run, KSR_WAIT_CANCELLED, 0, "accessibility-probe"))
 			return KSR_STAGE_FAILED; /* recorded: interrupted (or the app died) */
-		snprintf(note, len, "%s%s%s", t.no_bus ? "accessibility unavailable: " : "",
-		         why_none && t.no_bus ? why_none : err.msg,
-		         no_bridge && !t.no_bus ? " (the app's process has no accessibility bridge "
-		                                  "loaded: no atk-bridge, GTK 4, Qt or Java ATK "
-		                                  "wrapper library; looked once)"
-		                                : "");
+		char cause[400] = "";
+		if (!t.no_bus)
+			qt_started_before(run, cause, sizeof cause);
+		snprintf(note, len, "%s%s%s%s", t.no_bus ? "accessibility unavailable: " : "",
+		         cause, why_none && t.no_bus ? why_none : err.msg,
+		         no_bridge && !t.no_bus ? " (looked once)" : "");
 		emit_unavailable(run, t.no_bus ? "unavailable" : "app-not-found", note);
 		return KSR_STAGE_SKIPPED;
 	}
