@@ -23,7 +23,8 @@ static double settle_limit(const ksr_run *run)
 
 static ksr_stage_status stage_settle(ksr_run *run, char *note, size_t len)
 {
-	int pidfd = run->app_pid > 0 ? ksr_proc_pidfd(run->app_pid) : -1;
+	int pidfd_pid = run->app_pid;
+	int pidfd = pidfd_pid > 0 ? ksr_proc_pidfd(pidfd_pid) : -1;
 	ksr_stage_status st = KSR_STAGE_OK;
 	for (;;) {
 		if (!ksr_app_alive(run)) {
@@ -31,6 +32,7 @@ static ksr_stage_status stage_settle(ksr_run *run, char *note, size_t len)
 			st = KSR_STAGE_FAILED;
 			break;
 		}
+		ksr_app_pidfd_follow(run, &pidfd, &pidfd_pid); /* a relaunch was followed */
 		struct pollfd p = {.fd = pidfd, .events = POLLIN};
 		ksr_deadline tick =
 		        ksr_deadline_min(run->stage, ksr_deadline_in_ms(PROC_RESCAN_MS));
