@@ -429,7 +429,7 @@ static bool tick(ksr_deadline end)
 
 bool ksr_run_follow_relaunch(ksr_run *run)
 {
-	static bool busy; /* a guard check polled again from inside this one */
+	static _Thread_local bool busy; /* a guard check polled again from inside this one */
 	ksr_app_life *l = &run->life;
 	const ksr_scenario *sc = run->sc;
 	if (busy || !sc || run->app_pid <= 0 || l->pid != run->app_pid ||
