@@ -95,6 +95,37 @@ class RelaunchTest(ksr.KsrTestCase):
         boot = ksr.stage(ksr.load_report(out), "boot-wait")
         self.assertIn("Xtigervnc", boot.get("reason", ""))
 
+    def test_restart_by_the_sessions_own_launcher(self):
+        # the Kasm way: the session starts the app (custom_startup.sh), the
+        # scenario has no launch:; the first instance is not the runtime's
+        # child, so how it ended comes from the kernel
+        import subprocess
+        display = self.start_xvfb()
+        env = self.env(DISPLAY=display, NO_AT_BRIDGE="1")
+        launcher = subprocess.Popen(["sh", RELAUNCH, "-f", "--exit-after 4000", ksr.TESTAPP],
+                                    env=env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    start_new_session=True)
+        self.procs.append(launcher)
+        path = self.scenario(textwrap.dedent("""\
+            name: session-launcher
+            process: ^ksr-testapp$
+            window: ^KSR Test App$
+            launch_timeout_s: 30
+            settle_s: 8
+            atspi: false
+            """))
+        out = self.out()
+        rc, _so, se, _el = self.run_rt(["run", path], out=out, env=env, timeout=120)
+        self.assertNoSanitizerReport(se)
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        rel = events(out, "app.relaunched")
+        self.assertEqual([(r["by"], r["launcher_pid"], r["old_exit"]) for r in rel],
+                         [("parent", launcher.pid, "exited with status 0")])
+        self.assertEqual(report["app"]["pid"], rel[0]["new_pid"])
+        self.assertFalse(report["app"]["launched"])
+        self.assertIsNone(launcher.poll(), "the session's launcher is left alone")
+
     def test_restart_after_settle_is_followed_by_the_watch(self):
         # the first instance ends during a step: the alive watch follows the
         # new pid, and the step goes on to its end
