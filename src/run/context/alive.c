@@ -251,7 +251,13 @@ void ksr_run_watch_app(ksr_run *run)
 
 void ksr_run_rewatch_app(ksr_run *run)
 {
-	ksr_run_rewatch_window(run);
+	/* Always a new window watch: the old one saw its window destroyed, and
+	 * the new instance's window may well have the same id (the X server
+	 * hands the next client the closed one's resource ids). */
+	if (run->window_watch) {
+		unwatch_window(run);
+		watch_window(run);
+	}
 	if (!run->app_watched)
 		return;
 	/* The new pidfd first: its number differs from the old one's, which a
