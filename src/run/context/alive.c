@@ -48,7 +48,7 @@ static bool peek_exit(int pid, int *status)
 	return true;
 }
 
-static void describe(int status, bool via_shell, char *buf, size_t len)
+void ksr_run_describe_status(int status, bool via_shell, char *buf, size_t len)
 {
 	int sig = WIFSIGNALED(status)                              ? WTERMSIG(status)
 	          : WIFEXITED(status) && WEXITSTATUS(status) > 128 ? WEXITSTATUS(status) - 128
@@ -72,7 +72,11 @@ static void app_how(ksr_run *run, char *how, size_t len)
 	int st = 0;
 	snprintf(how, len, "exited");
 	if (peek_exit(run->app_pid, &st)) {
-		describe(st, false, how, len);
+		ksr_run_describe_status(st, false, how, len);
+		return;
+	}
+	if (ksr_run_app_exit_status(run, &st)) { /* not our child: the pidfd kept it */
+		ksr_run_describe_status(st, false, how, len);
 		return;
 	}
 	if (run->launched_pid <= 0 || run->launch_reaped)
@@ -84,7 +88,7 @@ static void app_how(ksr_run *run, char *how, size_t len)
 		close(fd);
 	if (peek_exit(run->launched_pid, &st) &&
 	    (WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) > 128)))
-		describe(st, true, how, len);
+		ksr_run_describe_status(st, true, how, len);
 }
 
 /* "4.1 s into step 2, line 9", or into the stage when no step runs. */
@@ -207,22 +211,64 @@ void ksr_run_rewatch_window(ksr_run *run)
 	watch_window(run);
 }
 
+/* The app's process ended: a launcher restarting it is followed
+ * (relaunch.c; the watch moves to the new pid and the wait goes on), anything
+ * else ends the waits. */
+static ksr_guard_verdict app_check(int fd, void *ud)
+{
+	ksr_run *run = ud;
+	if (!run->app_watched || fd != run->app_watch_fd)
+		return KSR_GUARD_QUIET; /* the fd of a pid already replaced */
+	return ksr_run_follow_relaunch(run) ? KSR_GUARD_QUIET : KSR_GUARD_FIRED;
+}
+
+static int watch_pid(ksr_run *run)
+{
+	int fd = ksr_proc_pidfd(run->app_pid);
+	if (fd < 0)
+		return -1; /* no pidfd (old kernel): the next X event or final checks see it */
+	if (ksr_guard_add(fd, app_check, run) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 void ksr_run_watch_app(ksr_run *run)
 {
 	if (!run->window_watch)
 		watch_window(run);
 	if (run->app_watched || run->app_pid <= 0)
 		return;
-	int fd = ksr_proc_pidfd(run->app_pid);
+	ksr_run_app_seen_alive(run);
+	int fd = watch_pid(run);
 	if (fd < 0)
-		return; /* no pidfd (old kernel): the next X event or final checks see it */
-	if (ksr_guard_add(fd, NULL, NULL) < 0) {
-		close(fd);
 		return;
-	}
 	read_comm(run->app_pid, run->app_name, sizeof run->app_name);
 	run->app_watched = true;
 	run->app_watch_fd = fd;
+}
+
+void ksr_run_rewatch_app(ksr_run *run)
+{
+	/* Always a new window watch: the old one saw its window destroyed, and
+	 * the new instance's window may well have the same id (the X server
+	 * hands the next client the closed one's resource ids). */
+	if (run->window_watch) {
+		unwatch_window(run);
+		watch_window(run);
+	}
+	if (!run->app_watched)
+		return;
+	/* The new pidfd first: its number differs from the old one's, which a
+	 * poll still running may report (app_check ignores it). */
+	int old = run->app_watch_fd;
+	int fd = watch_pid(run);
+	ksr_guard_remove(old);
+	close(old);
+	run->app_watched = fd >= 0;
+	run->app_watch_fd = fd;
+	read_comm(run->app_pid, run->app_name, sizeof run->app_name);
 }
 
 static void watch_tool_window(ksr_run *run, ksr_tool *t)
@@ -280,6 +326,9 @@ void ksr_run_unwatch_all(ksr_run *run)
 	}
 	unwatch_window(run);
 	ksr_guard_clear();
+	if (run->life.has_fd) /* how the app ended has been read, if it has */
+		close(run->life.pidfd);
+	run->life.has_fd = false;
 }
 
 static void emit_exit(ksr_run *run, int pid, const char *how, const char *when, const char *as)
@@ -300,7 +349,7 @@ static void lost_tool(ksr_run *run, ksr_tool *t, const char *when)
 	char how[128] = "ended";
 	int st = 0;
 	if (t->reaped ? (st = t->status, true) : peek_exit(t->pid, &st))
-		describe(st, true, how, sizeof how);
+		ksr_run_describe_status(st, true, how, sizeof how);
 	emit_exit(run, t->pid, how, when, t->as);
 	snprintf(run->lost_reason, sizeof run->lost_reason,
 	         "the tool '%s' (pid %d, spawned at line %d) %s %s", t->as ? t->as : "", t->pid,

@@ -45,6 +45,22 @@ typedef struct ksr_tool {
  * pidfd turns readable: a window gone is looked at again after this. */
 #define KSR_WINDOW_GRACE_MS 500
 
+/* The app's process as read while it lived (relaunch.c): who started it, when,
+ * and a pidfd that tells how it ended, so that its end can be told apart: a
+ * launcher restarting it (followed, `app.relaunched`) or a crash (held for
+ * diagnosis). Times are clock ticks since boot, as /proc gives a start time. */
+typedef struct ksr_app_life {
+	int pid;                        /* whose life this is; 0: none read yet */
+	int ppid, sid;                  /* its parent (the launcher) and session */
+	unsigned long long start_ticks; /* when it started */
+	unsigned long long seen_ticks;  /* when it was last seen alive */
+	bool has_fd;                    /* pidfd open, for its exit status */
+	int pidfd;
+	int relaunches;      /* launcher restarts followed in this run */
+	int first_pid;       /* the instance the first restart replaced */
+	char first_exit[96]; /* how that one ended */
+} ksr_app_life;
+
 typedef struct ksr_run ksr_run;
 
 struct ksr_run {
@@ -66,6 +82,7 @@ struct ksr_run {
 	bool launch_reaped;
 	int launch_status; /* waitpid status once reaped */
 	int app_pid;       /* the process tied to the window, 0 if unknown */
+	ksr_app_life life; /* app_pid's launcher and end (relaunch.c) */
 	bool have_window;
 	ksr_window window; /* the app's window as last seen */
 
@@ -153,6 +170,35 @@ void ksr_run_unwatch_all(ksr_run *run);
  * false when nothing died. Every wait that ended cancelled, and every failure
  * recorded, looks here first. */
 bool ksr_run_alive_check(ksr_run *run);
+
+/* Launcher restarts (relaunch.c, docs/scenario.md#launcher-restarts). */
+/* The app (app_pid) is alive now: note when, and the first time for this pid
+ * read its parent, session and start time and keep a pidfd for its exit. */
+void ksr_run_app_seen_alive(ksr_run *run);
+/* How the app (app_pid, now gone) ended, as a wait status: its own when the
+ * runtime launched it or the kernel keeps it (pidfd, Linux 6.15), else false. */
+bool ksr_run_app_exit_status(ksr_run *run, int *status);
+/* The app is gone: when it did not die by a signal, this run has followed no
+ * restart yet, and within a few seconds a new instance matching process: /
+ * process_cmdline: with the same parent or session comes up (with a window
+ * matching, as the app wait wants), it becomes the app (app_pid, window, the
+ * alive watch) and `app.relaunched` is recorded: true. Bounded, polls; safe
+ * inside a guard check (no cancellable wait). */
+bool ksr_run_follow_relaunch(ksr_run *run);
+/* The instances there now: pids matching process:/process_cmdline: on the
+ * run's display, or with neither pattern, the ids of windows matching
+ * window:/window_class: (*out: caller frees). */
+size_t ksr_run_app_instances(ksr_run *run, bool by_window, unsigned long **out);
+/* pid (matching the app, there when the app was found gone) is a new instance:
+ * it started after the app was last seen alive, or after the app started and
+ * from the app's own parent. *after_ms: its start, from the app's last sight. */
+bool ksr_run_instance_is_new(const ksr_run *run, int pid, int64_t *after_ms);
+/* "exited with status 81", "was killed by SIGSEGV (signal 11)" (alive.c). */
+void ksr_run_describe_status(int status, bool via_shell, char *buf, size_t len);
+/* The `window` object of an `app` event: id, title, class, type, geometry. */
+cJSON *ksr_run_window_fields(const ksr_window *w);
+/* The app was replaced by a relaunch: move the alive watch to the new pid. */
+void ksr_run_rewatch_app(ksr_run *run);
 
 /* Capture the screen at its size now; a change of size since the last look is
  * recorded first as a `screen` event (from, to). NULL with err when it fails. */

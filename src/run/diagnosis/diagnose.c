@@ -7,6 +7,11 @@
  * run->failed is set, no failure event yet), diagnosis re-checks for a few
  * seconds, then records one failure: `crash-loop` when a new instance came
  * back, else `crashed`, with any crash signature from the logs in the reason.
+ * A new instance is looked for by the app wait's process match on the run's
+ * display (src/run/context/relaunch.c); one that started since the app was
+ * last seen alive counts even when it was there before the crash was held.
+ * A launcher's one restart (an end without a signal, a new instance from the
+ * same launcher that comes up) never gets here: relaunch.c follows it.
  * Every path out of ksr_diagnose records the held failure. */
 #include "run/diagnosis/diagnose.h"
 
@@ -51,76 +56,21 @@ struct ksr_diag {
 
 /* ---- holding a crash ---------------------------------------------------- */
 
-static bool window_is_apps(const ksr_scenario *sc, const ksr_window *w)
+/* An instance there when the app was found gone: one that started since the
+ * app was last seen alive (or from the app's own launcher) came back already
+ * (a launcher restarts within milliseconds, before a crash is even described);
+ * any other was there all along (another process the pattern matches). */
+static void note_present(ksr_run *run, struct ksr_diag *d, unsigned long id)
 {
-	if (w->is_dialog || (!sc->window && !sc->window_class))
-		return false;
-	if (sc->window && !ksr_pattern_match(sc->window, w->title))
-		return false;
-	return !sc->window_class || ksr_pattern_match(sc->window_class, w->res_name) ||
-	       ksr_pattern_match(sc->window_class, w->res_class);
-}
-
-/* The display number in a DISPLAY value (":1", "unix:1.0", "localhost:1"). */
-static long display_number(const char *d)
-{
-	const char *colon = d ? strrchr(d, ':') : NULL;
-	char *end = NULL;
-	long n = colon ? strtol(colon + 1, &end, 10) : -1;
-	return colon && end != colon + 1 ? n : -1;
-}
-
-/* Whether pid's environment names display number want. Several sessions may
- * share a machine (parallel runs, tests): a process matching process: on
- * another display is not our app coming back, nor is one that is gone again
- * by the time we look (a short-lived instance of another session). An
- * environment we may not read (another user's process) cannot rule it out. */
-static bool on_display(int pid, long want)
-{
-	char path[64], buf[16384];
-	snprintf(path, sizeof path, "/proc/%d/environ", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == EACCES || errno == EPERM;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	int read_errno = errno;
-	close(fd);
-	if (n < 0)
-		return read_errno == EACCES || read_errno == EPERM;
-	buf[n] = '\0';
-	for (char *e = buf; e < buf + n; e += strlen(e) + 1)
-		if (!strncmp(e, "DISPLAY=", 8))
-			return display_number(e + 8) == want;
-	return false;
-}
-
-/* The instances there now: pids matching process:/process_cmdline: on our
- * display, or with neither pattern, the ids of windows matching
- * window:/window_class:. */
-static size_t instances(ksr_run *run, bool by_window, unsigned long **out)
-{
-	ksr_err err = {0};
-	size_t n = 0;
-	if (!by_window) {
-		ksr_proc_list procs = {0};
-		ksr_proc_find(run->sc->process, run->sc->process_cmdline, &procs, &err);
-		long disp = display_number(run->x ? ksr_x11_display_name(run->x) : NULL);
-		*out = ksr_xcalloc(procs.len + 1, sizeof **out);
-		for (size_t i = 0; i < procs.len; i++)
-			if (disp < 0 || on_display(procs.items[i].pid, disp))
-				(*out)[n++] = (unsigned long)procs.items[i].pid;
-		ksr_proc_list_clear(&procs);
-		return n;
+	int64_t after = 0;
+	if (!d->by_window && d->n_found < MAX_NEW &&
+	    ksr_run_instance_is_new(run, (int)id, &after)) {
+		if (!d->n_found)
+			d->back_ms = after;
+		d->found[d->n_found++] = id;
+		return;
 	}
-	ksr_window_list wins = {0};
-	if (run->x)
-		ksr_x11_list_windows(run->x, &wins, &err);
-	*out = ksr_xcalloc(wins.len + 1, sizeof **out);
-	for (size_t i = 0; i < wins.len; i++)
-		if (window_is_apps(run->sc, &wins.items[i]))
-			(*out)[n++] = wins.items[i].id;
-	ksr_window_list_clear(&wins);
-	return n;
+	d->known[d->n_known++] = id;
 }
 
 void ksr_diag_hold_crash(ksr_run *run, const char *reason)
@@ -132,10 +82,10 @@ void ksr_diag_hold_crash(ksr_run *run, const char *reason)
 	d->by_window = !run->sc->process && !run->sc->process_cmdline;
 	d->held_ms = ksr_now_ms();
 	unsigned long *now = NULL;
-	size_t n = instances(run, d->by_window, &now);
+	size_t n = ksr_run_app_instances(run, d->by_window, &now);
 	d->known = ksr_xcalloc(n + 2, sizeof *d->known);
-	memcpy(d->known, now, n * sizeof *now);
-	d->n_known = n;
+	for (size_t i = 0; i < n; i++)
+		note_present(run, d, now[i]);
 	free(now);
 	/* The dead app itself, in case /proc still showed it. */
 	d->known[d->n_known++] = d->by_window ? run->window.id : (unsigned long)run->app_pid;
@@ -160,7 +110,7 @@ static bool known(const struct ksr_diag *d, unsigned long v)
 static bool came_back(ksr_run *run, struct ksr_diag *d)
 {
 	unsigned long *now = NULL;
-	size_t n = instances(run, d->by_window, &now);
+	size_t n = ksr_run_app_instances(run, d->by_window, &now);
 	for (size_t i = 0; i < n; i++)
 		if (!known(d, now[i]) && d->n_found < MAX_NEW)
 			d->found[d->n_found++] = now[i];
@@ -175,6 +125,8 @@ static void recheck(ksr_run *run, struct ksr_diag *d)
 	int64_t budget = ksr_deadline_remaining_ms(run->hard) / 4;
 	ksr_deadline end =
 	        ksr_deadline_min(ksr_deadline_in_ms(RECHECK_MS), ksr_deadline_in_ms(budget));
+	if (d->n_found)
+		return; /* back before the crash was held (note_present) */
 	for (;;) {
 		if (came_back(run, d)) {
 			d->back_ms = ksr_now_ms() - d->held_ms;
@@ -219,16 +171,23 @@ static void release_held(ksr_run *run)
 	if (!d)
 		return;
 	run->diag = NULL;
+	char before[160] = ""; /* the second end after a launcher's restart */
+	if (run->life.relaunches)
+		snprintf(before, sizeof before,
+		         "; it was already the app's second instance (its launcher restarted "
+		         "it after pid %d %s)",
+		         run->life.first_pid, run->life.first_exit);
 	if (d->n_found) {
 		char found[256];
 		describe_found(run, d, found, sizeof found);
 		run->failure_outcome = KSR_OUTCOME_CRASH_LOOP;
 		ksr_run_fail(run, KSR_OUTCOME_CRASH_LOOP, 0,
 		             "the app keeps crashing and coming back: %s, and a new instance (%s) "
-		             "appeared %.1f s later%s",
-		             d->reason, found, (double)d->back_ms / 1000.0, d->signature);
+		             "appeared %.1f s later%s%s",
+		             d->reason, found, (double)d->back_ms / 1000.0, before, d->signature);
 	} else {
-		ksr_run_fail(run, KSR_OUTCOME_CRASHED, 0, "%s%s", d->reason, d->signature);
+		ksr_run_fail(run, KSR_OUTCOME_CRASHED, 0, "%s%s%s", d->reason, before,
+		             d->signature);
 	}
 	free(d->known);
 	free(d);

@@ -68,7 +68,10 @@ bool ksr_app_reap_launch(ksr_run *run, int wait_ms)
 void ksr_app_record_crash(ksr_run *run, const char *when)
 {
 	char how[128] = "exited";
-	if (run->launched_pid > 0 && ksr_app_reap_launch(run, 300)) {
+	int own = 0;
+	if (run->app_pid != run->launched_pid && ksr_run_app_exit_status(run, &own)) {
+		ksr_app_describe_exit(own, how, sizeof how); /* the kernel kept it (pidfd) */
+	} else if (run->launched_pid > 0 && ksr_app_reap_launch(run, 300)) {
 		int st = run->launch_status;
 		if (run->app_pid == run->launched_pid || WIFSIGNALED(st) ||
 		    (WIFEXITED(st) && WEXITSTATUS(st) > 128))
@@ -84,13 +87,34 @@ void ksr_app_record_crash(ksr_run *run, const char *when)
 	ksr_diag_hold_crash(run, reason);
 }
 
-bool ksr_app_alive(ksr_run *run)
+static bool pid_alive(ksr_run *run)
 {
-	if (run->app_pid <= 0)
-		return true; /* nothing known to watch: the window decides */
 	if (run->app_pid == run->launched_pid) {
 		ksr_app_reap_launch(run, 0);
 		return !run->launch_reaped && ksr_proc_alive(run->app_pid);
 	}
 	return ksr_proc_alive(run->app_pid);
+}
+
+/* Alive, or replaced by its launcher (docs/scenario.md#launcher-restarts):
+ * then app_pid is the new instance's, and it is alive. */
+bool ksr_app_alive(ksr_run *run)
+{
+	if (run->app_pid <= 0)
+		return true; /* nothing known to watch: the window decides */
+	if (pid_alive(run)) {
+		ksr_run_app_seen_alive(run);
+		return true;
+	}
+	return ksr_run_follow_relaunch(run);
+}
+
+void ksr_app_pidfd_follow(ksr_run *run, int *pidfd, int *pid)
+{
+	if (*pid == run->app_pid)
+		return;
+	if (*pidfd >= 0)
+		close(*pidfd);
+	*pid = run->app_pid;
+	*pidfd = *pid > 0 ? ksr_proc_pidfd(*pid) : -1;
 }

@@ -236,17 +236,8 @@ static void record_app(ksr_run *run, app_wait *aw)
 	}
 	ksr_proc_list_clear(&procs);
 	cJSON_AddBoolToObject(f, "launched", run->launched_pid > 0);
-	cJSON *w = cJSON_AddObjectToObject(f, "window");
+	cJSON_AddItemToObject(f, "window", ksr_run_window_fields(&run->window));
 	char id[32];
-	snprintf(id, sizeof id, "0x%lx", run->window.id);
-	cJSON_AddStringToObject(w, "id", id);
-	cJSON_AddStringToObject(w, "title", run->window.title ? run->window.title : "");
-	cJSON_AddStringToObject(w, "class", run->window.res_class ? run->window.res_class : "");
-	cJSON_AddStringToObject(w, "type", run->window.type ? run->window.type : "");
-	cJSON_AddNumberToObject(w, "x", run->window.x);
-	cJSON_AddNumberToObject(w, "y", run->window.y);
-	cJSON_AddNumberToObject(w, "w", run->window.w);
-	cJSON_AddNumberToObject(w, "h", run->window.h);
 	if (aw->splash_title) { /* passed over: the app's window came after it */
 		cJSON *s = cJSON_AddObjectToObject(f, "splash");
 		snprintf(id, sizeof id, "0x%lx", aw->splash_id);
@@ -254,6 +245,7 @@ static void record_app(ksr_run *run, app_wait *aw)
 		cJSON_AddStringToObject(s, "title", aw->splash_title);
 	}
 	ksr_run_emit(run, "app", f);
+	ksr_run_app_seen_alive(run); /* its launcher, should it restart it */
 }
 
 /* The launch command died by a signal before any window: a crash, not a slow

@@ -56,7 +56,8 @@ static ksr_stage_status settle_wait(ksr_run *run)
 {
 	ksr_deadline settled = ksr_deadline_min(
 	        run->stage, ksr_deadline_in_ms((int64_t)(run->sc->settle_s * 1000)));
-	int pidfd = run->app_pid > 0 ? ksr_proc_pidfd(run->app_pid) : -1;
+	int pidfd_pid = run->app_pid;
+	int pidfd = pidfd_pid > 0 ? ksr_proc_pidfd(pidfd_pid) : -1;
 	ksr_stage_status st = KSR_STAGE_OK;
 	for (;;) {
 		if (!ksr_app_alive(run)) {
@@ -64,6 +65,7 @@ static ksr_stage_status settle_wait(ksr_run *run)
 			st = KSR_STAGE_FAILED;
 			break;
 		}
+		ksr_app_pidfd_follow(run, &pidfd, &pidfd_pid); /* a relaunch was followed */
 		struct pollfd p = {.fd = pidfd, .events = POLLIN};
 		ksr_deadline tick = ksr_deadline_min(settled, ksr_deadline_in_ms(PROC_RESCAN_MS));
 		ksr_wait w = ksr_wait_fds(&p, pidfd >= 0 ? 1 : 0, tick);
