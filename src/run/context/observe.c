@@ -96,6 +96,22 @@ int ksr_run_screenshot(ksr_run *run, const char *name, const char *description, 
 	return screenshot_keep(run, name, description, NULL, NULL, err);
 }
 
+bool ksr_run_window_matches(const ksr_pattern *title, const ksr_pattern *klass, const ksr_window *w)
+{
+	if (title && !ksr_pattern_match(title, w->title))
+		return false;
+	return !klass || ksr_pattern_match(klass, w->res_name) ||
+	       ksr_pattern_match(klass, w->res_class);
+}
+
+void ksr_run_window_copy(ksr_window *dst, const ksr_window *src)
+{
+	*dst = *src;
+	dst->title = ksr_xstrdup(src->title);
+	dst->res_name = ksr_xstrdup(src->res_name);
+	dst->res_class = ksr_xstrdup(src->res_class);
+}
+
 bool ksr_run_find_window(ksr_run *run, const ksr_pattern *title, const ksr_pattern *klass,
                          ksr_window *found)
 {
@@ -106,18 +122,11 @@ bool ksr_run_find_window(ksr_run *run, const ksr_pattern *title, const ksr_patte
 		return false;
 	for (size_t i = 0; i < wins.len && !hit; i++) {
 		const ksr_window *w = &wins.items[i];
-		if (title && !ksr_pattern_match(title, w->title))
-			continue;
-		if (klass && !ksr_pattern_match(klass, w->res_name) &&
-		    !ksr_pattern_match(klass, w->res_class))
+		if (!ksr_run_window_matches(title, klass, w))
 			continue;
 		hit = true;
-		if (found) {
-			*found = *w;
-			found->title = ksr_xstrdup(w->title);
-			found->res_name = ksr_xstrdup(w->res_name);
-			found->res_class = ksr_xstrdup(w->res_class);
-		}
+		if (found)
+			ksr_run_window_copy(found, w);
 	}
 	ksr_window_list_clear(&wins);
 	return hit;

@@ -155,10 +155,7 @@ static bool by_signal(int status)
 /* The app wait's window match (window:, window_class:). */
 static bool window_matches(const ksr_scenario *sc, const ksr_window *w)
 {
-	if (sc->window && !ksr_pattern_match(sc->window, w->title))
-		return false;
-	return !sc->window_class || ksr_pattern_match(sc->window_class, w->res_name) ||
-	       ksr_pattern_match(sc->window_class, w->res_class);
+	return ksr_run_window_matches(sc->window, sc->window_class, w);
 }
 
 static bool window_is_apps(const ksr_scenario *sc, const ksr_window *w)
@@ -281,10 +278,7 @@ static bool find_successor(ksr_run *run, successor *s)
 static void keep_window(successor *s, const ksr_window *w)
 {
 	ksr_run_window_release(&s->window);
-	s->window = *w;
-	s->window.title = ksr_xstrdup(w->title);
-	s->window.res_name = ksr_xstrdup(w->res_name);
-	s->window.res_class = ksr_xstrdup(w->res_class);
+	ksr_run_window_copy(&s->window, w);
 	s->have_window = true;
 }
 

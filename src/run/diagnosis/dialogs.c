@@ -200,10 +200,7 @@ static bool is_main_window(const ksr_run *run, const ksr_window *w)
 		return true;
 	if (sc->desktop || w->is_dialog || (!sc->window && !sc->window_class))
 		return false;
-	if (sc->window && !ksr_pattern_match(sc->window, w->title))
-		return false;
-	return !sc->window_class || ksr_pattern_match(sc->window_class, w->res_name) ||
-	       ksr_pattern_match(sc->window_class, w->res_class);
+	return ksr_run_window_matches(sc->window, sc->window_class, w);
 }
 
 static const char *or_empty(const char *s)

@@ -92,12 +92,7 @@ static bool want_proc(const ksr_scenario *sc)
 
 static bool window_matches(const ksr_scenario *sc, const ksr_window *w)
 {
-	if (sc->window && !ksr_pattern_match(sc->window, w->title))
-		return false;
-	if (sc->window_class && !ksr_pattern_match(sc->window_class, w->res_name) &&
-	    !ksr_pattern_match(sc->window_class, w->res_class))
-		return false;
-	return true;
+	return ksr_run_window_matches(sc->window, sc->window_class, w);
 }
 
 static bool dialog_like(const ksr_window *w)
@@ -113,10 +108,7 @@ static bool anonymous(const ksr_window *w)
 static void keep_window(app_wait *aw, const ksr_window *w, int pid)
 {
 	ksr_run_window_release(&aw->window);
-	aw->window = *w;
-	aw->window.title = ksr_xstrdup(w->title);
-	aw->window.res_name = ksr_xstrdup(w->res_name);
-	aw->window.res_class = ksr_xstrdup(w->res_class);
+	ksr_run_window_copy(&aw->window, w);
 	aw->window_seen = true;
 	aw->pid = pid;
 }
