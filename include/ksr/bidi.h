@@ -22,7 +22,8 @@ typedef struct ksr_bidi ksr_bidi;
 
 /* The BiDi port a Firefox announces: --remote-debugging-port N (N > 0, "=N"
  * too) on its command line, else ws_port in WebDriverBiDiServer.json in its
- * --profile DIR (written once the port is open; port 0 = any free port).
+ * --profile DIR (written once the port is open; port 0 = any free port;
+ * a relative DIR is the process's working directory's, for a pid).
  * 0 when neither is found. */
 int ksr_bidi_port_of_cmdline(const char *cmdline, size_t len);
 int ksr_bidi_port_of_pid(int pid);

@@ -57,9 +57,11 @@ static int profile_port(const char *dir)
 	return port > 0 && port < 65536 ? (int)port : 0;
 }
 
-int ksr_bidi_port_of_cmdline(const char *cmdline, size_t len)
+/* cwd: where a relative --profile is (the browser's working directory;
+ * Tor Browser's start script passes a relative one), or NULL. */
+static int port_of(const char *cmdline, size_t len, const char *cwd)
 {
-	char val[4096];
+	char val[4096], dir[8192];
 	if (!cmdline)
 		return 0;
 	if (arg_after(cmdline, len, "--remote-debugging-port", val, sizeof val)) {
@@ -67,10 +69,19 @@ int ksr_bidi_port_of_cmdline(const char *cmdline, size_t len)
 		if (port > 0 && port < 65536)
 			return port;
 	}
-	if (arg_after(cmdline, len, "--profile", val, sizeof val) ||
-	    arg_after(cmdline, len, "-profile", val, sizeof val))
-		return profile_port(val);
-	return 0;
+	if (!arg_after(cmdline, len, "--profile", val, sizeof val) &&
+	    !arg_after(cmdline, len, "-profile", val, sizeof val))
+		return 0;
+	if (val[0] != '/' && cwd)
+		snprintf(dir, sizeof dir, "%s/%s", cwd, val);
+	else
+		snprintf(dir, sizeof dir, "%s", val);
+	return profile_port(dir);
+}
+
+int ksr_bidi_port_of_cmdline(const char *cmdline, size_t len)
+{
+	return port_of(cmdline, len, NULL);
 }
 
 static ssize_t read_cmdline(int pid, char *buf, size_t len)
@@ -87,9 +98,10 @@ static ssize_t read_cmdline(int pid, char *buf, size_t len)
 
 int ksr_bidi_port_of_pid(int pid)
 {
-	char buf[16384];
+	char buf[16384], cwd[64];
 	ssize_t n = read_cmdline(pid, buf, sizeof buf);
-	return n > 0 ? ksr_bidi_port_of_cmdline(buf, (size_t)n) : 0;
+	snprintf(cwd, sizeof cwd, "/proc/%d/cwd", pid);
+	return n > 0 ? port_of(buf, (size_t)n, cwd) : 0;
 }
 
 bool ksr_bidi_is_firefox_cmdline(const char *cmdline, size_t len)
