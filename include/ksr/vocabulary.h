@@ -144,6 +144,7 @@ typedef struct ksr_step_info {
 	ksr_target_kind target;
 	ksr_after after;
 	bool desktop_only; /* spawn, kill */
+	const char *alias; /* another name the loader accepts ("cdp_click"), or "" */
 } ksr_step_info;
 
 typedef struct ksr_check_info {

@@ -8,7 +8,7 @@
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static const ksr_step_info step_rows[] = {
-#define KSR_STEP(nm, KIND, rng, be, model, shp, mods, tgt, aft, desk, exec)                        \
+#define KSR_STEP(nm, KIND, rng, be, model, shp, mods, tgt, aft, desk, exec, ...)                   \
 	{.name = #nm,                                                                              \
 	 .kind = KSR_KIND_##KIND,                                                                  \
 	 .rung = KSR_RUNG_##rng,                                                                   \
@@ -18,7 +18,8 @@ static const ksr_step_info step_rows[] = {
 	 .modifiers = (mods),                                                                      \
 	 .target = KSR_TARGET_##tgt,                                                               \
 	 .after = KSR_AFTER_##aft,                                                                 \
-	 .desktop_only = desk},
+	 .desktop_only = desk,                                                                     \
+	 .alias = "" #__VA_ARGS__},
 #include "ksr/vocabulary.def"
 };
 
@@ -51,7 +52,8 @@ const ksr_step_info *ksr_step_kinds(size_t *n)
 const ksr_step_info *ksr_step_kind_find(const char *name)
 {
 	for (size_t i = 0; name && i < COUNT(step_rows); i++)
-		if (strcmp(step_rows[i].name, name) == 0)
+		if (!strcmp(step_rows[i].name, name) ||
+		    (step_rows[i].alias[0] && !strcmp(step_rows[i].alias, name)))
 			return &step_rows[i];
 	return NULL;
 }
