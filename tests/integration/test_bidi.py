@@ -1,13 +1,16 @@
 """Rung 0 against a real Firefox ESR from Debian under Xvfb, over WebDriver
 BiDi, on the pages the CDP tests use (served by a local HTTP server): form
-fill + type + click + page: check; covered and disabled elements; keys
-pressed; the protocol told from the browser and the port read from the
-profile (port 0); and one scenario file that runs unchanged on Chromium and
-on Firefox."""
+fill + type + click + page: check; covered and disabled elements; hover and
+a moving element; keys pressed; the protocol told from the browser and the
+port read from the profile (port 0); the browser killed mid-command, a page
+that never loads, no debugging port; and one scenario file that runs
+unchanged on Chromium and on Firefox."""
 
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import textwrap
 import time
@@ -65,6 +68,7 @@ class BidiTest(ksr.KsrTestCase):
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True)
         self.procs.append(p)
+        self.firefox = p
         path = os.path.join(profile, "WebDriverBiDiServer.json")
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -191,6 +195,77 @@ class BidiTest(ksr.KsrTestCase):
             """, cdp="true")
         report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
         self.assertIn("over WebDriver BiDi", ksr.stage(report, "browser-attach")["reason"])
+
+    # --- faults ------------------------------------------------------------
+
+    def test_browser_killed_mid_command(self):
+        display = self.start_xvfb()
+        profile, port = self.start_firefox(display, "form.html")
+        path = self.scenario(textwrap.dedent("""\
+            name: bidi-killed
+            process: ^firefox-esr$
+            process_cmdline: '%s'
+            window: "KSR Form"
+            settle_s: 0.2
+            atspi: false
+            cdp: {port: %d, browser: firefox}
+            steps:
+              - cdp_eval: "(document.title = 'KSR in flight', new Promise(() => {}))"
+                timeout_s: 300
+            """) % (re.escape(profile), port))
+        out = self.out()
+        rt = self.start_rt(["run", path], env=self.env(DISPLAY=display), out=out)
+        # Killed once the command is in flight: the page ran it (its title says so).
+        ksr.wait_window_title(self, display, "KSR in flight", proc=rt)
+        os.killpg(self.firefox.pid, signal.SIGKILL)
+        rc = rt.wait(timeout=60)  # the step's own timeout is 300 s
+        self.assertNoSanitizerReport(rt.stderr)
+        report = self.assertEvidence(out, "app-failed", "crashed", rc=rc, stderr=rt.stderr)
+        self.assertRegex(report["reason"], r"firefox-esr \(pid %d\) exited|"
+                         r"the browser exited during the step" % self.firefox.pid)
+
+    def test_page_that_never_loads_is_bounded(self):
+        """A server that accepts and never answers: the navigation ends at the
+        step's timeout as a failed step, not a hang."""
+        silent = socket.socket()
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        self.addCleanup(silent.close)
+        url = "http://127.0.0.1:%d/never" % silent.getsockname()[1]
+        path, out, rc, se = self.run_page("form.html", "KSR Form", """\
+            - cdp_navigate: "%s"
+              timeout_s: 2
+            """ % url)
+        report = self.assertEvidence(out, "app-failed", "step-failed", rc=rc, stderr=se)
+        self.assertIn("after 2 s", report["reason"])
+
+    def test_no_debugging_port(self):
+        display = self.start_xvfb()
+        profile = self.profile()
+        p = subprocess.Popen([FIREFOX, "--profile", profile, "--no-remote",
+                              self.url("form.html")], env=self.env(DISPLAY=display),
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+        self.procs.append(p)
+        path = self.scenario(textwrap.dedent("""\
+            name: bidi-no-port
+            process: ^firefox-esr$
+            process_cmdline: '%s'
+            window: "KSR Form"
+            settle_s: 0.1
+            atspi: false
+            cdp: true
+            steps:
+              - cdp_click: "#send"
+            """) % re.escape(profile))
+        out = self.out()
+        rc, so, se, _ = self.run_rt(["run", path], env=self.env(DISPLAY=display), out=out,
+                                    timeout=90)
+        self.assertNoSanitizerReport(se)
+        report = self.assertEvidence(out, "test-error", "backend-unavailable", rc=rc, stderr=se)
+        self.assertIn("--remote-debugging-port", report["reason"])
+        self.assertIn("--profile DIR", report["reason"])
+        self.assertEqual(report["steps"], [], "no step ran")
 
     def run_both(self, cmd, proc):
         out = self.out()
