@@ -135,6 +135,7 @@ class BidiTest(ksr.KsrTestCase):
         ends = self.step_ends(out)
         self.assertEqual({e["protocol"] for e in ends}, {"bidi"})
         click = ends[4]
+        self.assertEqual(click["kind"], "cdp_click", "the older name, as written, is kept")
         self.assertEqual((click["target"], click["selector"]), ("submit", "#send"))
         self.assertTrue(click["box"]["x"] <= click["point"]["x"]
                         <= click["box"]["x"] + click["box"]["w"])
@@ -281,6 +282,7 @@ class BidiTest(ksr.KsrTestCase):
             self.tmp, "chromium-profile"), "--remote-debugging-port=0"] + test_cdp.FLAGS)
         _, ends = self.run_both(chromium, "^chromium$")
         self.assertEqual({e["protocol"] for e in ends if "protocol" in e}, {"cdp"})
+        self.assertEqual([e["kind"] for e in ends], ["page_fill", "page_type", "page_click"])
         firefox = " ".join(self.firefox_args(self.profile(), "form.html")[:-1])
         _, ends = self.run_both(firefox, "^firefox-esr$")
         self.assertEqual({e["protocol"] for e in ends if "protocol" in e}, {"bidi"})

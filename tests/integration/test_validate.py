@@ -202,8 +202,8 @@ class ValidateTest(ksr.KsrTestCase):
         want = [
             ("Retrun", 10, r"unknown key 'Retrun' in 'Retrun' \(did you mean 'Return'\?\)"),
             ("ctrl+shft+s", 10, r"unknown key 'shft' in 'ctrl\+shft\+s' \(did you mean 'shift'\?\)"),
-            ("Entr", 16, r"page_press: unknown page key 'Entr' in 'Entr' \(did you mean 'Enter'\?\)"),
-            ("ctl+Enter", 16, r"page_press: not a modifier: 'ctl' in 'ctl\+Enter' \(did you mean 'ctrl'\?\)"),
+            ("Entr", 16, r"cdp_press: unknown page key 'Entr' in 'Entr' \(did you mean 'Enter'\?\)"),
+            ("ctl+Enter", 16, r"cdp_press: not a modifier: 'ctl' in 'ctl\+Enter' \(did you mean 'ctrl'\?\)"),
             ("role: pushbutton", 11, r"unknown accessibility role 'pushbutton' \(did you mean 'push button'\?\)"),
             ("showng", 19, r"unknown accessibility state 'showng' \(did you mean 'showing'\?\)"),
             ("armd", None, r"unknown accessibility state 'armd' \(did you mean 'armed'\?\)"),

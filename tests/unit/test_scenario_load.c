@@ -149,18 +149,18 @@ static void other_steps(const ksr_scenario *s)
 	is_str(step(s, 12, "observe")->text, "a text editor with an empty document", "observe");
 	st = step(s, 13, "wait_window");
 	ok(ksr_pattern_match(st->re, "Save As") && near(st->timeout_s, 10), "wait_window");
-	is_str(step(s, 14, "page_navigate")->text, "https://example.com/index.html",
+	is_str(step(s, 14, "cdp_navigate")->text, "https://example.com/index.html",
 	       "cdp_navigate with ${VAR:-default}");
-	is_str(step(s, 15, "page_click")->text, "search", "cdp_click keeps the name");
-	st = step(s, 16, "page_type");
+	is_str(step(s, 15, "cdp_click")->text, "search", "cdp_click keeps the name");
+	st = step(s, 16, "cdp_type");
 	ok(!strcmp(st->text, "search") && !strcmp(st->fill_text, "kasm"), "cdp_type");
-	st = step(s, 17, "page_wait");
+	st = step(s, 17, "cdp_wait");
 	ok(!strcmp(st->text, "#results") && !strcmp(st->wait_state, "visible"), "cdp_wait state");
-	st = step(s, 18, "page_fill");
+	st = step(s, 18, "cdp_fill");
 	ok(!strcmp(st->text, "input[name=q]") && st->fill_text && !*st->fill_text,
 	   "cdp_fill with empty text");
-	is_str(step(s, 19, "page_press")->text, "Enter", "cdp_press");
-	is_str(step(s, 20, "page_eval")->text, "document.title.length > 0", "cdp_eval");
+	is_str(step(s, 19, "cdp_press")->text, "Enter", "cdp_press");
+	is_str(step(s, 20, "cdp_eval")->text, "document.title.length > 0", "cdp_eval");
 	st = step(s, 21, "shell");
 	ok(!strcmp(st->text, "test -s /tmp/hello.txt") && near(st->timeout_s, 30), "shell");
 	st = step(s, 22, "sleep");
