@@ -5,7 +5,7 @@
  * interactive elements from a script, and the page handle's table. */
 #include "ksr/bidi.h"
 
-#include "backend/bidi/bidi_priv.h"
+#include "backend/bidi/priv.h"
 #include "backend/cdp/page_common.h"
 #include "backend/cdp/wire.h"
 

@@ -4,7 +4,7 @@
  * into JSON, console entries. See docs/cdp.md. */
 #include "ksr/bidi.h"
 
-#include "backend/bidi/bidi_priv.h"
+#include "backend/bidi/priv.h"
 #include "backend/cdp/wire.h"
 
 #include <cjson/cJSON.h>
