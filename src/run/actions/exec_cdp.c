@@ -1,8 +1,9 @@
-/* Rung 0: the cdp_* steps and the page: check, on the page handle the
- * browser-attach stage made (run->page), whichever protocol it speaks (CDP,
- * WebDriver BiDi: ksr/page.h). One executor per kind (the element kinds over
- * one helper); each step row records the protocol as its backend, the
- * selector (or list id) and the box the element resolved to. */
+/* Rung 0: the page_* steps (cdp_* their older names) and the page: check,
+ * on the page handle the browser-attach stage made (run->page), whichever
+ * protocol it speaks (CDP, WebDriver BiDi: ksr/page.h). One executor per
+ * kind (the element kinds over one helper); each step row records backend
+ * cdp, the protocol it took, the selector (or list id) and the box the
+ * element resolved to. */
 #include "run/actions/exec.h"
 #include "run/actions/runner.h"
 
@@ -74,7 +75,7 @@ static bool app_exited(ksr_run *run)
 	return !ksr_proc_alive(run->app_pid);
 }
 
-/* Turn a CDP status into the step's result. */
+/* Turn a page status into the step's result. */
 static void finish(ksr_run *run, const ksr_step *step, ksr_page_status st, const ksr_err *err,
                    double secs, ksr_step_result *res)
 {
