@@ -225,6 +225,47 @@ class BidiTest(ksr.KsrTestCase):
         self.assertRegex(report["reason"], r"firefox-esr \(pid %d\) exited|"
                          r"the browser exited during the step" % self.firefox.pid)
 
+    def kill_content_processes(self):
+        """SIGKILL the tab content processes of the Firefox under test (its
+        session's processes whose last argument is 'tab'), as a crash would."""
+        out = subprocess.run(["ps", "-eo", "pid,sid,args"], capture_output=True,
+                             text=True).stdout.splitlines()[1:]
+        killed = 0
+        for line in out:
+            pid, sid, args = line.split(None, 2)
+            if int(sid) == self.firefox.pid and args.split()[-1] == "tab":
+                os.kill(int(pid), signal.SIGKILL)
+                killed += 1
+        self.assertGreater(killed, 0, "no content process found")
+
+    def test_content_process_crash(self):
+        """The tab's content process killed while a step waits on the page:
+        Firefox shows its crash page, the step ends as crashed, not at its
+        timeout."""
+        display = self.start_xvfb()
+        profile, port = self.start_firefox(display, "form.html")
+        path = self.scenario(textwrap.dedent("""\
+            name: bidi-content-crash
+            process: ^firefox-esr$
+            process_cmdline: '%s'
+            window: "KSR Form"
+            settle_s: 0.2
+            atspi: false
+            cdp: {port: %d, browser: firefox}
+            steps:
+              - cdp_eval: "(document.title = 'KSR waiting', true)"
+              - cdp_wait: "#never"
+                timeout_s: 300
+            """) % (re.escape(profile), port))
+        out = self.out()
+        rt = self.start_rt(["run", path], env=self.env(DISPLAY=display), out=out)
+        ksr.wait_window_title(self, display, "KSR waiting", proc=rt)
+        self.kill_content_processes()
+        rc = rt.wait(timeout=60)
+        self.assertNoSanitizerReport(rt.stderr)
+        report = self.assertEvidence(out, "app-failed", "crashed", rc=rc, stderr=rt.stderr)
+        self.assertIn("content process crashed", report["reason"])
+
     def test_page_that_never_loads_is_bounded(self):
         """A server that accepts and never answers: the navigation ends at the
         step's timeout as a failed step, not a hang."""

@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OBJECT_DEPTH 16 /* a value deeper than this reads as {} (a cycle cannot loop) */
+#define OBJECT_DEPTH   16   /* a value deeper than this reads as {} (a cycle cannot loop) */
+#define CRASH_PROBE_MS 2000 /* the context's URL, asked once a script call was refused */
 
 /* ---- scripts --------------------------------------------------------------- */
 
@@ -29,8 +30,34 @@ static ksr_page_status exception_of(const cJSON *res, ksr_err *err)
 	return ksr_err_set(err, "the page threw: %s", first), KSR_PAGE_ERROR;
 }
 
+/* Firefox answers a script call on a context that shows its own crash page
+ * (about:tabcrashed, a parent-process page) with this, while the context
+ * reports a web page's URL or about:blank: the content process is gone. A
+ * context that is a browser page itself (about:preferences...) is not a crash. */
+static bool content_crashed(ksr_bidi *b, ksr_page_status st, const ksr_err *err)
+{
+	if (st != KSR_PAGE_ERROR || !strstr(err->msg, "parent process browsing context"))
+		return false;
+	cJSON *p = cJSON_CreateObject(), *res = NULL;
+	cJSON_AddStringToObject(p, "root", b->context);
+	cJSON_AddNumberToObject(p, "maxDepth", 0);
+	ksr_err ignored = {0};
+	ksr_bidi_call(b, "browsingContext.getTree", p, ksr_deadline_in_ms(CRASH_PROBE_MS), &res,
+	              &ignored);
+	const char *url = cJSON_GetStringValue(cJSON_GetObjectItem(
+	        cJSON_GetArrayItem(cJSON_GetObjectItem(res, "contexts"), 0), "url"));
+	/* about:blank lives in a content process: refused there, it is the crash
+	 * page's context (Firefox 153 reports the crashed tab as about:blank). */
+	bool browser_page = url && (!strncmp(url, "about:", 6) || !strncmp(url, "chrome:", 7));
+	bool crashed = url && (!browser_page || !strcmp(url, "about:blank") ||
+	                       !strncmp(url, "about:tabcrashed", 16));
+	cJSON_Delete(res);
+	return crashed;
+}
+
 /* Run a script command in the context; *remote gets its result (a remote
- * value, owned by the caller). An exception in the page is ERROR. */
+ * value, owned by the caller). An exception in the page is ERROR; a crashed
+ * content process is CRASHED. */
 static ksr_page_status script(ksr_bidi *b, const char *method, cJSON *p, ksr_deadline d,
                               cJSON **remote, ksr_err *err)
 {
@@ -47,6 +74,11 @@ static ksr_page_status script(ksr_bidi *b, const char *method, cJSON *p, ksr_dea
 	cJSON_AddNumberToObject(so, "maxObjectDepth", OBJECT_DEPTH);
 	cJSON *res = NULL;
 	ksr_page_status st = ksr_bidi_call(b, method, p, d, &res, err);
+	if (content_crashed(b, st, err)) {
+		ksr_err_set(err,
+		            "the tab's content process crashed (Firefox shows its crash page)");
+		st = KSR_PAGE_CRASHED;
+	}
 	const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(res, "type"));
 	if (st == KSR_PAGE_OK && type && !strcmp(type, "exception"))
 		st = exception_of(res, err);
