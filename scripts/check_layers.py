@@ -58,7 +58,7 @@ OWNERS = {
     "report.h": "core", "strbuf.h": "core", "verdict.h": "core", "pattern.h": "core",
     "json.h": "core",
     "x11.h": "backend/x11", "x11_record.h": "backend/x11", "keys.h": "backend/x11",
-    "video.h": "backend/video", "atspi.h": "backend/atspi", "cdp.h": "backend/cdp",
+    "video.h": "backend/video", "atspi.h": "backend/atspi", "cdp.h": "backend/cdp", "page.h": "backend/cdp", "bidi.h": "backend/bidi",
     "model.h": "backend/model", "image.h": "backend/image", "proc.h": "backend/proc",
     "session.h": "backend/session", "http_server.h": "backend/http",
     "scenario.h": "scenario", "scenario_yaml.h": "scenario", "vocabulary.h": "scenario", "vocabulary.def": "scenario",

@@ -12,22 +12,22 @@
 
 #include "ksr/deadline.h"
 #include "ksr/error.h"
+#include "ksr/page.h"
 
 typedef struct cJSON cJSON;
 typedef struct ksr_cdp ksr_cdp;
 
-typedef enum ksr_cdp_status {
-	KSR_CDP_OK = 0,
-	KSR_CDP_ERROR,     /* an error reply, a script exception, a bad argument: err says */
-	KSR_CDP_NOT_READY, /* the element never became actionable before the deadline: err says why
-	                    */
-	KSR_CDP_TIMEOUT,   /* the browser did not answer before the deadline */
-	KSR_CDP_CANCELLED, /* SIGTERM/SIGINT */
-	KSR_CDP_CLOSED,    /* the connection is gone (browser exited, page closed) */
-	KSR_CDP_CRASHED,   /* the page's renderer crashed */
-} ksr_cdp_status;
+/* The page rung's status (ksr/page.h), under the names CDP callers know. */
+typedef ksr_page_status ksr_cdp_status;
+#define KSR_CDP_OK        KSR_PAGE_OK
+#define KSR_CDP_ERROR     KSR_PAGE_ERROR
+#define KSR_CDP_NOT_READY KSR_PAGE_NOT_READY
+#define KSR_CDP_TIMEOUT   KSR_PAGE_TIMEOUT
+#define KSR_CDP_CANCELLED KSR_PAGE_CANCELLED
+#define KSR_CDP_CLOSED    KSR_PAGE_CLOSED
+#define KSR_CDP_CRASHED   KSR_PAGE_CRASHED
 
-const char *ksr_cdp_status_name(ksr_cdp_status s);
+#define ksr_cdp_status_name ksr_page_status_name
 
 /* ---- discovery and connection ------------------------------------------- */
 
@@ -80,17 +80,8 @@ ksr_cdp_status ksr_cdp_idle(ksr_cdp *c, ksr_deadline d, ksr_err *err);
 
 /* An element is named by a CSS selector or by an id from
  * ksr_cdp_list_interactive ("@e" + backendNodeId, never valid CSS). */
-typedef struct ksr_cdp_box {
-	double x, y, w, h; /* CSS pixels in the page's viewport */
-} ksr_cdp_box;
-
-typedef struct ksr_cdp_hit {
-	bool has_box;
-	ksr_cdp_box box;
-	double x, y;  /* the point acted on (click) */
-	int attempts; /* click: press and release sent this many times (the page
-	               * said it received none before the last) */
-} ksr_cdp_hit;
+typedef ksr_page_box ksr_cdp_box;
+typedef ksr_page_hit ksr_cdp_hit;
 
 /* Retry until d: attached, visible, enabled, scrolled into view, a stable box
  * over two animation frames, and the element (or a descendant) is what the
@@ -126,29 +117,25 @@ ksr_cdp_status ksr_cdp_navigate(ksr_cdp *c, const char *url, ksr_deadline d, ksr
 ksr_cdp_status ksr_cdp_eval(ksr_cdp *c, const char *js, ksr_deadline d, bool *truthy, cJSON **value,
                             ksr_err *err);
 
-typedef struct ksr_cdp_page {
-	bool found;  /* the selector matched (true when no selector was asked) */
-	char *text;  /* the element's innerText/textContent, or NULL */
-	char *url;   /* location.href */
-	char *title; /* document.title */
-} ksr_cdp_page;
+typedef ksr_page_info ksr_cdp_page;
 ksr_cdp_status ksr_cdp_page_state(ksr_cdp *c, const char *selector, ksr_deadline d,
                                   ksr_cdp_page *out, ksr_err *err);
-void ksr_cdp_page_clear(ksr_cdp_page *p);
+#define ksr_cdp_page_clear ksr_page_info_clear
 
 /* The page's interactive elements, from the accessibility tree. The id stays
  * the same across snapshots while the DOM node lives. */
-typedef struct ksr_cdp_element {
-	char id[32]; /* "@e<backendNodeId>" */
-	char *role, *name;
-	long backend_id;
-} ksr_cdp_element;
-typedef struct ksr_cdp_element_list {
-	ksr_cdp_element *items;
-	size_t len;
-} ksr_cdp_element_list;
+typedef ksr_page_element ksr_cdp_element; /* id "@e<backendNodeId>" */
+typedef ksr_page_element_list ksr_cdp_element_list;
 ksr_cdp_status ksr_cdp_list_interactive(ksr_cdp *c, ksr_deadline d, ksr_cdp_element_list *out,
                                         ksr_err *err);
-void ksr_cdp_element_list_clear(ksr_cdp_element_list *l);
+#define ksr_cdp_element_list_clear ksr_page_element_list_clear
+
+/* ---- the page rung (ksr/page.h) -------------------------------------------- */
+
+/* The page handle over this connection; it owns c from now on (ksr_page_close
+ * closes it). */
+ksr_page *ksr_cdp_page_open(ksr_cdp *c);
+/* The CDP connection under a page handle, or NULL when it speaks another protocol. */
+ksr_cdp *ksr_cdp_of_page(ksr_page *p);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "ksr/error.h"
 #include "ksr/keys.h"
+#include "ksr/page.h"
 #include "ksr/vocabulary.h"
 #include "ksr/pattern.h"
 
@@ -151,7 +152,8 @@ typedef struct ksr_scenario {
 
 	bool cdp; /* cdp: given, or any cdp_* step */
 	char *cdp_host;
-	int cdp_port; /* 0: discover (DevToolsActivePort, else 9222) */
+	int cdp_port;                 /* 0: discover (DevToolsActivePort, else 9222) */
+	ksr_page_browser cdp_browser; /* cdp: {browser: ...}: the page protocol to speak */
 	ksr_cdp_target *cdp_targets;
 	size_t n_cdp_targets;
 

@@ -144,6 +144,8 @@ typedef struct ksr_step_info {
 	ksr_target_kind target;
 	ksr_after after;
 	bool desktop_only; /* spawn, kill */
+	const char *alias; /* the row's other name: its alias ("cdp_click", "" when none),
+	                    * or, found by its alias, the row's own name ("page_click") */
 } ksr_step_info;
 
 typedef struct ksr_check_info {

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ksr/cdp.h"
+#include "ksr/page.h"
 #include "ksr/report.h"
 #include "ksr/proc.h"
 #include "run/actions/exec_atspi.h"
@@ -203,7 +203,8 @@ static void set_deadlines(ksr_run *run)
 
 static void teardown(ksr_run *run)
 {
-	ksr_cdp_close(run->cdp); /* before the browser is stopped */
+	ksr_page_close(run->page); /* before the browser is stopped */
+	run->page = NULL;
 	run->cdp = NULL;
 	ksr_run_atspi_drop(run);
 	ksr_run_stop_app(run);

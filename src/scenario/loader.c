@@ -84,7 +84,7 @@ static const char *const top_keys[TK_COUNT + 1] = {
 };
 
 const char *const scn_keys_declared[] = {"at", "window", NULL};
-const char *const scn_keys_cdp[] = {"port", "host", NULL};
+const char *const scn_keys_cdp[] = {"port", "host", "browser", NULL};
 const char *const scn_keys_goal_budget[] = {"turns", "seconds", "model_calls", NULL};
 const char *const scn_keys_spawn[] = {"command", "window", "process", "as", NULL};
 const char *const scn_keys_selector_text[] = {"selector", "text", NULL};
@@ -342,6 +342,20 @@ static void targets_key(scn_ctx *c, const snode *n)
 	}
 }
 
+/* cdp: {browser: firefox|chromium}: which page protocol the attach speaks
+ * (WebDriver BiDi, CDP); unset, the attach tells from the browser. */
+static void browser_key(scn_ctx *c, const snode *n)
+{
+	if (!n)
+		return;
+	if (n->kind == SN_SCALAR && n->str && !strcmp(n->str, "firefox"))
+		c->s->cdp_browser = KSR_PAGE_BROWSER_FIREFOX;
+	else if (n->kind == SN_SCALAR && n->str && !strcmp(n->str, "chromium"))
+		c->s->cdp_browser = KSR_PAGE_BROWSER_CHROMIUM;
+	else
+		scn_err(c, n, "cdp browser: firefox or chromium");
+}
+
 static void cdp_key(scn_ctx *c, const snode *n)
 {
 	ksr_scenario *s = c->s;
@@ -358,6 +372,7 @@ static void cdp_key(scn_ctx *c, const snode *n)
 		scn_int(c, port, "cdp port", 1, 65535, &s->cdp_port);
 	if (host)
 		scn_str(c, host, "cdp host", true, &s->cdp_host);
+	browser_key(c, scn_get(n, "browser"));
 }
 
 static void cdp_targets_key(scn_ctx *c, const snode *n)

@@ -407,7 +407,7 @@ static bool chords_parse(scn_ctx *c, const snode *v, ksr_step *st)
 	if (st->info->kind == KSR_KIND_CDP_PRESS) {
 		if (ksr_cdp_chords_check(st->text, &err) == 0)
 			return true;
-		scn_err(c, v, "cdp_press: %s", err.msg);
+		scn_err(c, v, "%s: %s", st->info->name, err.msg);
 		return false;
 	}
 	if (ksr_keys_parse(st->text, &st->chords, &st->n_chords, &err) == 0)

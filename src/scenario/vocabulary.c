@@ -7,9 +7,9 @@
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-static const ksr_step_info step_rows[] = {
-#define KSR_STEP(nm, KIND, rng, be, model, shp, mods, tgt, aft, desk, exec)                        \
-	{.name = #nm,                                                                              \
+#define STEP_ROW(nm, als, KIND, rng, be, model, shp, mods, tgt, aft, desk)                         \
+	{.name = nm,                                                                               \
+	 .alias = als,                                                                             \
 	 .kind = KSR_KIND_##KIND,                                                                  \
 	 .rung = KSR_RUNG_##rng,                                                                   \
 	 .backend = KSR_BACKEND_##be,                                                              \
@@ -19,6 +19,19 @@ static const ksr_step_info step_rows[] = {
 	 .target = KSR_TARGET_##tgt,                                                               \
 	 .after = KSR_AFTER_##aft,                                                                 \
 	 .desktop_only = desk},
+
+static const ksr_step_info step_rows[] = {
+#define KSR_STEP(nm, KIND, rng, be, model, shp, mods, tgt, aft, desk, exec, ...)                   \
+	STEP_ROW(#nm, "" #__VA_ARGS__, KIND, rng, be, model, shp, mods, tgt, aft, desk)
+#include "ksr/vocabulary.def"
+};
+
+/* The same rows under their alias (name "" where a row has none): a step
+ * written with the older name keeps it (in errors, reports, the writer)
+ * while its kind, and so its executor, is the row's. */
+static const ksr_step_info alias_rows[] = {
+#define KSR_STEP(nm, KIND, rng, be, model, shp, mods, tgt, aft, desk, exec, ...)                   \
+	STEP_ROW("" #__VA_ARGS__, #nm, KIND, rng, be, model, shp, mods, tgt, aft, desk)
 #include "ksr/vocabulary.def"
 };
 
@@ -51,8 +64,11 @@ const ksr_step_info *ksr_step_kinds(size_t *n)
 const ksr_step_info *ksr_step_kind_find(const char *name)
 {
 	for (size_t i = 0; name && i < COUNT(step_rows); i++)
-		if (strcmp(step_rows[i].name, name) == 0)
+		if (!strcmp(step_rows[i].name, name))
 			return &step_rows[i];
+	for (size_t i = 0; name && i < COUNT(alias_rows); i++)
+		if (alias_rows[i].name[0] && !strcmp(alias_rows[i].name, name))
+			return &alias_rows[i];
 	return NULL;
 }
 

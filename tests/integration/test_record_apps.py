@@ -168,8 +168,8 @@ class RecordApps(test_record.RecordCase):
         text = test_record._read(out)
         doc, steps = self.steps(out)
         acts = _acts(steps)
-        self.assertEqual(acts, [("cdp_click", "#name"), ("key", "ctrl+a"), ("type", "Ada"),
-                                ("cdp_click", "#send")], text)
+        self.assertEqual(acts, [("page_click", "#name"), ("key", "ctrl+a"), ("type", "Ada"),
+                                ("page_click", "#send")], text)
         self.assertIn({"window": "^KSR Done - Chromium$", "timeout_s": 10}, steps[3]["checks"],
                       text)
         # The first title (about:blank's) and the page's, at the first click.

@@ -5,6 +5,7 @@
 #include "ksr/cdp.h"
 
 #include "backend/cdp/fuzz.h"
+#include "backend/cdp/wire.h"
 #include "backend/http/curl.h"
 
 #include <cjson/cJSON.h>
@@ -36,6 +37,7 @@ struct ksr_cdp {
 	struct lws *cancel_wsi; /* the cancel pipe in lws's poll set, NULL until adopted */
 	lws_sorted_usec_list_t sul;
 	bool connected, closed, crashed;
+	bool wire; /* a bare connection (ksr_cdp_wire_open): no page session */
 	char close_why[256];
 
 	out_msg *out_head, *out_tail;
@@ -50,7 +52,7 @@ struct ksr_cdp {
 	ksr_cdp_timing timing;
 };
 
-const char *ksr_cdp_status_name(ksr_cdp_status s)
+const char *ksr_page_status_name(ksr_page_status s)
 {
 	static const char *const names[] = {
 	        [KSR_CDP_OK] = "ok",
@@ -449,7 +451,9 @@ static ksr_cdp_status reply_result(ksr_cdp *c, const char *method, cJSON **resul
 	cJSON *e = cJSON_GetObjectItem(c->reply, "error");
 	ksr_cdp_status st = KSR_CDP_OK;
 	if (e) {
-		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(e, "message"));
+		/* CDP: error {code, message}; WebDriver BiDi: error "code", message beside it. */
+		const char *m = cJSON_GetStringValue(
+		        cJSON_GetObjectItem(cJSON_IsString(e) ? c->reply : e, "message"));
 		ksr_err_set(err, "%s: %s", method, m ? m : "error");
 		st = KSR_CDP_ERROR;
 	} else if (result) {
@@ -538,7 +542,8 @@ static cJSON *take_event(ksr_cdp *c, const char *method)
 	{
 		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(e, "method"));
 		const char *sid = cJSON_GetStringValue(cJSON_GetObjectItem(e, "sessionId"));
-		if (m && !strcmp(m, method) && sid && c->session_id && !strcmp(sid, c->session_id))
+		bool ours = c->wire || (sid && c->session_id && !strcmp(sid, c->session_id));
+		if (m && !strcmp(m, method) && ours)
 			return cJSON_DetachItemViaPointer(c->events, e);
 	}
 	return NULL;
@@ -682,6 +687,28 @@ ksr_cdp *ksr_cdp_connect(const char *host, int port, ksr_deadline d, ksr_cdp_sta
 		return c;
 	ksr_cdp_close(c);
 	return NULL;
+}
+
+ksr_cdp *ksr_cdp_wire_open(const char *host, int port, const char *path, ksr_deadline d,
+                           ksr_cdp_status *st, ksr_err *err)
+{
+	ksr_cdp *c = ksr_xcalloc(1, sizeof *c);
+	c->events = cJSON_CreateArray();
+	c->wire = true;
+	snprintf(c->path, sizeof c->path, "%s", path);
+	int64_t t0 = ksr_now_ms();
+	*st = open_socket(c, host, port, d, err);
+	c->timing.handshake_ms = (double)(ksr_now_ms() - t0);
+	if (*st == KSR_CDP_OK)
+		return c;
+	ksr_cdp_close(c);
+	return NULL;
+}
+
+void ksr_cdp_wire_set_url(ksr_cdp *c, const char *url)
+{
+	free(c->url);
+	c->url = url ? ksr_xstrdup(url) : NULL;
 }
 
 void ksr_cdp_close(ksr_cdp *c)

@@ -5,6 +5,8 @@
 #include "ksr/cdp.h"
 #include "ksr/json.h"
 
+#include "backend/cdp/page_common.h"
+
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <math.h>
@@ -19,7 +21,7 @@
  * "click" (every check, then the click point), "fill"/"type" (visible, enabled,
  * editable; focused and, for fill, all selected), "state" (where it is). The
  * box must be the same in two consecutive animation frames before a click. */
-static const char probe_js[] =
+const char ksr_page_probe_js[] =
         "async function(el, want) {\n"
         "const desc = n => { if (!n || n.nodeType !== 1) return String(n);\n"
         "  let s = '<' + n.localName; if (n.id) s += ' id=\"' + n.id + '\"';\n"
@@ -104,7 +106,7 @@ static ksr_cdp_status resolve_id(ksr_cdp *c, const char *ref, ksr_deadline d, ch
 	return st;
 }
 
-/* Run probe_js on the element; *out gets the returned object. An id whose node
+/* Run ksr_page_probe_js on the element; *out gets the returned object. An id whose node
  * is gone reads as detached, not as an error. */
 static ksr_cdp_status probe(ksr_cdp *c, const char *ref, const char *want, ksr_deadline d,
                             cJSON **out, ksr_err *err)
@@ -124,7 +126,7 @@ static ksr_cdp_status probe(ksr_cdp *c, const char *ref, const char *want, ksr_d
 			                   "page\"}");
 			return KSR_CDP_OK;
 		}
-		cJSON_AddStringToObject(p, "functionDeclaration", probe_js);
+		cJSON_AddStringToObject(p, "functionDeclaration", ksr_page_probe_js);
 		cJSON_AddStringToObject(p, "objectId", oid);
 		cJSON *args = cJSON_AddArrayToObject(p, "arguments");
 		cJSON *a0 = cJSON_CreateObject(), *a1 = cJSON_CreateObject();
@@ -136,7 +138,8 @@ static ksr_cdp_status probe(ksr_cdp *c, const char *ref, const char *want, ksr_d
 	} else {
 		cJSON *sel = cJSON_CreateString(ref), *w = cJSON_CreateString(want);
 		char *s = cJSON_PrintUnformatted(sel), *ws = cJSON_PrintUnformatted(w);
-		char *expr = ksr_xasprintf("(%s)(document.querySelector(%s), %s)", probe_js, s, ws);
+		char *expr = ksr_xasprintf("(%s)(document.querySelector(%s), %s)",
+		                           ksr_page_probe_js, s, ws);
 		cJSON_AddStringToObject(p, "expression", expr);
 		free(expr), free(s), free(ws);
 		cJSON_Delete(sel), cJSON_Delete(w);
@@ -179,13 +182,14 @@ static const char *state_of(const cJSON *r)
 }
 
 /* Probe until the element is actionable for want, or d passes. */
-static ksr_cdp_status actionable(ksr_cdp *c, const char *ref, const char *want, ksr_deadline d,
-                                 ksr_cdp_hit *hit, ksr_err *err)
+ksr_page_status ksr_page_actionable(ksr_cdp *c, ksr_page_probe_fn probe_fn, void *ud,
+                                    const char *ref, const char *want, ksr_deadline d,
+                                    ksr_page_hit *hit, ksr_err *err)
 {
 	char why[400] = "";
 	for (;;) {
 		cJSON *r = NULL;
-		ksr_cdp_status st = probe(c, ref, want, d, &r, err);
+		ksr_cdp_status st = probe_fn(ud, ref, want, d, &r, err);
 		if (st == KSR_CDP_TIMEOUT && why[0])
 			break; /* the last probe ran out of time: report the last state */
 		if (st != KSR_CDP_OK)
@@ -205,6 +209,18 @@ static ksr_cdp_status actionable(ksr_cdp *c, const char *ref, const char *want, 
 			break;
 	}
 	return ksr_err_set(err, "%s %s", ref, why), KSR_CDP_NOT_READY;
+}
+
+static ksr_page_status cdp_probe(void *ud, const char *ref, const char *want, ksr_deadline d,
+                                 cJSON **out, ksr_err *err)
+{
+	return probe(ud, ref, want, d, out, err);
+}
+
+static ksr_cdp_status actionable(ksr_cdp *c, const char *ref, const char *want, ksr_deadline d,
+                                 ksr_cdp_hit *hit, ksr_err *err)
+{
+	return ksr_page_actionable(c, cdp_probe, c, ref, want, d, hit, err);
 }
 
 static ksr_cdp_status mouse(ksr_cdp *c, const char *type, double x, double y, ksr_deadline d,
@@ -381,12 +397,14 @@ static const key_def keys[] = {
         {"Insert", "Insert", "Insert", 45, NULL},
 };
 
-enum { MOD_ALT = 1, MOD_CTRL = 2, MOD_META = 4, MOD_SHIFT = 8 };
+enum {
+	MOD_ALT = KSR_MOD_ALT,
+	MOD_CTRL = KSR_MOD_CTRL,
+	MOD_META = KSR_MOD_META,
+	MOD_SHIFT = KSR_MOD_SHIFT
+};
 
-typedef struct key_ev {
-	char key[16], code[24], text[8];
-	int vk;
-} key_ev;
+typedef ksr_page_key key_ev;
 
 static int modifier_bit(const char *w)
 {
@@ -467,7 +485,7 @@ static ksr_cdp_status key_event(ksr_cdp *c, const char *type, const key_ev *k, i
 	return ksr_cdp_call(c, "Input.dispatchKeyEvent", p, d, NULL, err);
 }
 
-static const key_ev *modifier_key(int bit)
+const ksr_page_key *ksr_page_modifier_key(int bit)
 {
 	static const key_ev mk[] = {
 	        {"Alt", "AltLeft", "", 18},
@@ -507,10 +525,7 @@ static bool bad_word(const char *what, const char *w, const char *chord, ksr_err
 	return false;
 }
 
-typedef struct page_chord {
-	key_ev key;
-	int mods, order[4], n; /* modifiers in the order written */
-} page_chord;
+typedef ksr_page_chord page_chord;
 
 /* One chord as the page gets it: modifiers then one key. Pure, so the loader
  * rejects a bad chord before anything starts (ksr_cdp_chords_check). */
@@ -539,13 +554,15 @@ static bool chord_parse(const char *text, page_chord *pc, ksr_err *err)
 }
 
 /* One chord: modifiers down in order, the key down and up, modifiers up. */
-static ksr_cdp_status chord(ksr_cdp *c, const page_chord *pc, ksr_deadline d, ksr_err *err)
+static ksr_cdp_status chord(void *ud, const page_chord *pc, ksr_deadline d, ksr_err *err)
 {
+	ksr_cdp *c = ud;
 	ksr_cdp_status st = KSR_CDP_OK;
 	int held = 0, n = pc->n;
 	for (int i = 0; i < n && st == KSR_CDP_OK; i++) {
 		held |= pc->order[i];
-		st = key_event(c, "keyDown", modifier_key(pc->order[i]), held, false, d, err);
+		st = key_event(c, "keyDown", ksr_page_modifier_key(pc->order[i]), held, false, d,
+		               err);
 	}
 	if (st == KSR_CDP_OK)
 		st = key_event(c, "keyDown", &pc->key, pc->mods, false, d, err);
@@ -553,14 +570,14 @@ static ksr_cdp_status chord(ksr_cdp *c, const page_chord *pc, ksr_deadline d, ks
 		st = key_event(c, "keyUp", &pc->key, pc->mods, n == 0, d, err);
 	for (int i = n - 1; i >= 0 && st == KSR_CDP_OK; i--) {
 		held &= ~pc->order[i];
-		st = key_event(c, "keyUp", modifier_key(pc->order[i]), held, i == 0, d, err);
+		st = key_event(c, "keyUp", ksr_page_modifier_key(pc->order[i]), held, i == 0, d,
+		               err);
 	}
 	return st;
 }
 
-/* Every space-separated chord parsed, and pressed when c is given; stops at
- * the first error. */
-static ksr_cdp_status chords_each(const char *chords, ksr_cdp *c, ksr_deadline d, ksr_err *err)
+ksr_page_status ksr_page_chords_each(const char *chords, ksr_page_chord_fn fn, void *ud,
+                                     ksr_deadline d, ksr_err *err)
 {
 	char *copy = ksr_xstrdup(chords ? chords : ""), *save = NULL;
 	ksr_cdp_status st = KSR_CDP_OK;
@@ -570,8 +587,8 @@ static ksr_cdp_status chords_each(const char *chords, ksr_cdp *c, ksr_deadline d
 		page_chord pc;
 		if (!chord_parse(w, &pc, err))
 			st = KSR_CDP_ERROR;
-		else if (c)
-			st = chord(c, &pc, d, err);
+		else if (fn)
+			st = fn(ud, &pc, d, err);
 	}
 	free(copy);
 	if (st == KSR_CDP_OK && count == 0)
@@ -581,12 +598,14 @@ static ksr_cdp_status chords_each(const char *chords, ksr_cdp *c, ksr_deadline d
 
 int ksr_cdp_chords_check(const char *chords, ksr_err *err)
 {
-	return chords_each(chords, NULL, ksr_deadline_in_ms(0), err) == KSR_CDP_OK ? 0 : -1;
+	return ksr_page_chords_each(chords, NULL, NULL, ksr_deadline_in_ms(0), err) == KSR_CDP_OK
+	               ? 0
+	               : -1;
 }
 
 ksr_cdp_status ksr_cdp_press(ksr_cdp *c, const char *chords, ksr_deadline d, ksr_err *err)
 {
-	return chords_each(chords, c, d, err);
+	return ksr_page_chords_each(chords, chord, c, d, err);
 }
 
 static size_t utf8_len(unsigned char b)
@@ -594,25 +613,32 @@ static size_t utf8_len(unsigned char b)
 	return b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 1;
 }
 
+const char *ksr_page_key_of_char(const char *p, ksr_page_key *k)
+{
+	size_t n = utf8_len((unsigned char)*p);
+	memset(k, 0, sizeof *k);
+	if (*p == '\n') {
+		key_lookup("Enter", 0, k);
+	} else if (n == 1 && isprint((unsigned char)*p)) {
+		char w[2] = {*p, 0};
+		key_lookup(w, isupper((unsigned char)*p) ? MOD_SHIFT : 0, k);
+	} else {
+		/* Anything else is typed as text, as an input method would. */
+		snprintf(k->key, sizeof k->key, "%.*s", (int)n, p);
+		snprintf(k->text, sizeof k->text, "%.*s", (int)n, p);
+	}
+	for (size_t i = 0; i < n && *p; i++)
+		p++;
+	return p;
+}
+
 ksr_cdp_status ksr_cdp_type(ksr_cdp *c, const char *ref, const char *text, ksr_deadline d,
                             ksr_cdp_hit *hit, ksr_err *err)
 {
 	ksr_cdp_status st = actionable(c, ref, "type", d, hit, err);
 	for (const char *p = text; st == KSR_CDP_OK && *p;) {
-		size_t n = utf8_len((unsigned char)*p);
-		key_ev k = {0};
-		if (*p == '\n') {
-			key_lookup("Enter", 0, &k);
-		} else if (n == 1 && isprint((unsigned char)*p)) {
-			char w[2] = {*p, 0};
-			key_lookup(w, isupper((unsigned char)*p) ? MOD_SHIFT : 0, &k);
-		} else {
-			/* Anything else is typed as text, as an input method would. */
-			snprintf(k.key, sizeof k.key, "%.*s", (int)n, p);
-			snprintf(k.text, sizeof k.text, "%.*s", (int)n, p);
-		}
-		for (size_t i = 0; i < n && *p; i++)
-			p++;
+		key_ev k;
+		p = ksr_page_key_of_char(p, &k);
 		st = key_event(c, "keyDown", &k, 0, false, d, err);
 		if (st == KSR_CDP_OK)
 			st = key_event(c, "keyUp", &k, 0, *p == '\0', d, err);
@@ -634,14 +660,15 @@ static bool state_holds(const char *want, const char *got)
 	return attached && strcmp(got, "hidden");
 }
 
-ksr_cdp_status ksr_cdp_wait_for(ksr_cdp *c, const char *ref, const char *state, ksr_deadline d,
-                                ksr_cdp_hit *hit, ksr_err *err)
+ksr_page_status ksr_page_wait_state(ksr_cdp *c, ksr_page_probe_fn probe_fn, void *ud,
+                                    const char *ref, const char *state, ksr_deadline d,
+                                    ksr_page_hit *hit, ksr_err *err)
 {
 	const char *want = state ? state : "visible";
 	char last[64] = "";
 	for (;;) {
 		cJSON *r = NULL;
-		ksr_cdp_status st = probe(c, ref, "state", d, &r, err);
+		ksr_cdp_status st = probe_fn(ud, ref, "state", d, &r, err);
 		if (st == KSR_CDP_TIMEOUT && last[0])
 			break;
 		if (st != KSR_CDP_OK)
@@ -659,6 +686,12 @@ ksr_cdp_status ksr_cdp_wait_for(ksr_cdp *c, const char *ref, const char *state, 
 	}
 	return ksr_err_set(err, "%s did not become %s (it is %s)", ref, want, last),
 	       KSR_CDP_NOT_READY;
+}
+
+ksr_cdp_status ksr_cdp_wait_for(ksr_cdp *c, const char *ref, const char *state, ksr_deadline d,
+                                ksr_cdp_hit *hit, ksr_err *err)
+{
+	return ksr_page_wait_state(c, cdp_probe, c, ref, state, d, hit, err);
 }
 
 ksr_cdp_status ksr_cdp_navigate(ksr_cdp *c, const char *url, ksr_deadline d, ksr_err *err)
@@ -741,11 +774,9 @@ static char *dup_str(const cJSON *o, const char *k)
 	return s ? ksr_xstrdup(s) : NULL;
 }
 
-ksr_cdp_status ksr_cdp_page_state(ksr_cdp *c, const char *selector, ksr_deadline d,
-                                  ksr_cdp_page *out, ksr_err *err)
+char *ksr_page_state_js(const char *selector)
 {
-	memset(out, 0, sizeof *out);
-	cJSON *sel = selector ? cJSON_CreateString(selector) : cJSON_CreateNull(), *v = NULL;
+	cJSON *sel = selector ? cJSON_CreateString(selector) : cJSON_CreateNull();
 	char *s = cJSON_PrintUnformatted(sel);
 	char *js =
 	        ksr_xasprintf("(s => { const e = s === null ? null : document.querySelector(s);\n"
@@ -753,21 +784,35 @@ ksr_cdp_status ksr_cdp_page_state(ksr_cdp *c, const char *selector, ksr_deadline
 	                      "e.textContent) : null,\n"
 	                      "url: location.href, title: document.title}; })(%s)",
 	                      s);
+	free(s);
+	cJSON_Delete(sel);
+	return js;
+}
+
+void ksr_page_state_read(const cJSON *v, ksr_page_info *out)
+{
+	out->found = cJSON_IsTrue(cJSON_GetObjectItem(v, "found"));
+	out->text = dup_str(v, "text");
+	out->url = dup_str(v, "url");
+	out->title = dup_str(v, "title");
+}
+
+ksr_cdp_status ksr_cdp_page_state(ksr_cdp *c, const char *selector, ksr_deadline d,
+                                  ksr_cdp_page *out, ksr_err *err)
+{
+	memset(out, 0, sizeof *out);
+	cJSON *v = NULL;
+	char *js = ksr_page_state_js(selector);
 	bool truthy;
 	ksr_cdp_status st = ksr_cdp_eval(c, js, d, &truthy, &v, err);
-	free(js), free(s);
-	cJSON_Delete(sel);
-	if (st == KSR_CDP_OK) {
-		out->found = cJSON_IsTrue(cJSON_GetObjectItem(v, "found"));
-		out->text = dup_str(v, "text");
-		out->url = dup_str(v, "url");
-		out->title = dup_str(v, "title");
-	}
+	free(js);
+	if (st == KSR_CDP_OK)
+		ksr_page_state_read(v, out);
 	cJSON_Delete(v);
 	return st;
 }
 
-void ksr_cdp_page_clear(ksr_cdp_page *p)
+void ksr_page_info_clear(ksr_page_info *p)
 {
 	if (!p)
 		return;
@@ -822,7 +867,7 @@ ksr_cdp_status ksr_cdp_list_interactive(ksr_cdp *c, ksr_deadline d, ksr_cdp_elem
 	return st;
 }
 
-void ksr_cdp_element_list_clear(ksr_cdp_element_list *l)
+void ksr_page_element_list_clear(ksr_page_element_list *l)
 {
 	for (size_t i = 0; l && i < l->len; i++)
 		free(l->items[i].role), free(l->items[i].name);

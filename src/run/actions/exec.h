@@ -69,7 +69,7 @@ void ksr_cdp_step_hover(ksr_run *run, const ksr_step *step, ksr_step_result *res
 
 /* ---- the executors and evaluators, one per row ---------------------------------- */
 
-#define KSR_STEP(nm, KIND, rng, be, model, shp, mods, tgt, aft, desk, exec)                        \
+#define KSR_STEP(nm, KIND, rng, be, model, shp, mods, tgt, aft, desk, exec, ...)                   \
 	void exec(ksr_run *run, const ksr_step *step, const ksr_step_target *t,                    \
 	          ksr_step_result *res);
 #include "ksr/vocabulary.def"

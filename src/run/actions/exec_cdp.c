@@ -1,7 +1,9 @@
-/* Rung 0: the cdp_* steps and the page: check, on the connection the
- * browser-attach stage made (run->cdp). One executor per kind (the element
- * kinds over one helper); each step row records backend cdp, the selector (or
- * list id) and the box the element resolved to. */
+/* Rung 0: the page_* steps (cdp_* their older names) and the page: check,
+ * on the page handle the browser-attach stage made (run->page), whichever
+ * protocol it speaks (CDP, WebDriver BiDi: ksr/page.h). One executor per
+ * kind (the element kinds over one helper); each step row records backend
+ * cdp, the protocol it took, the selector (or list id) and the box the
+ * element resolved to. */
 #include "run/actions/exec.h"
 #include "run/actions/runner.h"
 
@@ -13,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ksr/cdp.h"
+#include "ksr/page.h"
 #include "ksr/proc.h"
 #include "run/actions/exec.h"
 
@@ -27,7 +29,7 @@ static ksr_deadline step_deadline(const ksr_run *run, const ksr_step *step, doub
 	return ksr_deadline_min(run->work, ksr_deadline_in_ms((int64_t)(*secs * 1000)));
 }
 
-static void add_box(ksr_step_result *res, const ksr_cdp_hit *hit)
+static void add_box(ksr_step_result *res, const ksr_page_hit *hit)
 {
 	if (!hit->has_box)
 		return;
@@ -73,21 +75,21 @@ static bool app_exited(ksr_run *run)
 	return !ksr_proc_alive(run->app_pid);
 }
 
-/* Turn a CDP status into the step's result. */
-static void finish(ksr_run *run, const ksr_step *step, ksr_cdp_status st, const ksr_err *err,
+/* Turn a page status into the step's result. */
+static void finish(ksr_run *run, const ksr_step *step, ksr_page_status st, const ksr_err *err,
                    double secs, ksr_step_result *res)
 {
 	char t[32];
 	snprintf(t, sizeof t, "%g", secs);
 	switch (st) {
-	case KSR_CDP_OK:
+	case KSR_PAGE_OK:
 		return;
-	case KSR_CDP_CANCELLED:
+	case KSR_PAGE_CANCELLED:
 		ksr_run_wait_ended_run(run, KSR_WAIT_CANCELLED, step->pos.line, step->info->name);
 		res->status = KSR_STEP_ERROR;
 		return;
-	case KSR_CDP_TIMEOUT:
-	case KSR_CDP_NOT_READY:
+	case KSR_PAGE_TIMEOUT:
+	case KSR_PAGE_NOT_READY:
 		if (ksr_deadline_passed(run->work)) {
 			ksr_run_wait_ended_run(run, KSR_WAIT_TIMEOUT, step->pos.line,
 			                       step->info->name);
@@ -97,11 +99,11 @@ static void finish(ksr_run *run, const ksr_step *step, ksr_cdp_status st, const 
 		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED, "%.400s (after %s s)",
 		              err->msg, t);
 		return;
-	case KSR_CDP_CRASHED:
+	case KSR_PAGE_CRASHED:
 		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_CRASHED,
 		              "the page's renderer crashed: %.400s%s", err->msg, "");
 		return;
-	case KSR_CDP_CLOSED:
+	case KSR_PAGE_CLOSED:
 		if (app_exited(run)) {
 			ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_CRASHED,
 			              "the browser exited during the step: %.400s%s", err->msg, "");
@@ -118,10 +120,10 @@ static void finish(ksr_run *run, const ksr_step *step, ksr_cdp_status st, const 
 
 static bool attached(ksr_run *run, ksr_step_result *res)
 {
-	if (run->cdp)
+	if (run->page)
 		return true;
 	ksr_step_fail(res, KSR_STEP_ERROR, KSR_OUTCOME_BACKEND_UNAVAILABLE, "%s%s",
-	              "no browser is attached over CDP", "");
+	              "no browser is attached (CDP or WebDriver BiDi)", "");
 	return false;
 }
 
@@ -132,11 +134,15 @@ static bool begin(ksr_run *run, ksr_step_result *res)
 	res->rung = "page";
 	if (!res->extra)
 		res->extra = cJSON_CreateObject();
-	return attached(run, res);
+	if (!attached(run, res))
+		return false;
+	/* The step's backend is the page rung's ("cdp"); the wire it took is here. */
+	cJSON_AddStringToObject(res->extra, "protocol", ksr_page_protocol(run->page));
+	return true;
 }
 
 /* The steps with a plain text value (a URL, chords): record it, call. */
-typedef ksr_cdp_status (*text_op)(ksr_cdp *c, const char *text, ksr_deadline d, ksr_err *err);
+typedef ksr_page_status (*text_op)(ksr_page *p, const char *text, ksr_deadline d, ksr_err *err);
 
 static void on_text(ksr_run *run, const ksr_step *step, ksr_step_result *res, const char *field,
                     text_op op)
@@ -147,32 +153,32 @@ static void on_text(ksr_run *run, const ksr_step *step, ksr_step_result *res, co
 		return;
 	ksr_deadline d = step_deadline(run, step, &secs);
 	cJSON_AddStringToObject(res->extra, field, step->text);
-	finish(run, step, op(run->cdp, step->text, d, &err), &err, secs, res);
+	finish(run, step, op(run->page, step->text, d, &err), &err, secs, res);
 }
 
 void ksr_exec_cdp_navigate(ksr_run *run, const ksr_step *step, const ksr_step_target *t,
                            ksr_step_result *res)
 {
 	(void)t;
-	on_text(run, step, res, "url", ksr_cdp_navigate);
+	on_text(run, step, res, "url", ksr_page_navigate);
 }
 
 /* The element steps share one shape: resolve the selector (or list id), act
  * on it within the step's timeout, record its box. */
-typedef ksr_cdp_status (*element_op)(ksr_run *run, const ksr_step *step, const char *ref,
-                                     ksr_deadline d, ksr_cdp_hit *hit, ksr_err *err);
+typedef ksr_page_status (*element_op)(ksr_run *run, const ksr_step *step, const char *ref,
+                                      ksr_deadline d, ksr_page_hit *hit, ksr_err *err);
 
 static void on_element(ksr_run *run, const ksr_step *step, ksr_step_result *res, element_op op,
                        bool click_point)
 {
 	double secs;
 	ksr_err err = {0};
-	ksr_cdp_hit hit = {.x = NAN};
+	ksr_page_hit hit = {.x = NAN};
 	if (!begin(run, res))
 		return;
 	ksr_deadline d = step_deadline(run, step, &secs);
 	const char *ref = step_ref(run, step, res);
-	ksr_cdp_status st = op(run, step, ref, d, &hit, &err);
+	ksr_page_status st = op(run, step, ref, d, &hit, &err);
 	if (!click_point)
 		hit.x = NAN;
 	add_box(res, &hit);
@@ -181,36 +187,36 @@ static void on_element(ksr_run *run, const ksr_step *step, ksr_step_result *res,
 	finish(run, step, st, &err, secs, res);
 }
 
-static ksr_cdp_status op_click(ksr_run *run, const ksr_step *step, const char *ref, ksr_deadline d,
-                               ksr_cdp_hit *hit, ksr_err *err)
+static ksr_page_status op_click(ksr_run *run, const ksr_step *step, const char *ref, ksr_deadline d,
+                                ksr_page_hit *hit, ksr_err *err)
 {
 	(void)step;
-	return ksr_cdp_click(run->cdp, ref, d, hit, err);
+	return ksr_page_click(run->page, ref, d, hit, err);
 }
 
-static ksr_cdp_status op_fill(ksr_run *run, const ksr_step *step, const char *ref, ksr_deadline d,
-                              ksr_cdp_hit *hit, ksr_err *err)
+static ksr_page_status op_fill(ksr_run *run, const ksr_step *step, const char *ref, ksr_deadline d,
+                               ksr_page_hit *hit, ksr_err *err)
 {
-	return ksr_cdp_fill(run->cdp, ref, step->fill_text, d, hit, err);
+	return ksr_page_fill(run->page, ref, step->fill_text, d, hit, err);
 }
 
-static ksr_cdp_status op_type(ksr_run *run, const ksr_step *step, const char *ref, ksr_deadline d,
-                              ksr_cdp_hit *hit, ksr_err *err)
+static ksr_page_status op_type(ksr_run *run, const ksr_step *step, const char *ref, ksr_deadline d,
+                               ksr_page_hit *hit, ksr_err *err)
 {
-	return ksr_cdp_type(run->cdp, ref, step->fill_text, d, hit, err);
+	return ksr_page_type(run->page, ref, step->fill_text, d, hit, err);
 }
 
-static ksr_cdp_status op_wait(ksr_run *run, const ksr_step *step, const char *ref, ksr_deadline d,
-                              ksr_cdp_hit *hit, ksr_err *err)
+static ksr_page_status op_wait(ksr_run *run, const ksr_step *step, const char *ref, ksr_deadline d,
+                               ksr_page_hit *hit, ksr_err *err)
 {
-	return ksr_cdp_wait_for(run->cdp, ref, step->wait_state, d, hit, err);
+	return ksr_page_wait_for(run->page, ref, step->wait_state, d, hit, err);
 }
 
-static ksr_cdp_status op_hover(ksr_run *run, const ksr_step *step, const char *ref, ksr_deadline d,
-                               ksr_cdp_hit *hit, ksr_err *err)
+static ksr_page_status op_hover(ksr_run *run, const ksr_step *step, const char *ref, ksr_deadline d,
+                                ksr_page_hit *hit, ksr_err *err)
 {
 	(void)step;
-	return ksr_cdp_hover(run->cdp, ref, d, hit, err);
+	return ksr_page_hover(run->page, ref, d, hit, err);
 }
 
 void ksr_cdp_step_hover(ksr_run *run, const ksr_step *step, ksr_step_result *res)
@@ -256,7 +262,7 @@ void ksr_exec_cdp_press(ksr_run *run, const ksr_step *step, const ksr_step_targe
                         ksr_step_result *res)
 {
 	(void)t;
-	on_text(run, step, res, "keys", ksr_cdp_press);
+	on_text(run, step, res, "keys", ksr_page_press);
 }
 
 void ksr_exec_cdp_eval(ksr_run *run, const ksr_step *step, const ksr_step_target *t,
@@ -270,14 +276,14 @@ void ksr_exec_cdp_eval(ksr_run *run, const ksr_step *step, const ksr_step_target
 	if (!begin(run, res))
 		return;
 	ksr_deadline d = step_deadline(run, step, &secs);
-	ksr_cdp_status st = ksr_cdp_eval(run->cdp, step->text, d, &truthy, &v, &err);
+	ksr_page_status st = ksr_page_eval(run->page, step->text, d, &truthy, &v, &err);
 	char *text = v ? cJSON_PrintUnformatted(v) : NULL;
 	cJSON_Delete(v);
 	if (text && strlen(text) > EVAL_VALUE_MAX)
 		strcpy(text + EVAL_VALUE_MAX - 3, "...");
 	if (text)
 		cJSON_AddStringToObject(res->extra, "value", text);
-	if (st == KSR_CDP_OK && !truthy)
+	if (st == KSR_PAGE_OK && !truthy)
 		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_CHECK_FAILED,
 		              "the expression's value is falsy (%.300s)%s",
 		              text ? text : "undefined", "");
@@ -287,7 +293,7 @@ void ksr_exec_cdp_eval(ksr_run *run, const ksr_step *step, const ksr_step_target
 
 /* ---- page: ---------------------------------------------------------------- */
 
-static int page_verdict(const ksr_check *c, const ksr_cdp_page *p, char *why, size_t len)
+static int page_verdict(const ksr_check *c, const ksr_page_info *p, char *why, size_t len)
 {
 	if (!p->found) {
 		snprintf(why, len, "no element matches %s", c->selector);
@@ -315,27 +321,27 @@ static int page_verdict(const ksr_check *c, const ksr_cdp_page *p, char *why, si
 
 int ksr_check_page(ksr_run *run, const ksr_check *c, char *why, size_t len)
 {
-	if (!run->cdp) {
-		snprintf(why, len, "no browser is attached over CDP");
+	if (!run->page) {
+		snprintf(why, len, "no browser is attached (CDP or WebDriver BiDi)");
 		return -1;
 	}
 	ksr_err err = {0};
-	ksr_cdp_page p = {0};
+	ksr_page_info p = {0};
 	ksr_deadline d =
 	        ksr_deadline_min(run->work, ksr_deadline_in_ms((int64_t)(c->timeout_s * 1000)));
-	ksr_cdp_status st = ksr_cdp_page_state(run->cdp, c->selector, d, &p, &err);
+	ksr_page_status st = ksr_page_state(run->page, c->selector, d, &p, &err);
 	int r = 0;
-	if (st == KSR_CDP_OK)
+	if (st == KSR_PAGE_OK)
 		r = page_verdict(c, &p, why, len);
-	else if (st == KSR_CDP_CRASHED) {
+	else if (st == KSR_PAGE_CRASHED) {
 		ksr_run_fail(run, KSR_OUTCOME_CRASHED, c->pos.line, "the page's renderer crashed");
 		snprintf(why, len, "the page's renderer crashed");
 		r = -1;
-	} else if (st == KSR_CDP_CLOSED || st == KSR_CDP_CANCELLED) {
+	} else if (st == KSR_PAGE_CLOSED || st == KSR_PAGE_CANCELLED) {
 		snprintf(why, len, "%s", err.msg);
 		r = -1;
 	} else
 		snprintf(why, len, "%s", err.msg);
-	ksr_cdp_page_clear(&p);
+	ksr_page_info_clear(&p);
 	return r;
 }

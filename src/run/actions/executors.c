@@ -3,7 +3,7 @@
 #include "run/actions/exec.h"
 
 static const ksr_step_exec_fn executors[] = {
-#define KSR_STEP(nm, KIND, rng, be, model, shp, mods, tgt, aft, desk, exec)                        \
+#define KSR_STEP(nm, KIND, rng, be, model, shp, mods, tgt, aft, desk, exec, ...)                   \
 	[KSR_KIND_##KIND] = exec,
 #include "ksr/vocabulary.def"
 };

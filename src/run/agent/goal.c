@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksr/cdp.h"
+#include "ksr/page.h"
 #include "run/vision/judge.h"
 #include "ksr/scenario_yaml.h"
 #include "ksr/strbuf.h"
@@ -61,14 +61,14 @@ static void offer_probe_names(loop *l)
 
 static void offer_page(loop *l)
 {
-	ksr_cdp_element_list els = {0};
+	ksr_page_element_list els = {0};
 	ksr_err err = {0};
 	ksr_run *run = l->run;
 	for (size_t i = 0; i < run->sc->n_cdp_targets; i++)
 		ksr_goal_offer_add(&l->offer.cdp_targets, &l->offer.n_cdp_targets,
 		                   run->sc->cdp_targets[i].name);
 	ksr_deadline d = ksr_deadline_min(run->work, ksr_deadline_in_ms(5000));
-	if (ksr_cdp_list_interactive(run->cdp, d, &els, &err) != KSR_CDP_OK)
+	if (ksr_page_list_interactive(run->page, d, &els, &err) != KSR_PAGE_OK)
 		return;
 	for (size_t i = 0; i < els.len && l->offer.n_page < PAGE_MAX; i++) {
 		size_t n = l->offer.n_page;
@@ -81,7 +81,7 @@ static void offer_page(loop *l)
 		        ksr_xasprintf("%s %s", els.items[i].role ? els.items[i].role : "",
 		                      els.items[i].name ? els.items[i].name : "");
 	}
-	ksr_cdp_element_list_clear(&els);
+	ksr_page_element_list_clear(&els);
 }
 
 static void build_offer(loop *l)
@@ -91,7 +91,7 @@ static void build_offer(loop *l)
 		ksr_goal_offer_add(&l->offer.targets, &l->offer.n_targets,
 		                   l->run->sc->targets[i].name);
 	offer_probe_names(l);
-	if (l->run->cdp)
+	if (l->run->page)
 		offer_page(l);
 	ksr_model_config g;
 	char why[300];

@@ -70,7 +70,8 @@ struct ksr_run {
 	ksr_evidence *out;
 	ksr_session *session;
 	ksr_x11 *x;
-	struct ksr_cdp *cdp; /* the browser connection (browser-attach), or NULL */
+	struct ksr_page *page; /* the page rung's connection (browser-attach), or NULL */
+	struct ksr_cdp *cdp;   /* page's CDP connection when it speaks CDP (borrowed), or NULL */
 	char run_id[40];
 
 	ksr_deadline hard;  /* the run deadline */
