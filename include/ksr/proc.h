@@ -33,11 +33,13 @@ int ksr_proc_launch(const char *command, const char *log_path, int *pid, ksr_err
 int ksr_proc_find(const ksr_pattern *name_re, const ksr_pattern *cmdline_re, ksr_proc_list *out,
                   ksr_err *err);
 void ksr_proc_list_clear(ksr_proc_list *l);
-/* True when pid's environment names an X display other than display ("[host]:N[.S]",
- * the screen ignored): a process of another session. False when it names the
- * same one, none, or cannot be read (another user's process): not ruled out. */
-bool ksr_proc_on_other_display(int pid, const char *display);
-/* Drop from l the processes on another display than display (NULL: keep all). */
+/* pid may be a client of display ("[host]:N[.S]", the screen ignored): its
+ * environment names that display, or cannot be read (another user's process).
+ * False when it names another display (another session's instance), has no
+ * DISPLAY, or is gone (a zombie's environment reads empty): none of those is
+ * an app drawing on display. */
+bool ksr_proc_may_be_on_display(int pid, const char *display);
+/* Keep in l only the processes that may be on display (NULL: keep all). */
 void ksr_proc_list_drop_other_displays(ksr_proc_list *l, const char *display);
 bool ksr_proc_alive(int pid); /* exists and is not a zombie */
 /* 1 when pid has a shared object whose file name contains one of names

@@ -3,6 +3,7 @@
  * the app this run looks at, whatever its name. */
 #include "ksr/proc.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,27 +14,29 @@
  * the session long before an app adds its own variables. */
 #define ENVIRON_MAX (256 * 1024)
 
-/* The value of key in pid's environment; false when unreadable or unset. */
-static bool environ_value(int pid, const char *key, char *buf, size_t len)
+/* The value of key in pid's environment: 1 found, 0 not there (or the
+ * process is gone: a zombie's environment reads empty), -1 not ours to read. */
+static int environ_value(int pid, const char *key, char *buf, size_t len)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/environ", pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
+		return errno == EACCES || errno == EPERM ? -1 : 0;
 	char *env = malloc(ENVIRON_MAX + 1);
-	ssize_t n = 0, r;
+	ssize_t n = 0, r = 0;
 	while (env && n < ENVIRON_MAX && (r = read(fd, env + n, ENVIRON_MAX - n)) > 0)
 		n += r;
+	int read_errno = r < 0 ? errno : 0;
 	close(fd);
-	bool found = false;
+	int found = read_errno == EACCES || read_errno == EPERM ? -1 : 0;
 	size_t klen = strlen(key);
-	for (ssize_t i = 0; env && i < n && !found; i += (ssize_t)strnlen(env + i, n - i) + 1) {
+	for (ssize_t i = 0; env && i < n && found == 0; i += (ssize_t)strnlen(env + i, n - i) + 1) {
 		if (n - i > (ssize_t)klen && !strncmp(env + i, key, klen) && env[i + klen] == '=') {
 			snprintf(buf, len, "%.*s",
 			         (int)strnlen(env + i + klen + 1, n - i - klen - 1),
 			         env + i + klen + 1);
-			found = true;
+			found = 1;
 		}
 	}
 	free(env);
@@ -57,23 +60,26 @@ static bool parse_display(const char *name, char *host, size_t hlen, long *numbe
 	return true;
 }
 
-bool ksr_proc_on_other_display(int pid, const char *display)
+bool ksr_proc_may_be_on_display(int pid, const char *display)
 {
 	char theirs[256], h1[128], h2[128];
 	long n1, n2;
-	if (!environ_value(pid, "DISPLAY", theirs, sizeof theirs))
-		return false; /* unknown (another user's, or none): not ruled out */
+	int found = environ_value(pid, "DISPLAY", theirs, sizeof theirs);
+	if (found < 0)
+		return true; /* another user's process: not ruled out */
+	if (found == 0)
+		return false; /* gone meanwhile, or no display to draw on */
 	if (!parse_display(theirs, h1, sizeof h1, &n1) ||
 	    !parse_display(display, h2, sizeof h2, &n2))
-		return false;
-	return n1 != n2 || strcmp(h1, h2) != 0;
+		return true;
+	return n1 == n2 && strcmp(h1, h2) == 0;
 }
 
 void ksr_proc_list_drop_other_displays(ksr_proc_list *l, const char *display)
 {
 	size_t kept = 0;
 	for (size_t i = 0; display && i < l->len; i++) {
-		if (ksr_proc_on_other_display(l->items[i].pid, display)) {
+		if (!ksr_proc_may_be_on_display(l->items[i].pid, display)) {
 			free(l->items[i].name);
 			free(l->items[i].argv0);
 			free(l->items[i].cmdline);
