@@ -191,7 +191,10 @@ cleanup:
 int ksr_proc_launch(const char *command, const char *log_path, int *pid, ksr_err *err)
 {
 	const char *path = log_path ? log_path : "/dev/null";
-	int log_fd = open_high(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
+	/* Never through a symbolic link: the log is evidence in OUT, whose
+	 * callers remove what was there first (a link planted there is replaced,
+	 * as report files are, not followed; one planted after is refused). */
+	int log_fd = open_high(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0644);
 	if (log_fd < 0)
 		return ksr_err_set(err, "launch `%s`: open log %s: %s", command, path,
 		                   strerror(errno));
