@@ -1,6 +1,8 @@
 """Evidence files in OUT are never written through a symbolic link (issue 31, item 6):
 a link planted at launch.log's name, pointing outside OUT, is replaced (as report files
-are), and the app's output lands in OUT's own launch.log."""
+are), and the app's output lands in OUT's own launch.log. The runtime's own credentials
+(model API keys, the MCP token) are not in the environment of the app or of shell steps
+(issue 31, item 8, part)."""
 
 import os
 import textwrap
@@ -36,6 +38,40 @@ class TestEvidenceLinks(ksr.KsrTestCase):
         with open(log) as f:
             self.assertIn("output-of-the-app", f.read())
         self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+
+
+class TestCredentialsNotInherited(ksr.KsrTestCase):
+
+    def test_model_key_not_in_the_apps_or_shell_steps_environment(self):
+        key = "sk-ksr-it-%s" % self.tag
+        out = self.out()
+        path = self.scenario(textwrap.dedent("""\
+            name: no-inherited-key
+            launch: sh -c 'tr "\\0" "\\n" < /proc/$$/environ; exec "$KSR_TESTAPP"'
+            process: ^ksr-testapp$
+            window: ^KSR Test App$
+            settle_s: 0
+            atspi: false
+            steps:
+              - shell: env
+            """))
+        env = self.env(KSR_TESTAPP=ksr.TESTAPP, KASM_RUNTIME_MODEL_API_KEY=key,
+                       KASM_RUNTIME_JUDGE_API_KEY=key + "-judge",
+                       KASM_RUNTIME_MCP_TOKEN=key + "-mcp")
+        rc, so, se, _ = self.run_rt(["run", "--xvfb", path], out=out, env=env, timeout=120)
+        self.assertNoSanitizerReport(se)
+        self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        with open(os.path.join(out, "launch.log")) as f:
+            log = f.read()
+        self.assertIn("KSR_TESTAPP=", log, "the app's environment was dumped")
+        self.assertNotIn(key, log, "a credential in the app's environment")
+        found = []
+        for rel in ksr.list_files(out):
+            with open(os.path.join(out, rel), "rb") as f:
+                if key.encode() in f.read():
+                    found.append(rel)
+        self.assertEqual(found, [], "a credential in OUT")
+        self.assertNotIn(key, so + se)
 
 
 if __name__ == "__main__":

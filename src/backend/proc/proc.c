@@ -44,7 +44,37 @@ struct spawn_spec {
 	const char *command;
 	int out_fd;       /* becomes stdout and stderr */
 	bool new_session; /* setsid(), else setpgid(0, 0) */
+	char **envp;      /* the child's environment (child_environ) */
 };
+
+/* Is this environment entry a credential of the runtime's own (a model API
+ * key, the MCP bearer token)? The app, shell steps and spawned tools never
+ * get one: an app that prints its environment would put it into launch.log. */
+static bool runtime_secret(const char *entry)
+{
+	size_t n = strcspn(entry, "=");
+	static const char suffix[] = "_API_KEY";
+	size_t k = sizeof suffix - 1;
+	if (n > 13 + k && !strncmp(entry, "KASM_RUNTIME_", 13) &&
+	    !strncmp(entry + n - k, suffix, k))
+		return true;
+	return n == 22 && !strncmp(entry, "KASM_RUNTIME_MCP_TOKEN", 22);
+}
+
+/* The environment without the runtime's credentials, built before fork (no
+ * allocation after it); the strings are environ's own. */
+static char **child_environ(void)
+{
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	char **e = ksr_xcalloc(n + 1, sizeof *e);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!runtime_secret(environ[i]))
+			e[k++] = environ[i];
+	return e;
+}
 
 /* Move a descriptor above 2 so the child's dup2() onto 0..2 cannot clobber it. */
 static int fd_high(int fd)
@@ -105,7 +135,7 @@ static void child_exec(const struct spawn_spec *s, int devnull, int fail_fd, lon
 	mark_cloexec_from_3(max_fd);
 	reset_signals();
 	char *const argv[] = {"sh", "-c", (char *)s->command, NULL};
-	execv("/bin/sh", argv);
+	execve("/bin/sh", argv, s->envp);
 	child_fail(fail_fd, STAGE_EXEC);
 }
 
@@ -161,14 +191,17 @@ static int spawn(const struct spawn_spec *s, int *pid, ksr_err *err)
 		goto cleanup;
 	}
 	long max_fd = max_fd_guess();
+	struct spawn_spec spec = *s;
+	spec.envp = child_environ();
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	int child = fork();
 	if (child == 0)
-		child_exec(s, devnull, fail[1], max_fd);
+		child_exec(&spec, devnull, fail[1], max_fd);
 	int fork_errno = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	free(spec.envp);
 	close(fail[1]);
 	fail[1] = -1;
 	if (child < 0) {
