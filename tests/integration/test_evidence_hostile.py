@@ -40,6 +40,58 @@ class TestEvidenceLinks(ksr.KsrTestCase):
         self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
 
 
+class TestLaunchLogCap(ksr.KsrTestCase):
+
+    def test_app_output_is_capped(self):
+        """An app that writes 20 MiB: launch.log keeps the first
+        KASM_RUNTIME_APP_LOG_MAX_BYTES (1 MiB here), says where it cut, and the report
+        says so too; the app is not blocked by it (its window comes, the run passes)."""
+        cap = 1024 * 1024
+        out = self.out()
+        path = self.scenario(textwrap.dedent("""\
+            name: chatty-app
+            launch: sh -c 'head -c 20971520 /dev/zero | tr "\\0" x; echo last-words; exec "$KSR_TESTAPP"'
+            process: ^ksr-testapp$
+            window: ^KSR Test App$
+            settle_s: 0
+            atspi: false
+            """))
+        rc, so, se, _ = self.run_rt(["run", "--xvfb", path], out=out,
+                                    env=self.env(KSR_TESTAPP=ksr.TESTAPP,
+                                                 KASM_RUNTIME_APP_LOG_MAX_BYTES=cap),
+                                    timeout=120)
+        self.assertNoSanitizerReport(se)
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        log = os.path.join(out, "launch.log")
+        size = os.path.getsize(log)
+        self.assertLess(size, cap + 4096, "launch.log is %d bytes" % size)
+        with open(log, "rb") as f:
+            data = f.read()
+        self.assertEqual(data[:cap], b"x" * cap)
+        self.assertIn(b"[kasm-session-runtime: output cut at %d bytes" % cap, data[cap:])
+        self.assertNotIn(b"last-words", data)
+        self.assertEqual(report["launch"].get("log_cut_at_bytes"), cap, report["launch"])
+
+    def test_output_under_the_cap_is_whole(self):
+        out = self.out()
+        path = self.scenario(textwrap.dedent("""\
+            name: quiet-app
+            launch: sh -c 'echo first; echo last-words >&2; exec "$KSR_TESTAPP"'
+            process: ^ksr-testapp$
+            window: ^KSR Test App$
+            settle_s: 0
+            atspi: false
+            """))
+        rc, so, se, _ = self.run_rt(["run", "--xvfb", path], out=out,
+                                    env=self.env(KSR_TESTAPP=ksr.TESTAPP), timeout=120)
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        with open(os.path.join(out, "launch.log")) as f:
+            text = f.read()
+        self.assertIn("first\nlast-words\n", text)
+        self.assertNotIn("cut at", text)
+        self.assertNotIn("log_cut_at_bytes", report["launch"])
+
+
 class TestCredentialsNotInherited(ksr.KsrTestCase):
 
     def test_model_key_not_in_the_apps_or_shell_steps_environment(self):
