@@ -126,5 +126,54 @@ class TestCredentialsNotInherited(ksr.KsrTestCase):
         self.assertNotIn(key, so + se)
 
 
+class TestSecrets(ksr.KsrTestCase):
+
+    def run_secret(self, extra_env, yaml_secrets):
+        value = "hunter2-%s" % self.tag[:12]
+        out = self.out()
+        junit = os.path.join(self.tmp, "junit.xml")
+        path = self.scenario(textwrap.dedent("""\
+            name: secret-run
+            %s
+            launch: env KSR_IT_S=${KSR_IT_SECRET} ${KSR_TESTAPP}
+            process: ^ksr-testapp$
+            window: ^KSR Test App$
+            settle_s: 0
+            atspi: false
+            steps:
+              - shell: echo the value is ${KSR_IT_SECRET}
+              - shell: echo ${KSR_IT_SECRET} again; exit 3
+            """ % yaml_secrets))
+        env = self.env(KSR_TESTAPP=ksr.TESTAPP, KSR_IT_SECRET=value, **extra_env)
+        rc, so, se, _ = self.run_rt(["run", "--xvfb", "--json", "--junit", junit, path],
+                                    out=out, env=env, timeout=120)
+        self.assertNoSanitizerReport(se)
+        self.assertNotEqual(rc, 0, "the failing shell step fails the run")
+        texts = {"stdout": so, "stderr": se}
+        for rel in ksr.list_files(out):
+            with open(os.path.join(out, rel), "rb") as f:
+                texts[rel] = f.read().decode("utf-8", "replace")
+        with open(junit, encoding="utf-8") as f:
+            texts["junit.xml"] = f.read()
+        leaks = sorted(name for name, text in texts.items() if value in text)
+        self.assertEqual(leaks, [], "the secret's value is in these outputs")
+        for name in ("trace.jsonl", "report.json", "stdout"):
+            self.assertIn("[secret KSR_IT_SECRET]", texts[name], name)
+
+    def test_scenario_secrets_key(self):
+        self.run_secret({}, "secrets: [KSR_IT_SECRET]")
+
+    def test_secrets_from_the_environment(self):
+        self.run_secret({"KASM_RUNTIME_SECRETS": "OTHER,KSR_IT_SECRET"}, "")
+
+    def test_a_short_secret_is_refused(self):
+        path = self.scenario("name: short\nsecrets: [KSR_IT_SHORT]\nlaunch: true\n"
+                             "process: ^x$\n")
+        rc, so, se, _ = self.run_rt(["validate", path], env=self.env(KSR_IT_SHORT="abc"))
+        self.assertEqual(rc, 2, so + se)
+        self.assertIn("KSR_IT_SHORT", so + se)
+        self.assertIn("shorter than 4", so + se)
+
+
 if __name__ == "__main__":
     unittest.main()
