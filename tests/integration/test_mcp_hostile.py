@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import socket
+import subprocess
 import time
 import unittest
 
@@ -195,6 +196,32 @@ class TestMcpHostile(ksr.KsrTestCase):
             time.sleep(0.1)
             left = [(pid, name) for pid, name in left if alive(pid)]
         self.assertEqual(left, [], "still running after the server's crash: %r" % left)
+
+
+class TestMcpSecrets(ksr.KsrTestCase):
+    """A secret (KASM_RUNTIME_SECRETS) in a tool's arguments never comes back in its
+    result: every MCP reply is redacted (docs/scenario.md, "Secrets")."""
+    needs_testapp = False
+
+    def test_secret_not_echoed_in_results(self):
+        value = "hunter2-%s" % self.tag[:12]
+        env = self.env(KASM_RUNTIME_SECRETS="KSR_IT_SECRET", KSR_IT_SECRET=value)
+        proc = subprocess.Popen([ksr.BIN, "mcp", "--xvfb"], env=env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        self.procs.append(proc)
+        msgs = [INIT, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                       "params": {"name": "screen.wait",
+                                  "arguments": {"until": "appears", "window": "^%s$" % value,
+                                                "timeout_s": 0.2}}}]
+        out, err = proc.communicate(b"".join(json.dumps(m).encode() + b"\n" for m in msgs),
+                                    timeout=120)
+        replies = [json.loads(line) for line in out.splitlines() if line.strip()]
+        reply = [r for r in replies if r.get("id") == 2]
+        self.assertEqual(len(reply), 1, out[-2000:])
+        text = json.dumps(reply[0])
+        self.assertIn("[secret KSR_IT_SECRET]", text)
+        self.assertNotIn(value.encode(), out + err)
 
 
 if __name__ == "__main__":
