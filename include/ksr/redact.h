@@ -1,7 +1,8 @@
 /* Secrets: values that never appear in any output, replaced by "[secret NAME]".
  * The process keeps one table: the scenario's `secrets: [VAR, ...]`, the names
  * in KASM_RUNTIME_SECRETS=VAR,... and, always, the runtime's own credentials
- * (every KASM_RUNTIME_*_API_KEY, KASM_RUNTIME_MCP_TOKEN). The event recorder
+ * (every KASM_RUNTIME_*_API_KEY, KASM_RUNTIME_MCP_TOKEN: from 8 characters on).
+ * The event recorder
  * (ksr_events_emit) redacts every string of every event, so the trace, the
  * reports built from it, JUnit, --json, the progress lines and MCP results
  * carry the replacement; messages printed outside the events go through
@@ -28,7 +29,7 @@ void ksr_redact_from_env(void);
 /* s with every secret replaced (a new string), or NULL when s has none. */
 char *ksr_redact(const char *s);
 
-/* Every string value (and key) in the tree, in place. */
+/* Every string value in the tree, in place (keys are the runtime's own). */
 void ksr_redact_json(cJSON *o);
 
 /* For the tests: forget every secret. */

@@ -10,7 +10,8 @@
 
 extern char **environ;
 
-#define MAX_SECRETS 64
+#define MAX_SECRETS        64
+#define CREDENTIAL_MIN_LEN 8
 
 typedef struct secret {
 	char *name, *value;
@@ -72,7 +73,11 @@ static void from_env(void)
 		if (!(*e)[n] || !credential_name(*e, n))
 			continue;
 		char *name = ksr_xstrndup(*e, n);
-		ksr_redact_add(name, *e + n + 1);
+		/* A credential is redacted from 8 characters on: a placeholder such
+		 * as "none" or "test" (a local model needs no key) would otherwise
+		 * replace ordinary words, verdicts among them. */
+		if (strlen(*e + n + 1) >= CREDENTIAL_MIN_LEN)
+			ksr_redact_add(name, *e + n + 1);
 		free(name);
 	}
 	const char *list = getenv("KASM_RUNTIME_SECRETS");
@@ -112,21 +117,28 @@ char *ksr_redact(const char *s)
 	return ksr_strbuf_take(&b);
 }
 
+/* Fields whose values are the runtime's own words (an event's kind, a verdict,
+ * an outcome), never outside text: a secret that happens to be one of those
+ * words must not break what reads them. */
+static bool vocabulary_field(const char *key)
+{
+	static const char *const keys[] = {"event", "verdict", "outcome",
+	                                   "stage", "status",  "kind"};
+	for (size_t i = 0; key && i < sizeof keys / sizeof keys[0]; i++)
+		if (!strcmp(key, keys[i]))
+			return true;
+	return false;
+}
+
 void ksr_redact_json(cJSON *o)
 {
 	for (; o; o = o->next) {
-		char *r = cJSON_IsString(o) ? ksr_redact(o->valuestring) : NULL;
+		bool skip = !cJSON_IsString(o) || vocabulary_field(o->string);
+		char *r = skip ? NULL : ksr_redact(o->valuestring);
 		if (r) {
 			cJSON_free(o->valuestring);
 			o->valuestring = cJSON_malloc(strlen(r) + 1);
 			strcpy(o->valuestring, r);
-			free(r);
-		}
-		r = o->string && !(o->type & cJSON_StringIsConst) ? ksr_redact(o->string) : NULL;
-		if (r) {
-			cJSON_free(o->string);
-			o->string = cJSON_malloc(strlen(r) + 1);
-			strcpy(o->string, r);
 			free(r);
 		}
 		ksr_redact_json(o->child);
