@@ -29,6 +29,13 @@ int ksr_evidence_trace_fd(const ksr_evidence *ev);
 char *ksr_evidence_path(const ksr_evidence *ev, const char *name);
 char *ksr_evidence_sanitize_name(const char *name);
 
+/* ksr_evidence_path for a log another process writes or appends to (the
+ * launch's launch.log, desktop mode's spawn-NN.log; opened O_NOFOLLOW by
+ * ksr_proc_launch): a symbolic link (or anything but a regular file) planted
+ * at that name is removed first, so it is replaced, as report files are, never
+ * followed; an earlier log of this run is kept and appended to. */
+char *ksr_evidence_log_path(const ksr_evidence *ev, const char *name);
+
 /* Write a whole file (tmp + fsync + rename). Failures are remembered for
  * ksr_evidence_failures(), and the partial temporary file is removed. "DONE" and
  * "trace.jsonl" are refused: only ksr_evidence_finish writes DONE. */

@@ -4,7 +4,10 @@
  * or has the body read; the complete request then goes to on_request, which
  * answers at once or later (from on_wake, after ksr_http_server_wake from any
  * thread). An answer is a complete response (Content-Length) or a stream (no
- * length, ended by closing). Every response ends its connection.
+ * length, ended by closing). Every response ends its connection, and bytes
+ * after a request on its connection (a pipelined request) are never read:
+ * on_request runs at most once a connection, and the client resends the rest
+ * on a new one (RFC 9112, 9.6).
  *
  * Threads: every callback and every ksr_http_conn call runs on the thread in
  * ksr_http_server_serve; ksr_http_server_wake is the one call safe elsewhere.
@@ -35,6 +38,7 @@ typedef struct ksr_http_header {
 typedef struct ksr_http_request {
 	const char *method; /* "GET", "POST", "DELETE", ...; "" when none is known */
 	const char *path;   /* "/mcp" */
+	const char *peer;   /* the client's numeric address ("127.0.0.1", "::1"); "" unknown */
 	/* on_request only: the body as read (NULL when empty, or when dropped) */
 	const char *body;
 	size_t body_len;
@@ -96,6 +100,8 @@ void ksr_http_server_wake(ksr_http_server *s);
 
 /* ---- answering (the serving thread) ----------------------------------------- */
 
+/* One user pointer a connection; setting another lets go of the one before
+ * (on_close). */
 void ksr_http_conn_set_user(ksr_http_conn *c, void *user);
 
 /* A complete response: status, Content-Type (NULL: none), Content-Length,

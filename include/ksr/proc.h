@@ -4,6 +4,7 @@
 #ifndef KSR_PROC_H
 #define KSR_PROC_H
 
+#include <stdint.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -24,9 +25,22 @@ typedef struct ksr_proc_list {
 } ksr_proc_list;
 
 /* Run `sh -c command` detached: its own session and process group, stdin from
- * /dev/null, stdout and stderr appended to log_path, signal mask and handlers
- * reset. *pid is also the process group id. */
+ * /dev/null, stdout and stderr appended to log_path (opened O_NOFOLLOW), signal
+ * mask and handlers reset. *pid is also the process group id. A log_path other
+ * than /dev/null gets the output through a pipe: its first ksr_proc_log_cap()
+ * bytes are kept, then a line starting KSR_PROC_LOG_CUT_NOTE says where it was
+ * cut, and the rest is read and dropped. */
 int ksr_proc_launch(const char *command, const char *log_path, int *pid, ksr_err *err);
+
+#define KSR_PROC_LOG_CAP_DEFAULT (16u * 1024u * 1024u)
+#define KSR_PROC_LOG_CUT_NOTE    "\n[kasm-session-runtime: output cut at "
+/* KASM_RUNTIME_APP_LOG_MAX_BYTES (a positive integer), else 16 MiB. */
+uint64_t ksr_proc_log_cap(void);
+
+/* Wait (up to ms) until every launch log has all its app has written so far
+ * (the copier threads are idle with empty pipes). ksr_proc_reap and
+ * ksr_proc_stop_group call it once the process is gone. */
+void ksr_proc_logs_drain(int ms);
 
 /* Processes (other than zombies and this one) whose name or argv[0] matches
  * name_re (NULL: any) and whose command line matches cmdline_re (NULL: any). */

@@ -2,7 +2,10 @@
  * a live status line shows the stage in progress. */
 #include "progress.h"
 
+#include "ksr/redact.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,9 +33,13 @@ static void line(progress *p, double t_ms, const char *fmt, const char *a, const
                  const char *c)
 {
 	clear_live(p);
-	fprintf(stderr, "ksr [%6.1fs] ", t_ms / 1000.0);
-	fprintf(stderr, fmt, a, b, c);
-	fputc('\n', stderr);
+	/* Events come redacted (ksr_events_emit); the line is redacted again as a
+	 * whole, for a secret split across the fields it joins. */
+	char buf[4096];
+	snprintf(buf, sizeof buf, fmt, a, b, c);
+	char *r = ksr_redact(buf);
+	fprintf(stderr, "ksr [%6.1fs] %s\n", t_ms / 1000.0, r ? r : buf);
+	free(r);
 }
 
 void progress_init(progress *p)
@@ -71,5 +78,7 @@ void progress_message(void *ud, const char *msg)
 {
 	progress *p = ud;
 	clear_live(p);
-	fprintf(stderr, "kasm-session-runtime: %s\n", msg);
+	char *r = ksr_redact(msg); /* not an event: redacted here */
+	fprintf(stderr, "kasm-session-runtime: %s\n", r ? r : msg);
+	free(r);
 }

@@ -2,6 +2,7 @@
  * and, when a trace descriptor is attached, written through as one JSON line with
  * one write(2) so that a watcher sees it the moment it happens. */
 #include "ksr/event.h"
+#include "ksr/redact.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -31,6 +32,7 @@ ksr_events *ksr_events_create(void)
 		return NULL;
 	}
 	ev->trace_fd = -1;
+	ksr_redact_from_env();
 	return ev;
 }
 
@@ -163,6 +165,8 @@ const cJSON *ksr_events_emit(ksr_events *ev, const char *event, cJSON *fields)
 	cJSON_AddNumberToObject(obj, "step", ev->step);
 	merge_fields(obj, fields);
 	cJSON_Delete(fields);
+	/* The one place every recorded word passes: secrets end here. */
+	ksr_redact_json(obj->child);
 	cJSON_AddItemToArray(ev->all, obj);
 	trace(ev, obj);
 	return obj;

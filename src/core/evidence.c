@@ -416,6 +416,20 @@ char *ksr_evidence_path(const ksr_evidence *ev, const char *name)
 	return path;
 }
 
+char *ksr_evidence_log_path(const ksr_evidence *ev, const char *name)
+{
+	char *path = ksr_evidence_path(ev, name);
+	if (ev) {
+		char *clean = ksr_evidence_sanitize_name(name);
+		struct stat st;
+		if (fstatat(ev->dir_fd, clean, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    !S_ISREG(st.st_mode))
+			unlinkat(ev->dir_fd, clean, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
+		free(clean);
+	}
+	return path;
+}
+
 /* Writing */
 
 static int write_all(int fd, const void *data, size_t len)

@@ -16,7 +16,7 @@
 typedef struct fold {
 	cJSON *stages, *steps, *grounding, *concerns, *final_checks, *log_tails, *artifacts;
 	cJSON *output_errors, *failures, *model_words;
-	const cJSON *run_start, *app, *launch, *accessibility, *video;
+	const cJSON *run_start, *app, *launch, *log_cut, *accessibility, *video;
 	cJSON *goal; /* goal loop and plan hand-over (goal.*, plan.handover), NULL: none */
 	int model_calls, model_failures;
 	double model_ms;
@@ -355,6 +355,8 @@ static void fold_event(fold *f, const cJSON *e)
 		on_step_end(f, e, t);
 	else if (!strcmp(kind, "launch"))
 		f->launch = e;
+	else if (!strcmp(kind, "launch_log"))
+		f->log_cut = e;
 	else if (!strcmp(kind, "app"))
 		f->app = e;
 	else if (!strcmp(kind, "accessibility"))
@@ -477,7 +479,7 @@ static cJSON *app_obj(const cJSON *e)
 	return o;
 }
 
-static cJSON *launch_obj(const cJSON *e)
+static cJSON *launch_obj(const cJSON *e, const cJSON *cut)
 {
 	if (!e)
 		return cJSON_CreateNull();
@@ -485,6 +487,8 @@ static cJSON *launch_obj(const cJSON *e)
 	add_str(o, "command", ksr_json_str(e, "command", NULL));
 	add_pos_int(o, "pid", e, "pid");
 	add_str(o, "log", ksr_json_str(e, "log", NULL));
+	if (cut) /* the app's output past the cap is not in the log */
+		add_pos_int(o, "log_cut_at_bytes", cut, "cut_at_bytes");
 	return o;
 }
 
@@ -596,7 +600,7 @@ cJSON *ksr_report_json(const cJSON *events, const ksr_decision *d)
 	cJSON_AddItemToObject(r, "concerns", f.concerns);
 	cJSON_AddItemToObject(r, "failures", f.failures);
 	cJSON_AddItemToObject(r, "final_checks", f.final_checks);
-	cJSON_AddItemToObject(r, "launch", launch_obj(f.launch));
+	cJSON_AddItemToObject(r, "launch", launch_obj(f.launch, f.log_cut));
 	cJSON_AddItemToObject(r, "app", app_obj(f.app));
 	cJSON_AddItemToObject(r, "accessibility", accessibility_obj(f.accessibility));
 	cJSON_AddItemToObject(r, "goal", f.goal ? f.goal : cJSON_CreateNull());

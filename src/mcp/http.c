@@ -13,6 +13,7 @@
  * client that hangs up mid-call costs nothing (a disconnect is not a
  * cancellation). */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +27,13 @@
 #include "ksr/mcp_http.h"
 #include "ksr/strbuf.h"
 
-#define MAX_SESSIONS 256
-#define SID_LEN      32
+/* Sessions: at most MAX_SESSIONS in all and MAX_PEER_SESSIONS from one client
+ * address (docs/mcp.md, "Sessions"); a new one past either bound evicts an
+ * idle one first (see session_victim). */
+#define MAX_SESSIONS      256
+#define MAX_PEER_SESSIONS 32
+#define SID_LEN           32
+#define PEER_LEN          64
 /* A request whose body stalls this long (no byte for this many seconds; or its
  * headers never end) is dropped (the server's body_timeout_s). */
 #define BODY_TIMEOUT_S 30
@@ -53,7 +59,14 @@ typedef struct waiter {
 	job *job;
 	bool sse;                  /* the response is a stream */
 	char new_sid[SID_LEN + 1]; /* issued when this is an initialize */
+	char peer[PEER_LEN];       /* the client's address, for the session's bound */
 } waiter;
+
+typedef struct session {
+	char sid[SID_LEN + 1]; /* "" = a free slot */
+	char peer[PEER_LEN];
+	uint64_t created, used; /* ticks of http_srv.clock; used 0 = never since initialize */
+} session;
 
 struct http_srv {
 	ksr_mcp *m;
@@ -66,8 +79,8 @@ struct http_srv {
 	job *head, *tail;
 	bool quit;
 	waiter *waiters;
-	char sessions[MAX_SESSIONS][SID_LEN + 1];
-	unsigned n_sessions, next_session;
+	session sessions[MAX_SESSIONS];
+	uint64_t clock; /* counts session events: an order, not a time */
 };
 
 /* ---- jobs (shared with the worker) ------------------------------------------------ */
@@ -162,22 +175,62 @@ static void session_new(char out[SID_LEN + 1])
 		snprintf(out + 2 * i, 3, "%02x", r[i]);
 }
 
-static void session_add(http_srv *s, const char *sid)
+/* Is a better eviction victim than b (NULL: none yet)? A session never used
+ * after its initialize goes first (what a flood of initializes leaves), the
+ * oldest of those; then the least recently used. A client that works with its
+ * session keeps it while others initialize. */
+static bool evict_before(const session *a, const session *b)
 {
-	/* A full table forgets its oldest session: that client gets 404 and, as
-	 * the transport says it must, initializes again. */
-	snprintf(s->sessions[s->next_session], SID_LEN + 1, "%s", sid);
-	s->next_session = (s->next_session + 1) % MAX_SESSIONS;
-	if (s->n_sessions < MAX_SESSIONS)
-		s->n_sessions++;
+	if (!b)
+		return true;
+	if (!a->used != !b->used)
+		return !a->used;
+	return a->used ? a->used < b->used : a->created < b->created;
 }
 
-static int session_find(http_srv *s, const char *sid)
+/* The slot a new session from peer takes: a free one, unless the peer is at
+ * its bound (then one of its own is evicted); with no free slot, the best
+ * victim of all. */
+static session *session_victim(http_srv *s, const char *peer)
+{
+	session *free_slot = NULL, *own = NULL, *any = NULL;
+	unsigned n_own = 0;
+	for (unsigned i = 0; i < MAX_SESSIONS; i++) {
+		session *x = &s->sessions[i];
+		if (!x->sid[0]) {
+			if (!free_slot)
+				free_slot = x;
+			continue;
+		}
+		if (!strcmp(x->peer, peer)) {
+			n_own++;
+			if (evict_before(x, own))
+				own = x;
+		}
+		if (evict_before(x, any))
+			any = x;
+	}
+	if (n_own >= MAX_PEER_SESSIONS)
+		return own;
+	return free_slot ? free_slot : any;
+}
+
+/* An evicted client gets 404 and, as the transport says it must, initializes
+ * again. */
+static void session_add(http_srv *s, const char *sid, const char *peer)
+{
+	session *x = session_victim(s, peer);
+	*x = (session){.created = ++s->clock};
+	snprintf(x->sid, sizeof x->sid, "%s", sid);
+	snprintf(x->peer, sizeof x->peer, "%s", peer);
+}
+
+static session *session_find(http_srv *s, const char *sid)
 {
 	for (unsigned i = 0; i < MAX_SESSIONS; i++)
-		if (s->sessions[i][0] && !strcmp(s->sessions[i], sid))
-			return (int)i;
-	return -1;
+		if (s->sessions[i].sid[0] && !strcmp(s->sessions[i].sid, sid))
+			return &s->sessions[i];
+	return NULL;
 }
 
 /* ---- responses -------------------------------------------------------------------- */
@@ -269,7 +322,7 @@ static void take_job(http_srv *s, waiter *w)
 		bool sse = w->sse;
 		char sid[SID_LEN + 1];
 		if (w->new_sid[0] && reply && reply_is_result(reply))
-			session_add(s, w->new_sid);
+			session_add(s, w->new_sid, w->peer);
 		else
 			w->new_sid[0] = '\0';
 		memcpy(sid, w->new_sid, sizeof sid);
@@ -400,12 +453,12 @@ static void on_delete(http_srv *s, ksr_http_conn *hc, const ksr_http_request *r)
 		respond_error(hc, 400, -32000, "Mcp-Session-Id header is required");
 		return;
 	}
-	int i = session_find(s, sid);
-	if (i < 0) {
+	session *x = session_find(s, sid);
+	if (!x) {
 		respond_error(hc, 404, -32001, "session not found");
 		return;
 	}
-	s->sessions[i][0] = '\0';
+	x->sid[0] = '\0';
 	respond(hc, (hdrs){.status = 200}, NULL);
 }
 
@@ -454,9 +507,13 @@ static void classify(http_srv *s, ksr_http_conn *hc, const ksr_http_request *r, 
 	else if (!sid[0]) {
 		respond_error(hc, 400, -32000, "Mcp-Session-Id header is required");
 		return;
-	} else if (session_find(s, sid) < 0) {
-		respond_error(hc, 404, -32001, "session not found");
-		return;
+	} else {
+		session *x = session_find(s, sid);
+		if (!x) {
+			respond_error(hc, 404, -32001, "session not found");
+			return;
+		}
+		x->used = ++s->clock;
 	}
 	char *cancel = ksr_mcp_cancelled_id(r->body, r->body_len);
 	if (cancel) { /* applied now: the worker may be busy with that very request */
@@ -476,6 +533,7 @@ static void classify(http_srv *s, ksr_http_conn *hc, const ksr_http_request *r, 
 	w->hc = hc;
 	w->job = j;
 	memcpy(w->new_sid, new_sid, sizeof w->new_sid);
+	snprintf(w->peer, sizeof w->peer, "%s", r->peer ? r->peer : "");
 	w->next = s->waiters;
 	if (s->waiters)
 		s->waiters->prev = w;

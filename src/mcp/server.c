@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ksr/deadline.h"
+#include "ksr/redact.h"
 #include "mcp/mcp_priv.h"
 
 static const char *const protocols[] = {KSR_MCP_PROTOCOL, "2025-06-18", "2025-03-26"};
@@ -68,8 +69,12 @@ void ksr_mcp_destroy(ksr_mcp *m)
 
 /* ---- replies -------------------------------------------------------------------- */
 
+/* Every reply and notification: secrets (include/ksr/redact.h) end here, as
+ * they do in a run's events. */
 static char *print_take(cJSON *o)
 {
+	ksr_redact_from_env();
+	ksr_redact_json(o);
 	char *s = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	return s ? s : ksr_xstrdup("{}");

@@ -6,12 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ksr/cdp.h"
 #include "ksr/page.h"
 #include "ksr/report.h"
 #include "ksr/proc.h"
+#include "ksr/report.h"
 #include "run/actions/exec_atspi.h"
 #include "run/diagnosis/diagnose.h"
 #include "run/stages/stage.h"
@@ -146,9 +149,27 @@ static void note_output_errors(ksr_run *run)
 	}
 }
 
+/* The app's output past the cap (ksr_proc_log_cap) was not kept in
+ * launch.log: the report says so (report.json launch.log_cut_at_bytes). */
+static void note_log_cut(ksr_run *run)
+{
+	char *path = ksr_evidence_path(run->out, "launch.log");
+	struct stat st;
+	uint64_t cap = ksr_proc_log_cap();
+	if (run->launched_pid > 0 && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size > cap) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", "launch.log");
+		cJSON_AddNumberToObject(o, "cut_at_bytes", (double)cap);
+		ksr_run_emit(run, "launch_log", o);
+	}
+	free(path);
+}
+
 int ksr_run_finish_report(ksr_run *run)
 {
 	ksr_run_video_stop(run); /* finished and synced before DONE, on every path */
+	note_log_cut(run);
 	note_output_errors(run);
 	ksr_decision d = ksr_verdict_from_events(ksr_events_all(run->ev));
 	cJSON *v = cJSON_CreateObject();

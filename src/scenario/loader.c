@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksr/redact.h"
 #include "scenario/scn_internal.h"
 
 enum top_key {
@@ -23,6 +24,7 @@ enum top_key {
 	TK_KEEP_RUNNING,
 	TK_ATSPI,
 	TK_LOGS,
+	TK_SECRETS,
 	TK_BASELINE,
 	TK_BASELINE_TOLERANCE,
 	TK_BASELINE_MASK,
@@ -60,6 +62,7 @@ static const char *const top_keys[TK_COUNT + 1] = {
         [TK_KEEP_RUNNING] = "keep_running",
         [TK_ATSPI] = "atspi",
         [TK_LOGS] = "logs",
+        [TK_SECRETS] = "secrets",
         [TK_BASELINE] = "baseline",
         [TK_BASELINE_TOLERANCE] = "baseline_tolerance",
         [TK_BASELINE_MASK] = "baseline_mask",
@@ -242,6 +245,28 @@ static bool mask_region(scn_ctx *c, const snode *n, double r[4])
 		ok = false;
 	}
 	return ok;
+}
+
+/* secrets: [VAR, ...]: the variables' values are redacted from every output
+ * (include/ksr/redact.h); a value too short to be told from ordinary text is
+ * refused. */
+static void secret_keys(scn_ctx *c, const snode *const *v)
+{
+	char **names = NULL;
+	size_t n = 0;
+	if (!v[TK_SECRETS] || !string_list(c, v[TK_SECRETS], "secrets", &names, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const char *value = getenv(names[i]);
+		if (!ksr_redact_add(names[i], value))
+			scn_err(c, v[TK_SECRETS],
+			        "secrets: %s's value is shorter than %d characters: it would "
+			        "redact "
+			        "ordinary text",
+			        names[i], KSR_SECRET_MIN_LEN);
+		free(names[i]);
+	}
+	free(names);
 }
 
 static void evidence_keys(scn_ctx *c, const snode *const *v)
@@ -469,6 +494,7 @@ static void top_level(scn_ctx *c, const snode *root)
 		scn_bool(c, v[TK_DESKTOP], "desktop", &s->desktop);
 	app_keys(c, v);
 	timing_keys(c, v);
+	secret_keys(c, v);
 	evidence_keys(c, v);
 	dialog_keys(c, v);
 	if (v[TK_TARGETS])

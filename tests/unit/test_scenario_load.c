@@ -312,7 +312,7 @@ static void key_lists(void)
 	size_t n = 0;
 	while (top[n])
 		n++;
-	is_int((long long)n, 33, "33 top-level keys");
+	is_int((long long)n, 34, "34 top-level keys");
 	const char *const *mods = ksr_scenario_modifier_keys();
 	n = 0;
 	while (mods[n])

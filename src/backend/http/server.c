@@ -42,11 +42,13 @@ struct ksr_http_conn {
 	/* the request */
 	ksr_http_request req;
 	char *path;
+	char peer[64];         /* the client's numeric address */
 	ksr_http_header *hdrs; /* the listed headers present, values owned */
 	ksr_strbuf body;
 	size_t body_seen;
 	bool skip_body;
-	bool in_cb; /* inside on_head/on_request: the caller sends what they answered */
+	bool body_done; /* on_request ran: later bytes are a pipelined request, never read */
+	bool in_cb;     /* inside on_head/on_request: the caller sends what they answered */
 	/* the response: status line, headers and body as one byte stream */
 	ksr_strbuf out;
 	size_t out_pos;
@@ -119,8 +121,13 @@ static void read_head(ksr_http_server *s, ksr_http_conn *c, const char *path)
 		c->hdrs[n].value = ksr_xstrdup(s->hbuf);
 		n++;
 	}
-	c->req = (ksr_http_request){
-	        .method = method_of(c->wsi), .path = c->path, .headers = c->hdrs, .n_headers = n};
+	if (!lws_get_peer_simple(c->wsi, c->peer, sizeof c->peer))
+		c->peer[0] = '\0';
+	c->req = (ksr_http_request){.method = method_of(c->wsi),
+	                            .path = c->path,
+	                            .peer = c->peer,
+	                            .headers = c->hdrs,
+	                            .n_headers = n};
 }
 
 /* ---- connections ------------------------------------------------------------------ */
@@ -147,8 +154,16 @@ static void conn_reset(ksr_http_conn *c)
 
 void ksr_http_conn_set_user(ksr_http_conn *c, void *user)
 {
-	if (c)
-		c->user = user;
+	if (!c)
+		return;
+	/* A connection has one user at a time: one it replaces is let go of now,
+	 * so that nothing keeps a pointer to this connection past its close. */
+	if (c->user && user && c->user != user && c->srv && c->srv->o.on_close) {
+		void *old = c->user;
+		c->user = NULL;
+		c->srv->o.on_close(c->srv->o.ud, c, old);
+	}
+	c->user = user;
 }
 
 /* Outside on_head/on_request what was added goes out on a writeable callback. */
@@ -297,8 +312,26 @@ static int on_writeable(ksr_http_server *s, ksr_http_conn *c)
 
 /* ---- requests --------------------------------------------------------------------- */
 
+/* Bytes after a complete request on the same connection are a pipelined
+ * request. Every response closes its connection ("connection: close"), and a
+ * server that says so must not process further requests on it (RFC 9112,
+ * 9.6); this one refuses pipelining by closing the connection at once: the
+ * first request's answer is dropped (its handler still runs to its end, as
+ * for a client that hangs up). lws, whose state after a body stays "body,
+ * none left", would otherwise hand the bytes to the body-complete path again
+ * on every turn of its loop (a busy loop, and a second on_request for one
+ * connection while the first waits on its answer), and with its rx flow
+ * control on (4.1.6) it sends no writeable callback either. */
+static int on_pipelined(ksr_http_conn *c)
+{
+	(void)c;
+	return -1;
+}
+
 static int on_http(ksr_http_server *s, ksr_http_conn *c, struct lws *wsi, const char *path)
 {
+	if (c->path) /* a request is under way on this connection */
+		return on_pipelined(c);
 	conn_reset(c);
 	c->srv = s;
 	c->wsi = wsi;
@@ -317,6 +350,8 @@ static int on_http(ksr_http_server *s, ksr_http_conn *c, struct lws *wsi, const 
 
 static int on_body(ksr_http_server *s, ksr_http_conn *c, const char *in, size_t len)
 {
+	if (c->body_done)
+		return on_pipelined(c);
 	c->body_seen += len;
 	if (c->body_seen > DISCARD_LIMIT)
 		return -1;
@@ -333,6 +368,9 @@ static int on_body(ksr_http_server *s, ksr_http_conn *c, const char *in, size_t 
 
 static int on_body_done(ksr_http_server *s, ksr_http_conn *c)
 {
+	if (c->body_done)
+		return on_pipelined(c);
+	c->body_done = true;
 	/* Waiting on the handler is not idling: no lws timeout until the answer is
 	 * out (lws clears it itself after a body, but not for "Content-Length: 0"). */
 	lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);

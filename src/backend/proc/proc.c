@@ -12,10 +12,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -44,7 +46,37 @@ struct spawn_spec {
 	const char *command;
 	int out_fd;       /* becomes stdout and stderr */
 	bool new_session; /* setsid(), else setpgid(0, 0) */
+	char **envp;      /* the child's environment (child_environ) */
 };
+
+/* Is this environment entry a credential of the runtime's own (a model API
+ * key, the MCP bearer token)? The app, shell steps and spawned tools never
+ * get one: an app that prints its environment would put it into launch.log. */
+static bool runtime_secret(const char *entry)
+{
+	size_t n = strcspn(entry, "=");
+	static const char suffix[] = "_API_KEY";
+	size_t k = sizeof suffix - 1;
+	if (n > 13 + k && !strncmp(entry, "KASM_RUNTIME_", 13) &&
+	    !strncmp(entry + n - k, suffix, k))
+		return true;
+	return n == 22 && !strncmp(entry, "KASM_RUNTIME_MCP_TOKEN", 22);
+}
+
+/* The environment without the runtime's credentials, built before fork (no
+ * allocation after it); the strings are environ's own. */
+static char **child_environ(void)
+{
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	char **e = ksr_xcalloc(n + 1, sizeof *e);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!runtime_secret(environ[i]))
+			e[k++] = environ[i];
+	return e;
+}
 
 /* Move a descriptor above 2 so the child's dup2() onto 0..2 cannot clobber it. */
 static int fd_high(int fd)
@@ -105,7 +137,7 @@ static void child_exec(const struct spawn_spec *s, int devnull, int fail_fd, lon
 	mark_cloexec_from_3(max_fd);
 	reset_signals();
 	char *const argv[] = {"sh", "-c", (char *)s->command, NULL};
-	execv("/bin/sh", argv);
+	execve("/bin/sh", argv, s->envp);
 	child_fail(fail_fd, STAGE_EXEC);
 }
 
@@ -161,14 +193,17 @@ static int spawn(const struct spawn_spec *s, int *pid, ksr_err *err)
 		goto cleanup;
 	}
 	long max_fd = max_fd_guess();
+	struct spawn_spec spec = *s;
+	spec.envp = child_environ();
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	int child = fork();
 	if (child == 0)
-		child_exec(s, devnull, fail[1], max_fd);
+		child_exec(&spec, devnull, fail[1], max_fd);
 	int fork_errno = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	free(spec.envp);
 	close(fail[1]);
 	fail[1] = -1;
 	if (child < 0) {
@@ -188,15 +223,188 @@ cleanup:
 	return rc;
 }
 
+uint64_t ksr_proc_log_cap(void)
+{
+	const char *v = getenv("KASM_RUNTIME_APP_LOG_MAX_BYTES");
+	char *end = NULL;
+	unsigned long long n = v && *v ? strtoull(v, &end, 10) : 0;
+	return n > 0 && end && !*end ? (uint64_t)n : KSR_PROC_LOG_CAP_DEFAULT;
+}
+
+/* A log's copier: the app writes into a pipe; a detached thread keeps the
+ * first cap bytes in the file, says where it cut, and reads the rest to its
+ * end (the app never blocks on a full pipe) without keeping it. Each read and
+ * its write happen under the copier's lock, so ksr_proc_logs_drain can tell
+ * when everything the app wrote is in the file (its readers run after the app
+ * ended: a crash's last words must be there). */
+#define LOG_CHUNK   65536
+#define MAX_COPIERS 64
+/* How long a reaped process's log may take to catch up. */
+#define LOG_DRAIN_MS 500
+
+typedef struct log_copier {
+	int in, out;
+	uint64_t cap, kept;
+	bool cut;
+	pthread_mutex_t lock;
+} log_copier;
+
+static pthread_mutex_t copiers_lock = PTHREAD_MUTEX_INITIALIZER;
+static log_copier *copiers[MAX_COPIERS];
+
+static void write_all_fd(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* One read and its write; false at the end of the output. */
+static bool copy_some(log_copier *c, char *b)
+{
+	ssize_t n = read(c->in, b, LOG_CHUNK);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return true;
+	if (n <= 0)
+		return false;
+	uint64_t room = c->cap - c->kept;
+	size_t keep = (uint64_t)n < room ? (size_t)n : (size_t)room;
+	write_all_fd(c->out, b, keep);
+	c->kept += keep;
+	if ((size_t)n > keep && !c->cut) {
+		char note[160];
+		int len = snprintf(note, sizeof note,
+		                   KSR_PROC_LOG_CUT_NOTE "%llu bytes; the rest is not kept]\n",
+		                   (unsigned long long)c->cap);
+		write_all_fd(c->out, note, (size_t)len);
+		c->cut = true;
+	}
+	return true;
+}
+
+static void *copy_log(void *arg)
+{
+	log_copier *c = arg;
+	char *b = ksr_xmalloc(LOG_CHUNK);
+	for (bool more = true; more;) {
+		struct pollfd p = {.fd = c->in, .events = POLLIN};
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			break;
+		pthread_mutex_lock(&c->lock);
+		more = copy_some(c, b);
+		pthread_mutex_unlock(&c->lock);
+	}
+	pthread_mutex_lock(&copiers_lock);
+	for (size_t i = 0; i < MAX_COPIERS; i++)
+		if (copiers[i] == c)
+			copiers[i] = NULL;
+	pthread_mutex_unlock(&copiers_lock);
+	free(b);
+	close(c->in);
+	close(c->out);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+	return NULL;
+}
+
+/* Has c copied all that is in its pipe? */
+static bool copier_idle(log_copier *c)
+{
+	int pending = 0;
+	pthread_mutex_lock(&c->lock);
+	if (ioctl(c->in, FIONREAD, &pending) < 0)
+		pending = 0;
+	pthread_mutex_unlock(&c->lock);
+	return pending == 0;
+}
+
+void ksr_proc_logs_drain(int ms)
+{
+	ksr_deadline d = ksr_deadline_in_ms(ms);
+	for (;;) {
+		bool idle = true;
+		pthread_mutex_lock(&copiers_lock);
+		for (size_t i = 0; i < MAX_COPIERS && idle; i++)
+			if (copiers[i] && !copier_idle(copiers[i]))
+				idle = false;
+		pthread_mutex_unlock(&copiers_lock);
+		if (idle || ksr_deadline_passed(d))
+			return;
+		poll(NULL, 0, 2); /* a copier is mid-chunk: bounded by d */
+	}
+}
+
+/* A pipe whose read end a detached copier drains into log_fd (taken); the
+ * write end for the child, or -1. */
+static int capped_log(int log_fd)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	log_copier *c = ksr_xcalloc(1, sizeof *c);
+	*c = (log_copier){.in = p[0], .out = log_fd, .cap = ksr_proc_log_cap()};
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_lock(&copiers_lock);
+	for (size_t i = 0; i < MAX_COPIERS; i++)
+		if (!copiers[i]) {
+			copiers[i] = c;
+			break;
+		}
+	pthread_mutex_unlock(&copiers_lock);
+	pthread_attr_t a;
+	pthread_t t;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	int rc = pthread_create(&t, &a, copy_log, c);
+	pthread_attr_destroy(&a);
+	if (rc != 0) {
+		pthread_mutex_lock(&copiers_lock);
+		for (size_t i = 0; i < MAX_COPIERS; i++)
+			if (copiers[i] == c)
+				copiers[i] = NULL;
+		pthread_mutex_unlock(&copiers_lock);
+		pthread_mutex_destroy(&c->lock);
+		close(p[0]);
+		close(p[1]);
+		free(c);
+		return -1;
+	}
+	return fd_high(p[1]);
+}
+
 int ksr_proc_launch(const char *command, const char *log_path, int *pid, ksr_err *err)
 {
 	const char *path = log_path ? log_path : "/dev/null";
-	int log_fd = open_high(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
+	/* Never through a symbolic link: the log is evidence in OUT, whose
+	 * callers remove what was there first (a link planted there is replaced,
+	 * as report files are, not followed; one planted after is refused). */
+	int log_fd = open_high(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0644);
 	if (log_fd < 0)
 		return ksr_err_set(err, "launch `%s`: open log %s: %s", command, path,
 		                   strerror(errno));
-	struct spawn_spec s = {.command = command, .out_fd = log_fd, .new_session = true};
+	int out_fd = log_fd;
+	if (log_path && strcmp(log_path, "/dev/null")) {
+		/* The output is capped (ksr_proc_log_cap): a pipe to a copier. */
+		int dup_fd = fcntl(log_fd, F_DUPFD_CLOEXEC, 3);
+		out_fd = dup_fd >= 0 ? capped_log(dup_fd) : -1;
+		if (out_fd < 0) {
+			if (dup_fd >= 0)
+				close(dup_fd);
+			close(log_fd);
+			return ksr_err_set(err, "launch `%s`: cannot start the log's copier",
+			                   command);
+		}
+	}
+	struct spawn_spec s = {.command = command, .out_fd = out_fd, .new_session = true};
 	int rc = spawn(&s, pid, err);
+	if (out_fd != log_fd)
+		close(out_fd);
 	close(log_fd);
 	return rc;
 }
@@ -421,6 +629,7 @@ int ksr_proc_reap(int pid, int *status)
 		return 0;
 	if (status)
 		*status = st;
+	ksr_proc_logs_drain(LOG_DRAIN_MS); /* its last words are in its log */
 	return 1;
 }
 
@@ -495,10 +704,13 @@ int ksr_proc_stop_group(int pgid, int grace_ms)
 {
 	if (pgid <= 1) /* kill(-1) would signal every process we may signal */
 		return -1;
+	int rc = -1;
 	if (grace_ms > 0 && kill(-pgid, SIGTERM) == 0 && wait_group_gone(pgid, grace_ms, NULL))
-		return 0;
-	kill(-pgid, SIGKILL);
-	return wait_group_gone(pgid, KILL_WAIT_MS, NULL) ? 0 : -1;
+		rc = 0;
+	else if (kill(-pgid, SIGKILL), wait_group_gone(pgid, KILL_WAIT_MS, NULL))
+		rc = 0;
+	ksr_proc_logs_drain(LOG_DRAIN_MS); /* what the group said last is in its logs */
+	return rc;
 }
 
 /* ---- bounded commands ---- */

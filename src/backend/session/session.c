@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -271,8 +272,14 @@ static void log_tail(const char *path, char *out, size_t cap)
 
 /* ---- processes ---- */
 
-static void child_exec(char *const argv[], int nullfd, int logfd, int keep_fd, int errfd)
+static void child_exec(char *const argv[], int nullfd, int logfd, int keep_fd, int errfd,
+                       pid_t parent)
 {
+	/* The session dies with the runtime on every exit path, a crash or a
+	 * SIGKILL included: SIGTERM when the thread that forked it ends (and at
+	 * once if the runtime is already gone). */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+		_exit(127);
 	setpgid(0, 0);
 	sigset_t none;
 	sigemptyset(&none);
@@ -303,9 +310,10 @@ static int spawn(char *const argv[], int logfd, int keep_fd, ksr_err *err)
 		close(nullfd);
 		return ksr_err_errno(err, "pipe");
 	}
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0)
-		child_exec(argv, nullfd, logfd, keep_fd, errpipe[1]);
+		child_exec(argv, nullfd, logfd, keep_fd, errpipe[1], parent);
 	close(nullfd);
 	close(errpipe[1]);
 	int child_errno = 0;

@@ -259,7 +259,7 @@ static int launch_tool(ksr_run *run, const ksr_step *step, char *log, size_t log
 	ksr_err err = {0};
 	int pid = 0;
 	snprintf(log, log_len, "spawn-%02zu.log", run->n_tools + 1);
-	char *path = ksr_evidence_path(run->out, log);
+	char *path = ksr_evidence_log_path(run->out, log);
 	/* As the launch stage does: Qt 5 tools join the bus only where the X root
 	 * names it (a desktop-mode run has no launch stage). */
 	if (run->x)

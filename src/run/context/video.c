@@ -37,7 +37,7 @@ void ksr_run_video_start(ksr_run *run)
 {
 	if (!wanted(run) || run->video || !run->x)
 		return;
-	char *tmp = ksr_evidence_path(run->out, "." VIDEO_NAME ".tmp");
+	char *tmp = ksr_evidence_log_path(run->out, "." VIDEO_NAME ".tmp");
 	char *path = ksr_evidence_path(run->out, VIDEO_NAME);
 	ksr_video_opts o = {
 	        .display = ksr_x11_display_name(run->x),

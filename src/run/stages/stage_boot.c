@@ -118,7 +118,7 @@ static ksr_stage_status stage_launch(ksr_run *run, char *note, size_t len)
 {
 	ksr_err err = {0};
 	cJSON *f = cJSON_CreateObject();
-	char *log = ksr_evidence_path(run->out, "launch.log");
+	char *log = ksr_evidence_log_path(run->out, "launch.log");
 	int rc = ksr_proc_launch(run->sc->launch, log, &run->launched_pid, &err);
 	if (rc < 0) {
 		free(log);

@@ -1,0 +1,179 @@
+"""Evidence files in OUT are never written through a symbolic link (issue 31, item 6):
+a link planted at launch.log's name, pointing outside OUT, is replaced (as report files
+are), and the app's output lands in OUT's own launch.log. The runtime's own credentials
+(model API keys, the MCP token) are not in the environment of the app or of shell steps
+(issue 31, item 8, part)."""
+
+import os
+import textwrap
+import unittest
+
+import ksr
+
+
+class TestEvidenceLinks(ksr.KsrTestCase):
+
+    def test_planted_launch_log_link_is_replaced_not_followed(self):
+        out = self.out()
+        os.makedirs(out)
+        outside = os.path.join(self.tmp, "outside.txt")
+        with open(outside, "w") as f:
+            f.write("untouched\n")
+        os.symlink(outside, os.path.join(out, "launch.log"))
+        path = self.scenario(textwrap.dedent("""\
+            name: planted-link
+            launch: sh -c 'echo output-of-the-app; exec "$KSR_TESTAPP"'
+            process: ^ksr-testapp$
+            window: ^KSR Test App$
+            settle_s: 0
+            atspi: false
+            """))
+        rc, so, se, _ = self.run_rt(["run", "--xvfb", path], out=out,
+                                    env=self.env(KSR_TESTAPP=ksr.TESTAPP), timeout=120)
+        self.assertNoSanitizerReport(se)
+        with open(outside) as f:
+            self.assertEqual(f.read(), "untouched\n", "launch.log was written through the link")
+        log = os.path.join(out, "launch.log")
+        self.assertFalse(os.path.islink(log), "launch.log is still a link")
+        with open(log) as f:
+            self.assertIn("output-of-the-app", f.read())
+        self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+
+
+class TestLaunchLogCap(ksr.KsrTestCase):
+
+    def test_app_output_is_capped(self):
+        """An app that writes 20 MiB: launch.log keeps the first
+        KASM_RUNTIME_APP_LOG_MAX_BYTES (1 MiB here), says where it cut, and the report
+        says so too; the app is not blocked by it (its window comes, the run passes)."""
+        cap = 1024 * 1024
+        out = self.out()
+        path = self.scenario(textwrap.dedent("""\
+            name: chatty-app
+            launch: sh -c 'head -c 20971520 /dev/zero | tr "\\0" x; echo last-words; exec "$KSR_TESTAPP"'
+            process: ^ksr-testapp$
+            window: ^KSR Test App$
+            settle_s: 0
+            atspi: false
+            """))
+        rc, so, se, _ = self.run_rt(["run", "--xvfb", path], out=out,
+                                    env=self.env(KSR_TESTAPP=ksr.TESTAPP,
+                                                 KASM_RUNTIME_APP_LOG_MAX_BYTES=cap),
+                                    timeout=120)
+        self.assertNoSanitizerReport(se)
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        log = os.path.join(out, "launch.log")
+        size = os.path.getsize(log)
+        self.assertLess(size, cap + 4096, "launch.log is %d bytes" % size)
+        with open(log, "rb") as f:
+            data = f.read()
+        self.assertEqual(data[:cap], b"x" * cap)
+        self.assertIn(b"[kasm-session-runtime: output cut at %d bytes" % cap, data[cap:])
+        self.assertNotIn(b"last-words", data)
+        self.assertEqual(report["launch"].get("log_cut_at_bytes"), cap, report["launch"])
+
+    def test_output_under_the_cap_is_whole(self):
+        out = self.out()
+        path = self.scenario(textwrap.dedent("""\
+            name: quiet-app
+            launch: sh -c 'echo first; echo last-words >&2; exec "$KSR_TESTAPP"'
+            process: ^ksr-testapp$
+            window: ^KSR Test App$
+            settle_s: 0
+            atspi: false
+            """))
+        rc, so, se, _ = self.run_rt(["run", "--xvfb", path], out=out,
+                                    env=self.env(KSR_TESTAPP=ksr.TESTAPP), timeout=120)
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        with open(os.path.join(out, "launch.log")) as f:
+            text = f.read()
+        self.assertIn("first\nlast-words\n", text)
+        self.assertNotIn("cut at", text)
+        self.assertNotIn("log_cut_at_bytes", report["launch"])
+
+
+class TestCredentialsNotInherited(ksr.KsrTestCase):
+
+    def test_model_key_not_in_the_apps_or_shell_steps_environment(self):
+        key = "sk-ksr-it-%s" % self.tag
+        out = self.out()
+        path = self.scenario(textwrap.dedent("""\
+            name: no-inherited-key
+            launch: sh -c 'tr "\\0" "\\n" < /proc/$$/environ; exec "$KSR_TESTAPP"'
+            process: ^ksr-testapp$
+            window: ^KSR Test App$
+            settle_s: 0
+            atspi: false
+            steps:
+              - shell: env
+            """))
+        env = self.env(KSR_TESTAPP=ksr.TESTAPP, KASM_RUNTIME_MODEL_API_KEY=key,
+                       KASM_RUNTIME_JUDGE_API_KEY=key + "-judge",
+                       KASM_RUNTIME_MCP_TOKEN=key + "-mcp")
+        rc, so, se, _ = self.run_rt(["run", "--xvfb", path], out=out, env=env, timeout=120)
+        self.assertNoSanitizerReport(se)
+        self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        with open(os.path.join(out, "launch.log")) as f:
+            log = f.read()
+        self.assertIn("KSR_TESTAPP=", log, "the app's environment was dumped")
+        self.assertNotIn(key, log, "a credential in the app's environment")
+        found = []
+        for rel in ksr.list_files(out):
+            with open(os.path.join(out, rel), "rb") as f:
+                if key.encode() in f.read():
+                    found.append(rel)
+        self.assertEqual(found, [], "a credential in OUT")
+        self.assertNotIn(key, so + se)
+
+
+class TestSecrets(ksr.KsrTestCase):
+
+    def run_secret(self, extra_env, yaml_secrets):
+        value = "hunter2-%s" % self.tag[:12]
+        out = self.out()
+        junit = os.path.join(self.tmp, "junit.xml")
+        path = self.scenario(textwrap.dedent("""\
+            name: secret-run
+            %s
+            launch: env KSR_IT_S=${KSR_IT_SECRET} ${KSR_TESTAPP}
+            process: ^ksr-testapp$
+            window: ^KSR Test App$
+            settle_s: 0
+            atspi: false
+            steps:
+              - shell: echo the value is ${KSR_IT_SECRET}
+              - shell: echo ${KSR_IT_SECRET} again; exit 3
+            """ % yaml_secrets))
+        env = self.env(KSR_TESTAPP=ksr.TESTAPP, KSR_IT_SECRET=value, **extra_env)
+        rc, so, se, _ = self.run_rt(["run", "--xvfb", "--json", "--junit", junit, path],
+                                    out=out, env=env, timeout=120)
+        self.assertNoSanitizerReport(se)
+        self.assertNotEqual(rc, 0, "the failing shell step fails the run")
+        texts = {"stdout": so, "stderr": se}
+        for rel in ksr.list_files(out):
+            with open(os.path.join(out, rel), "rb") as f:
+                texts[rel] = f.read().decode("utf-8", "replace")
+        with open(junit, encoding="utf-8") as f:
+            texts["junit.xml"] = f.read()
+        leaks = sorted(name for name, text in texts.items() if value in text)
+        self.assertEqual(leaks, [], "the secret's value is in these outputs")
+        for name in ("trace.jsonl", "report.json", "stdout"):
+            self.assertIn("[secret KSR_IT_SECRET]", texts[name], name)
+
+    def test_scenario_secrets_key(self):
+        self.run_secret({}, "secrets: [KSR_IT_SECRET]")
+
+    def test_secrets_from_the_environment(self):
+        self.run_secret({"KASM_RUNTIME_SECRETS": "OTHER,KSR_IT_SECRET"}, "")
+
+    def test_a_short_secret_is_refused(self):
+        path = self.scenario("name: short\nsecrets: [KSR_IT_SHORT]\nlaunch: true\n"
+                             "process: ^x$\n")
+        rc, so, se, _ = self.run_rt(["validate", path], env=self.env(KSR_IT_SHORT="abc"))
+        self.assertEqual(rc, 2, so + se)
+        self.assertIn("KSR_IT_SHORT", so + se)
+        self.assertIn("shorter than 4", so + se)
+
+
+if __name__ == "__main__":
+    unittest.main()
