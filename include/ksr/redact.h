@@ -26,6 +26,10 @@ bool ksr_redact_add(const char *name, const char *value);
  * environment (once per process; a short value there is skipped). */
 void ksr_redact_from_env(void);
 
+/* entry ("NAME=value" or NAME, n its name's length) names one of the runtime's
+ * own credentials: KASM_RUNTIME_*_API_KEY or KASM_RUNTIME_MCP_TOKEN. */
+bool ksr_redact_is_credential(const char *entry, size_t n);
+
 /* s with every secret replaced (a new string), or NULL when s has none. */
 char *ksr_redact(const char *s);
 

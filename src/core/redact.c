@@ -48,7 +48,7 @@ bool ksr_redact_add(const char *name, const char *value)
 	return true;
 }
 
-static bool credential_name(const char *entry, size_t n)
+bool ksr_redact_is_credential(const char *entry, size_t n)
 {
 	static const char suffix[] = "_API_KEY";
 	size_t k = sizeof suffix - 1;
@@ -70,7 +70,7 @@ static void from_env(void)
 {
 	for (char **e = environ; e && *e; e++) {
 		size_t n = strcspn(*e, "=");
-		if (!(*e)[n] || !credential_name(*e, n))
+		if (!(*e)[n] || !ksr_redact_is_credential(*e, n))
 			continue;
 		char *name = ksr_xstrndup(*e, n);
 		/* A credential is redacted from 8 characters on: a placeholder such

@@ -6,6 +6,7 @@
  * writes to the inherited cancel pipe and would cancel the runtime). Between
  * fork and exec the child only makes async-signal-safe system calls. */
 #include "ksr/proc.h"
+#include "ksr/redact.h"
 #include "ksr/strbuf.h"
 
 #include <dirent.h>
@@ -54,13 +55,7 @@ struct spawn_spec {
  * get one: an app that prints its environment would put it into launch.log. */
 static bool runtime_secret(const char *entry)
 {
-	size_t n = strcspn(entry, "=");
-	static const char suffix[] = "_API_KEY";
-	size_t k = sizeof suffix - 1;
-	if (n > 13 + k && !strncmp(entry, "KASM_RUNTIME_", 13) &&
-	    !strncmp(entry + n - k, suffix, k))
-		return true;
-	return n == 22 && !strncmp(entry, "KASM_RUNTIME_MCP_TOKEN", 22);
+	return ksr_redact_is_credential(entry, strcspn(entry, "="));
 }
 
 /* The environment without the runtime's credentials, built before fork (no
