@@ -48,10 +48,10 @@ int ksr_proc_find(const ksr_pattern *name_re, const ksr_pattern *cmdline_re, ksr
                   ksr_err *err);
 void ksr_proc_list_clear(ksr_proc_list *l);
 /* pid may be a client of display ("[host]:N[.S]", the screen ignored): its
- * environment names that display, or cannot be read (another user's process).
- * False when it names another display (another session's instance), has no
- * DISPLAY, or is gone (a zombie's environment reads empty): none of those is
- * an app drawing on display. */
+ * environment names that display, names none (a process may write over its
+ * environment: Chromium's title), or cannot be read (another user's process).
+ * False when it names another display (another session's instance), or the
+ * process is gone or a zombie (whose environment reads empty). */
 bool ksr_proc_may_be_on_display(int pid, const char *display);
 /* Keep in l only the processes that may be on display (NULL: keep all). */
 void ksr_proc_list_drop_other_displays(ksr_proc_list *l, const char *display);

@@ -67,8 +67,12 @@ bool ksr_proc_may_be_on_display(int pid, const char *display)
 	int found = environ_value(pid, "DISPLAY", theirs, sizeof theirs);
 	if (found < 0)
 		return true; /* another user's process: not ruled out */
+	/* Gone meanwhile, or a zombie (its environment reads empty): not an app
+	 * on any display. Alive without DISPLAY there: not ruled out, since a
+	 * process may write over its environment (Chromium puts its process
+	 * title there) and still be a client of ours. */
 	if (found == 0)
-		return false; /* gone meanwhile, or no display to draw on */
+		return ksr_proc_alive(pid);
 	if (!parse_display(theirs, h1, sizeof h1, &n1) ||
 	    !parse_display(display, h2, sizeof h2, &n2))
 		return true;
