@@ -93,6 +93,10 @@ void mcp_schema_add_common(cJSON *input_schema);
 /* Check args against a tool's inputSchema (type, required, enum, bounds, no
  * unknown properties). 0, or -1 with why. */
 int mcp_check_args(const cJSON *schema, const cJSON *args, char *why, size_t len);
+/* A call's arguments as the tools see them (free it): a copy without the
+ * optional members given as null ("not given"), at every level; absent or
+ * null arguments are {}. */
+cJSON *mcp_args_without_nulls(const cJSON *schema, const cJSON *args);
 /* The tools/list entry for row i. */
 cJSON *mcp_tool_json(const ksr_mcp *m, size_t i);
 

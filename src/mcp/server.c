@@ -308,27 +308,27 @@ static char *do_call(ksr_mcp *m, const cJSON *id, const cJSON *params)
 		         cJSON_IsString(name) ? name->valuestring : "(no name)");
 		return error_reply(id, RPC_PARAMS, msg);
 	}
-	cJSON *empty = args ? NULL : cJSON_CreateObject();
+	cJSON *given = mcp_args_without_nulls(m->schemas[2 * i], args);
 	mcp_result res = {0};
 	char why[300];
-	int cap = mcp_arg_int(args, "max_text", MCP_DEFAULT_TEXT_CAP);
+	int cap = mcp_arg_int(given, "max_text", MCP_DEFAULT_TEXT_CAP);
 	m->text_cap = cap < 256 ? 256 : cap; /* as checked: a bad value is refused below */
-	if (mcp_check_args(m->schemas[2 * i], args ? args : empty, why, sizeof why) < 0) {
+	if (mcp_check_args(m->schemas[2 * i], given, why, sizeof why) < 0) {
 		mcp_fail(&res, "invalid arguments for %s: %s", name->valuestring, why);
 	} else {
 		const cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
 		m->progress_token = cJSON_GetObjectItemCaseSensitive(meta, "progressToken");
 		m->progress = 0;
 		inflight_begin(m, id);
-		mcp_tools[i].run(m, args ? args : empty, &res);
+		mcp_tools[i].run(m, given, &res);
 		m->progress_token = NULL;
 		if (inflight_end(m)) {
 			cJSON_Delete(result_json(&res));
-			cJSON_Delete(empty);
+			cJSON_Delete(given);
 			return NULL; /* MCP: no response to a cancelled request */
 		}
 	}
-	cJSON_Delete(empty);
+	cJSON_Delete(given);
 	mcp_cap_text(m, &res);
 	return result_reply(id, result_json(&res));
 }

@@ -187,12 +187,16 @@ const mcp_tool mcp_tools[] = {
          "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"role\":{\"type\":"
          "\"string\"},\"name\":{\"type\":\"string\"},\"description\":{\"type\":\"string\"},"
          "\"states\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"showing\":{\"type\":"
-         "\"boolean\"},\"extents\":{\"type\":[\"object\",\"null\"]},\"actions\":{\"type\":"
+         "\"boolean\"},\"extents\":{\"type\":\"object\",\"description\":\"screen pixels; "
+         "absent when the control has none\",\"properties\":{\"x\":{\"type\":\"integer\"},"
+         "\"y\":{\"type\":\"integer\"},\"w\":{\"type\":\"integer\"},\"h\":{\"type\":"
+         "\"integer\"}},\"required\":[\"x\",\"y\",\"w\",\"h\"]},\"actions\":{\"type\":"
          "\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
-         "\"key_binding\":{\"type\":\"string\"}}}},\"shortcut\":{\"type\":[\"string\",\"null\"]},"
-         "\"mnemonic\":{\"type\":[\"string\",\"null\"]},\"waited_ms\":{\"type\":\"integer\"}},"
-         "\"required\":[\"path\",\"role\",\"name\",\"states\",\"extents\",\"actions\","
-         "\"shortcut\",\"waited_ms\"]}",
+         "\"key_binding\":{\"type\":\"string\"}}}},\"shortcut\":{\"type\":\"string\","
+         "\"description\":\"absent when no action has one\"},\"mnemonic\":{\"type\":\"string\","
+         "\"description\":\"absent when no action has one\"},\"waited_ms\":{\"type\":"
+         "\"integer\"}},\"required\":[\"path\",\"role\",\"name\",\"states\",\"actions\","
+         "\"waited_ms\"]}",
          true, false, false, mcp_tool_a11y_find},
         {"a11y.text", "Control text",
          "A control's text (AT-SPI Text) or value (Value: spin buttons, sliders, progress "
@@ -342,6 +346,33 @@ static int check_bounds(const cJSON *s, const cJSON *v, const char *name, char *
 
 static int check_value(const cJSON *s, const cJSON *v, const char *name, char *why, size_t len);
 
+static bool is_required(const cJSON *s, const char *prop)
+{
+	const cJSON *req;
+	cJSON_ArrayForEach(req, cJSON_GetObjectItem(s, "required"))
+	{
+		if (cJSON_IsString(req) && !strcmp(req->valuestring, prop))
+			return true;
+	}
+	return false;
+}
+
+/* A required argument given as null (optional ones were dropped before):
+ * named, with what it must be. */
+static int null_required(const cJSON *ps, const char *name, const char *member, char *why,
+                         size_t len)
+{
+	const cJSON *type = cJSON_GetObjectItem(ps, "type");
+	const char *t = cJSON_IsString(type) ? type->valuestring : "a value";
+	return snprintf(why, len, "required argument %s%s%s is null: it must be %s%s", name,
+	                *name ? "." : "", member,
+	                !cJSON_IsString(type)   ? ""
+	                : strchr("aeiou", t[0]) ? "an "
+	                                        : "a ",
+	                t),
+	       -1;
+}
+
 static int check_object(const cJSON *s, const cJSON *v, const char *name, char *why, size_t len)
 {
 	const cJSON *props = cJSON_GetObjectItem(s, "properties"), *req, *it;
@@ -359,6 +390,8 @@ static int check_object(const cJSON *s, const cJSON *v, const char *name, char *
 			return snprintf(why, len, "unknown argument %s%s%s", name, *name ? "." : "",
 			                it->string),
 			       -1;
+		if (cJSON_IsNull(it))
+			return null_required(ps, name, it->string, why, len);
 		if (check_value(ps, it, it->string, why, len) < 0)
 			return -1;
 	}
@@ -381,6 +414,36 @@ static int check_value(const cJSON *s, const cJSON *v, const char *name, char *w
 int mcp_check_args(const cJSON *schema, const cJSON *args, char *why, size_t len)
 {
 	return check_value(schema, args, "", why, len);
+}
+
+/* Null for an optional argument means "not given": OpenAI's strict mode makes
+ * every optional argument required-but-nullable, so its models send all of
+ * them, null where they mean none. Dropped here, once, at every level of an
+ * object argument, so no handler sees one; a null for a required argument
+ * stays, for the check to name. */
+static void drop_optional_nulls(const cJSON *s, cJSON *v)
+{
+	const cJSON *props = cJSON_GetObjectItem(s, "properties");
+	for (cJSON *it = v->child, *next; it; it = next) {
+		next = it->next;
+		const cJSON *ps = cJSON_GetObjectItemCaseSensitive(props, it->string);
+		if (!ps)
+			continue; /* an unknown argument, null or not, is refused by the check */
+		if (cJSON_IsNull(it) && !is_required(s, it->string))
+			cJSON_Delete(cJSON_DetachItemViaPointer(v, it));
+		else if (cJSON_IsObject(it))
+			drop_optional_nulls(ps, it);
+	}
+}
+
+cJSON *mcp_args_without_nulls(const cJSON *schema, const cJSON *args)
+{
+	if (!args || cJSON_IsNull(args))
+		return cJSON_CreateObject(); /* "arguments": null is no arguments */
+	cJSON *copy = cJSON_Duplicate(args, 1);
+	if (cJSON_IsObject(copy))
+		drop_optional_nulls(schema, copy);
+	return copy;
 }
 
 /* ---- results and arguments ---------------------------------------------------- */

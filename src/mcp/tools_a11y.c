@@ -87,7 +87,12 @@ static cJSON *subtree_nodes(const ksr_atspi_tree *t, subtree *s)
 			s->cut_by = s->cut_by ? s->cut_by : "nodes";
 			continue;
 		}
-		cJSON_AddItemToArray(arr, ksr_atspi_node_json(t, i));
+		cJSON *node = ksr_atspi_node_json(t, i);
+		/* The node JSON the inspector and the report share says "extents":
+		 * null for none; MCP results leave a field with no value out. */
+		if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(node, "extents")))
+			cJSON_DeleteItemFromObjectCaseSensitive(node, "extents");
+		cJSON_AddItemToArray(arr, node);
 		kept++;
 	}
 	free(in);

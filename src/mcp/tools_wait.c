@@ -211,12 +211,12 @@ static char *binding_part(const char *b, int part)
 	return n ? ksr_xstrndup(b, n) : NULL;
 }
 
-static void add_nullable(cJSON *o, const char *k, char *v)
+/* An optional field: set, or left out (the outputSchema's portable form of
+ * "none"; no result field is ever null). */
+static void add_optional(cJSON *o, const char *k, char *v)
 {
 	if (v)
 		cJSON_AddStringToObject(o, k, v);
-	else
-		cJSON_AddNullToObject(o, k);
 	free(v);
 }
 
@@ -242,8 +242,8 @@ static void add_keys(ksr_mcp *m, const ksr_atspi_app *app, const ksr_atspi_node 
 		if (!mnemonic)
 			mnemonic = binding_part(b, 0);
 	}
-	add_nullable(o, "shortcut", shortcut);
-	add_nullable(o, "mnemonic", mnemonic);
+	add_optional(o, "shortcut", shortcut);
+	add_optional(o, "mnemonic", mnemonic);
 	ksr_atspi_keys_clear(&k);
 }
 
@@ -269,8 +269,6 @@ static void found_answer(ksr_mcp *m, const ksr_atspi_app *app, const ksr_atspi_t
 		cJSON_AddNumberToObject(ex, "y", n->y);
 		cJSON_AddNumberToObject(ex, "w", n->w); /* as a11y_tree's nodes */
 		cJSON_AddNumberToObject(ex, "h", n->h);
-	} else {
-		cJSON_AddNullToObject(o, "extents");
 	}
 	add_keys(m, app, n, o);
 	cJSON_AddNumberToObject(o, "waited_ms", (double)(ksr_now_ms() - start));

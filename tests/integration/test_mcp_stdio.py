@@ -10,6 +10,7 @@ keeps serving and exits 0 at EOF."""
 import base64
 import json
 import os
+import re
 import select
 import subprocess
 import time
@@ -177,6 +178,94 @@ class McpStdioTools(mcplib.ToolsSuite, ksr.KsrTestCase):
     def connect(self, extra):
         client = SdkClient(self, ["mcp"] + extra, self.denv)
         return client, lambda: ""  # the server's stderr is the client's (inherited)
+
+
+def sample_value(schema):
+    """A value the schema accepts: its enum's first, its minimum, an object of its
+    required members."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    t = schema.get("type")
+    if t in ("integer", "number"):
+        return schema.get("minimum", 1)
+    if t == "boolean":
+        return False
+    if t == "array":
+        return []
+    if t == "object":
+        return {k: sample_value(v) for k, v in schema.get("properties", {}).items()
+                if k in schema.get("required", [])}
+    return "x"
+
+
+def has_null(v):
+    if isinstance(v, dict):
+        return any(has_null(x) for x in v.values())
+    if isinstance(v, list):
+        return any(has_null(x) for x in v)
+    return v is None
+
+
+def answer_shape(ans):
+    """What must not differ between a call and the same call with its optional
+    arguments null: an error's text (numbers aside), or a result's fields."""
+    res = ans.get("result") or {}
+    if not ans.get("ok") or res.get("isError"):
+        text = res.get("content", [{}])[0].get("text") if res else ans.get("error")
+        return ("error", re.sub(r"[0-9.]+", "N", str(text)))
+    return ("ok", sorted(res.get("structuredContent", {})),
+            [c["type"] for c in res.get("content", [])])
+
+
+class McpLenientTest(ksr.KsrTestCase):
+    """Issue 33: null for an optional argument means "not given" (OpenAI strict mode
+    sends every optional argument as null), through the SDK client (which checks
+    each structuredContent against the tool's outputSchema) on a real display;
+    the tools listed in one order on every start."""
+    needs_testapp = False
+
+    def setUp(self):
+        super().setUp()
+        mcplib.require_client(self)
+
+    def test_optional_nulls_are_absent_arguments(self):
+        display = self.start_xvfb()
+        client = SdkClient(self, ["mcp"], self.env(DISPLAY=display))
+        tools = client.op(op="list")["result"]["tools"]
+        self.assertGreaterEqual(len(tools), 18)
+        for t in tools:
+            schema = t["inputSchema"]
+            plain = sample_value(schema)
+            nulls = dict(plain, **{k: None for k in schema["properties"]
+                                   if k not in schema.get("required", [])})
+            with self.subTest(tool=t["name"], args=nulls):
+                a = client.call(t["name"], plain, timeout=60)
+                b = client.call(t["name"], nulls, timeout=60)
+                self.assertNotIn("must be", str(b), b)
+                self.assertEqual(answer_shape(b), answer_shape(a), (a, b))
+        # Ones that succeed here, their results valid for their outputSchema.
+        for name, args in (("window_list", {"max_text": None}),
+                           ("screen_capture", {"window": None, "region": None, "zoom": None,
+                                               "delivery": None, "max_text": None})):
+            ans = client.call(name, args)
+            self.assertTrue(ans["ok"], ans)
+            self.assertFalse(ans["result"].get("isError"), ans)
+            self.assertFalse(has_null(ans["result"]["structuredContent"]), ans)
+        ans = client.call("input_click", {"x": None, "y": 1})
+        self.assertTrue(ans["result"]["isError"], ans)
+        self.assertIn("required argument x is null", ans["result"]["content"][0]["text"])
+        self.assertNoSanitizerReport(client.close())
+
+    def test_tools_order_is_stable(self):
+        orders = []
+        for _ in range(2):  # two server starts, two lists each
+            client = SdkClient(self, ["mcp"], self.env())
+            for _ in range(2):
+                orders.append([t["name"] for t in client.op(op="list")["result"]["tools"]])
+            self.assertNoSanitizerReport(client.close())
+        self.assertEqual(orders[0][:2], ["screen_capture", "screen_wait"])
+        for o in orders[1:]:
+            self.assertEqual(o, orders[0])
 
 
 class McpRawStdioTest(ksr.KsrTestCase):

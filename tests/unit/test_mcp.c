@@ -294,6 +294,211 @@ static void test_arguments(ksr_mcp *m)
 	cJSON_Delete(o);
 }
 
+/* ---- lenient where clients are (issue 33): null as "not given", portable
+ * schemas, a stable tools order ------------------------------------------------- */
+
+static cJSON *list_tools(ksr_mcp *m)
+{
+	cJSON *r = call(m, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	cJSON *tools = cJSON_DetachItemFromObject(cJSON_GetObjectItem(r, "result"), "tools");
+	cJSON_Delete(r);
+	return tools;
+}
+
+static bool is_required(const cJSON *schema, const char *prop)
+{
+	const cJSON *q;
+	cJSON_ArrayForEach(q, cJSON_GetObjectItem(schema, "required"))
+	{
+		if (cJSON_IsString(q) && !strcmp(q->valuestring, prop))
+			return true;
+	}
+	return false;
+}
+
+/* A value the schema accepts: its enum's first, its minimum, an object of its
+ * required members. */
+static cJSON *sample_value(const cJSON *s)
+{
+	const cJSON *en = cJSON_GetObjectItem(s, "enum"), *min = cJSON_GetObjectItem(s, "minimum");
+	const cJSON *type = cJSON_GetObjectItem(s, "type"), *p;
+	const char *t = cJSON_IsString(type) ? type->valuestring : "";
+	if (cJSON_IsArray(en))
+		return cJSON_Duplicate(cJSON_GetArrayItem(en, 0), 1);
+	if (!strcmp(t, "integer") || !strcmp(t, "number"))
+		return cJSON_CreateNumber(cJSON_IsNumber(min) ? min->valuedouble : 1);
+	if (!strcmp(t, "boolean"))
+		return cJSON_CreateFalse();
+	if (!strcmp(t, "array"))
+		return cJSON_CreateArray();
+	if (!strcmp(t, "object")) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_ArrayForEach(p, cJSON_GetObjectItem(s, "properties"))
+		{
+			if (is_required(s, p->string))
+				cJSON_AddItemToObject(o, p->string, sample_value(p));
+		}
+		return o;
+	}
+	return cJSON_CreateString("x");
+}
+
+/* tools/call name with args (taken); the result object (free it). */
+static cJSON *call_json(ksr_mcp *m, const char *name, cJSON *args)
+{
+	cJSON *req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "jsonrpc", "2.0");
+	cJSON_AddNumberToObject(req, "id", 11);
+	cJSON_AddStringToObject(req, "method", "tools/call");
+	cJSON *params = cJSON_AddObjectToObject(req, "params");
+	cJSON_AddStringToObject(params, "name", name);
+	cJSON_AddItemToObject(params, "arguments", args);
+	char *msg = cJSON_PrintUnformatted(req);
+	cJSON_Delete(req);
+	cJSON *o = call(m, msg);
+	cJSON_free(msg);
+	return o;
+}
+
+static const char *first_text(const cJSON *o)
+{
+	const cJSON *t = cJSON_GetObjectItem(
+	        cJSON_GetArrayItem(cJSON_GetObjectItem(result(o), "content"), 0), "text");
+	return cJSON_IsString(t) ? t->valuestring : "";
+}
+
+/* Every tool, its optional arguments all null (as OpenAI strict mode sends
+ * them), answers as the same call without them. */
+static void test_null_optional(ksr_mcp *m)
+{
+	cJSON *tools = list_tools(m);
+	const cJSON *t, *p;
+	cJSON_ArrayForEach(t, tools)
+	{
+		const char *name = cJSON_GetObjectItem(t, "name")->valuestring;
+		const cJSON *in = cJSON_GetObjectItem(t, "inputSchema");
+		cJSON *plain = sample_value(in), *nulls = sample_value(in);
+		int n_null = 0;
+		cJSON_ArrayForEach(p, cJSON_GetObjectItem(in, "properties"))
+		{
+			if (!is_required(in, p->string)) {
+				cJSON_AddNullToObject(nulls, p->string);
+				n_null++;
+			}
+		}
+		char *args = cJSON_PrintUnformatted(nulls);
+		cJSON *a = call_json(m, name, plain), *b = call_json(m, name, nulls);
+		ok(n_null > 0 && !strstr(first_text(b), "must be ") &&
+		           cJSON_IsTrue(cJSON_GetObjectItem(result(a), "isError")) ==
+		                   cJSON_IsTrue(cJSON_GetObjectItem(result(b), "isError")) &&
+		           !strcmp(first_text(a), first_text(b)),
+		   "%s %s answers as without its %d nulls: %.120s", name, args, n_null,
+		   first_text(b));
+		free(args);
+		cJSON_Delete(a);
+		cJSON_Delete(b);
+	}
+	cJSON_Delete(tools);
+}
+
+/* A required argument given as null is an error that names it. */
+static void test_null_required(ksr_mcp *m)
+{
+	cJSON *tools = list_tools(m);
+	const cJSON *t, *q;
+	int checked = 0;
+	cJSON_ArrayForEach(t, tools)
+	{
+		const char *name = cJSON_GetObjectItem(t, "name")->valuestring;
+		const cJSON *in = cJSON_GetObjectItem(t, "inputSchema");
+		cJSON_ArrayForEach(q, cJSON_GetObjectItem(in, "required"))
+		{
+			cJSON *args = sample_value(in);
+			cJSON_ReplaceItemInObject(args, q->valuestring, cJSON_CreateNull());
+			char want[96];
+			snprintf(want, sizeof want, "required argument %s is null", q->valuestring);
+			cJSON *o = call_json(m, name, args);
+			ok(cJSON_IsTrue(cJSON_GetObjectItem(result(o), "isError")) &&
+			           strstr(first_text(o), want),
+			   "%s with %s null: %.120s", name, q->valuestring, first_text(o));
+			cJSON_Delete(o);
+			checked++;
+		}
+	}
+	ok(checked >= 10, "%d required arguments checked as null", checked);
+	cJSON_Delete(tools);
+	/* Inside an object argument too: optional null dropped, required null named. */
+	call_tool(m, "screen_capture", "{\"region\":{\"x\":0,\"y\":0,\"width\":null,\"height\":1}}",
+	          "required argument region.width is null", "a nested required member as null");
+	call_tool(m, "input_click", "{\"x\":1,\"y\":1,\"button\":null,\"count\":null}",
+	          "no X display", "input_click with button and count null");
+}
+
+/* Type arrays (["object","null"]) are not portable (Gemini's OpenAPI subset,
+ * the Inspector's --strict): a nullable field is optional instead. */
+static int type_arrays(const cJSON *s, const char *tool, const char *where)
+{
+	int n = 0;
+	const cJSON *c;
+	cJSON_ArrayForEach(c, s)
+	{
+		if (c->string && !strcmp(c->string, "type") && !cJSON_IsString(c) &&
+		    !cJSON_IsObject(c)) {
+			printf("# %s %s: a type that is not one name\n", tool, where);
+			n++;
+		}
+		if (cJSON_IsObject(c) || cJSON_IsArray(c))
+			n += type_arrays(c, tool, where);
+	}
+	return n;
+}
+
+static void test_portable_schemas(ksr_mcp *m)
+{
+	cJSON *tools = list_tools(m);
+	const cJSON *t;
+	int bad = 0;
+	cJSON_ArrayForEach(t, tools)
+	{
+		const char *name = cJSON_GetObjectItem(t, "name")->valuestring;
+		bad += type_arrays(cJSON_GetObjectItem(t, "inputSchema"), name, "inputSchema");
+		bad += type_arrays(cJSON_GetObjectItem(t, "outputSchema"), name, "outputSchema");
+	}
+	is_int(bad, 0, "no type arrays in any tool's inputSchema or outputSchema");
+	cJSON_Delete(tools);
+}
+
+static char *tool_names(ksr_mcp *m)
+{
+	cJSON *tools = list_tools(m), *names = cJSON_CreateArray();
+	const cJSON *t;
+	cJSON_ArrayForEach(t, tools)
+	{
+		cJSON_AddItemToArray(names, cJSON_Duplicate(cJSON_GetObjectItem(t, "name"), 0));
+	}
+	char *s = cJSON_PrintUnformatted(names);
+	cJSON_Delete(names);
+	cJSON_Delete(tools);
+	return s;
+}
+
+/* tools/list is the table's order: the same on every call and every start. */
+static void test_stable_order(ksr_mcp *m)
+{
+	ksr_err err = {0};
+	char *first = tool_names(m), *again = tool_names(m);
+	ksr_mcp *m2 = ksr_mcp_create(NULL, &err);
+	char *other = tool_names(m2);
+	ksr_mcp_destroy(m2);
+	is_str(again, first, "tools/list: the same order on a second call");
+	is_str(other, first, "tools/list: the same order from a second server");
+	ok(!strncmp(first, "[\"screen_capture\",\"screen_wait\",", 32),
+	   "the table's order, screen_capture first: %.60s", first);
+	free(first);
+	free(again);
+	free(other);
+}
+
 static void test_helpers(void)
 {
 	const char *c = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
@@ -352,6 +557,10 @@ int main(void)
 	test_initialize(m);
 	test_errors(m);
 	test_arguments(m);
+	test_null_optional(m);
+	test_null_required(m);
+	test_portable_schemas(m);
+	test_stable_order(m);
 	ksr_mcp_destroy(m);
 	test_list(false); /* the default: portable names */
 	test_list(true);  /* --tool-names dots */
