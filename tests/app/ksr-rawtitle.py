@@ -4,7 +4,9 @@ _NET_WM_NAME hold raw bytes that are not valid UTF-8 (argv[1] with \\xNN
 escapes decoded, default "Error \\xff\\xfe"), typed UTF8_STRING as a client
 that lies would type them. Plain Xlib through ctypes: no toolkit repairs the
 bytes on the way. Maps the window, syncs, then stays until the X server goes
-(or SIGTERM)."""
+(or SIGTERM). With --background the process returns once the window is
+mapped (a child keeps it), so `ksr-rawtitle.py --background && exec app`
+has the window up before the app starts."""
 
 import ctypes
 import ctypes.util
@@ -28,7 +30,9 @@ x.XMapWindow.argtypes = [ctypes.c_void_p, ctypes.c_ulong]
 x.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
 x.XNextEvent.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
 
-title = (sys.argv[1] if len(sys.argv) > 1 else "Error \\xff\\xfe").encode("latin-1")
+background = "--background" in sys.argv[1:]
+args = [a for a in sys.argv[1:] if a != "--background"]
+title = (args[0] if args else "Error \\xff\\xfe").encode("latin-1")
 title = title.decode("unicode_escape").encode("latin-1")
 
 dpy = x.XOpenDisplay(None)
@@ -40,6 +44,8 @@ for name in (b"WM_NAME", b"_NET_WM_NAME"):
     x.XChangeProperty(dpy, win, x.XInternAtom(dpy, name, 0), utf8, 8, 0, title, len(title))
 x.XMapWindow(dpy, win)
 x.XSync(dpy, 0)
+if background and os.fork() > 0:
+    os._exit(0)  # the child holds the connection, so the window stays
 event = ctypes.create_string_buffer(256)  # XEvent is at most 192 bytes
 while True:
     x.XNextEvent(dpy, event)  # Xlib exits the process when the server goes

@@ -106,6 +106,24 @@ class FinalDialogsTest(ksr.KsrTestCase):
         with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
             json.load(f)
 
+    def test_title_of_invalid_utf8_at_first_look(self):
+        # the hostile window is up before the app starts: the first look sees it
+        out, rc, se = self.run_scenario("""\
+            name: raw-title-first-look
+            launch: python3 ${KSR_RAWTITLE} --background </dev/null && exec ${KSR_TESTAPP}
+            process: ^ksr-testapp$
+            window: ^KSR Test App$
+            launch_timeout_s: 30
+            settle_s: 0.5
+            atspi: false
+            """)
+        report = self.assertEvidence(out, "app-failed", "error-dialog", rc=rc, stderr=se)
+        self.assertIn('"Error \\xff\\xfe"', report["reason"])
+        self.assertIn("at first look", report["reason"])
+        first = [(d["title"], d["classification"]) for d in self.events(out, "dialog")
+                 if d["when"] == "first look"]
+        self.assertIn(("Error \\xff\\xfe", "error"), first)
+
 
 if __name__ == "__main__":
     unittest.main()
