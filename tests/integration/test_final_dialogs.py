@@ -78,6 +78,18 @@ class FinalDialogsTest(ksr.KsrTestCase):
         self.assertIn("KSR Test App", at_end)
         self.assertNotIn(TITLE, at_end)
 
+    def test_failed_step_diagnosis_names_the_error_dialog_as_context(self):
+        out, rc, se = self.run_scenario(self.app("""\
+            - shell: exit 3
+            """))
+        report = self.assertEvidence(out, "app-failed", "step-failed", rc=rc, stderr=se)
+        diagnosis = [s for s in report["stages"] if s["name"] == "diagnosis"]
+        self.assertEqual(len(diagnosis), 1, report["stages"])
+        self.assertIn('an error dialog "%s"' % TITLE, diagnosis[0]["reason"])
+        seen = [(d["title"], d["classification"]) for d in self.events(out, "dialog")
+                if d["when"] == "diagnosis"]
+        self.assertEqual(seen, [(TITLE, "error")])
+
     def test_title_of_invalid_utf8_is_classified_and_the_evidence_parses(self):
         out, rc, se = self.run_scenario("""\
             name: raw-title
