@@ -78,6 +78,23 @@ class FinalDialogsTest(ksr.KsrTestCase):
         self.assertIn("KSR Test App", at_end)
         self.assertNotIn(TITLE, at_end)
 
+    def test_first_run_prompt_seen_only_at_the_end_is_a_concern(self):
+        out, rc, se = self.run_scenario("""\
+            name: late-welcome
+            launch: ${KSR_TESTAPP}
+            process: ^ksr-testapp$
+            window: ^KSR Test App$
+            launch_timeout_s: 30
+            settle_s: 0.5
+            atspi: false
+            steps:
+              - shell: zenity --info --title "Welcome to KSR" --text x </dev/null >/dev/null 2>&1 &
+              - wait_window: "^Welcome to KSR$"
+            """)
+        report = self.assertEvidence(out, "pass-with-concerns", "completed", rc=rc, stderr=se)
+        self.assertEqual([c["code"] for c in report["concerns"]], ["first-run-prompt"])
+        self.assertIn("at the end of the run", report["concerns"][0]["message"])
+
     def test_failed_step_diagnosis_names_the_error_dialog_as_context(self):
         out, rc, se = self.run_scenario(self.app("""\
             - shell: exit 3

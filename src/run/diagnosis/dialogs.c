@@ -264,6 +264,10 @@ typedef struct tally {
 	bool failed;
 	const char *when; /* "first look", "final checks" */
 	const char *at;   /* how the reasons say it: "at first look" */
+	/* At the end, a dialog the steps opened and left (a Save As a scenario
+	 * stops at) is the scenario's business: only the first look calls an
+	 * unexpected dialog a concern. */
+	bool unexpected_is_concern;
 } tally;
 
 /* How the concern names the window: the app's own says so. */
@@ -337,10 +341,13 @@ static void act_on(ksr_run *run, const ksr_window *w, ksr_dialog_class c, bool i
 			             t->at);
 		t->failed = true;
 		break;
+	case KSR_DIALOG_UNEXPECTED:
+		if (t->unexpected_is_concern)
+			raise_concern(run, w, c, is_main, t);
+		break;
 	case KSR_DIALOG_RECOVERY:
 	case KSR_DIALOG_FIRST_RUN:
 	case KSR_DIALOG_UPDATER:
-	case KSR_DIALOG_UNEXPECTED:
 		raise_concern(run, w, c, is_main, t);
 		break;
 	case KSR_DIALOG_MAIN:
@@ -488,7 +495,7 @@ bool ksr_dialogs_first_look(ksr_run *run, const ksr_atspi_landmarks *nodes, char
 		snprintf(note, len, "windows could not be listed");
 		return true;
 	}
-	tally t = {.when = "first look", .at = "at first look"};
+	tally t = {.when = "first look", .at = "at first look", .unexpected_is_concern = true};
 	ksr_dialog_class *cls = ksr_xcalloc(wins.len ? wins.len : 1, sizeof *cls);
 	classify_all(run, &wins, &rules, cls, &t);
 	if (nodes) {
