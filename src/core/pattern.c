@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksr/utf8.h"
+
 struct ksr_pattern {
 	pcre2_code *code;
 	char *source;
@@ -33,36 +35,6 @@ ksr_pattern *ksr_pattern_compile(const char *source, ksr_err *err)
 	return p;
 }
 
-/* Window titles and process names are not always valid UTF-8 (Latin-1 titles
- * exist); PCRE2 refuses those in UTF mode, so bad bytes become U+FFFD. */
-static char *utf8_sanitize(const char *s)
-{
-	size_t n = strlen(s);
-	char *out = ksr_xmalloc(3 * n + 1), *o = out;
-	const unsigned char *p = (const unsigned char *)s;
-	while (*p) {
-		int len = *p < 0x80         ? 1
-		          : (*p >> 5) == 6  ? 2
-		          : (*p >> 4) == 14 ? 3
-		          : (*p >> 3) == 30 ? 4
-		                            : 0;
-		int ok = len > 0;
-		for (int i = 1; ok && i < len; i++)
-			ok = (p[i] & 0xC0) == 0x80;
-		if (!ok) {
-			memcpy(o, "\xEF\xBF\xBD", 3);
-			o += 3;
-			p++;
-			continue;
-		}
-		memcpy(o, p, (size_t)len);
-		o += len;
-		p += len;
-	}
-	*o = 0;
-	return out;
-}
-
 static int match_once(const ksr_pattern *p, const char *subject)
 {
 	/* Match data per call: patterns are shared read-only between threads. */
@@ -80,7 +52,10 @@ bool ksr_pattern_match(const ksr_pattern *p, const char *subject)
 		return false;
 	int rc = match_once(p, subject);
 	if (rc <= PCRE2_ERROR_UTF8_ERR1 && rc >= PCRE2_ERROR_UTF8_ERR21) {
-		char *clean = utf8_sanitize(subject);
+		/* Not valid UTF-8 (a Latin-1 title, raw bytes in a process name):
+		 * PCRE2 refuses it in UTF mode, so it is matched as repaired, each
+		 * bad byte as `\xNN`: "Error\xff" still holds the word "Error". */
+		char *clean = ksr_utf8_repair(subject);
 		rc = match_once(p, clean);
 		free(clean);
 	}

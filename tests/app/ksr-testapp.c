@@ -27,6 +27,8 @@
  * AT-SPI role "password text"), recording "password:<value>" on each change.
  * --cover-for MS puts a keep-above window "KSR Cover" exactly over the main
  * window once it is mapped and closes it MS later (-1: never).
+ * --error-dialog-on-press: the --error-dialog opens when "Press me" is pressed
+ * (a dialog that comes during the steps), not at start.
  * --stop-on-query: once armed by SIGUSR1, the next accessibility query of the
  * "Press me" button's states (AT-SPI GetState, as a click_element's search
  * sends) stops the app with SIGSTOP while it answers: the call is then known
@@ -51,6 +53,7 @@ static struct {
 	gint crash_after_ms;
 	gint exit_after_ms;
 	gchar *error_dialog;
+	gboolean error_dialog_on_press;
 	gint dialog_after_ms;
 	gint hang_after_ms;
 	gboolean no_window;
@@ -97,6 +100,8 @@ static GOptionEntry entries[] = {
          "Exit cleanly (status 0) this long after the window is shown", "MS"},
         {"error-dialog", 0, 0, G_OPTION_ARG_STRING, &opt.error_dialog,
          "Show an error message dialog with this title", "TITLE"},
+        {"error-dialog-on-press", 0, 0, G_OPTION_ARG_NONE, &opt.error_dialog_on_press,
+         "Show the --error-dialog when \"Press me\" is pressed, not at start", NULL},
         {"dialog-after", 0, 0, G_OPTION_ARG_INT, &opt.dialog_after_ms,
          "Delay of the error dialog after the window is shown (default 0)", "MS"},
         {"hang-after", 0, 0, G_OPTION_ARG_INT, &opt.hang_after_ms,
@@ -169,6 +174,8 @@ static void record(const char *fmt, ...)
 	fclose(f);
 }
 
+static gboolean show_error_dialog(gpointer data);
+
 static void on_press(GtkButton *button, gpointer data)
 {
 	(void)button;
@@ -177,6 +184,8 @@ static void on_press(GtkButton *button, gpointer data)
 	snprintf(text, sizeof text, "Pressed %d", ++press_count);
 	gtk_label_set_text(GTK_LABEL(pressed_label), text);
 	record("pressed\n");
+	if (opt.error_dialog && opt.error_dialog_on_press)
+		show_error_dialog(NULL);
 }
 
 static void on_toggle(GtkToggleButton *check, gpointer data)
@@ -441,7 +450,7 @@ static void start_timers(void)
 	after(opt.crash_after_ms, crash_now);
 	after(opt.exit_after_ms, exit_now);
 	after(opt.hang_after_ms, hang_now);
-	if (opt.error_dialog && have_gtk)
+	if (opt.error_dialog && !opt.error_dialog_on_press && have_gtk)
 		after(opt.dialog_after_ms < 0 ? 0 : opt.dialog_after_ms, show_error_dialog);
 	if (opt.first_run_dialog && have_gtk)
 		g_idle_add(show_plain_dialog, opt.first_run_dialog);

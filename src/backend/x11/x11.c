@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksr/utf8.h"
+
 /* Xlib's error handlers are process-wide; the last error is only kept for
  * messages. A BadWindow after a window vanished is normal and never fatal. */
 static unsigned long x_error_count;
@@ -298,6 +300,17 @@ static char *latin1_to_utf8(const unsigned char *s, unsigned long n)
 	return out;
 }
 
+/* s, owned, with invalid UTF-8 repaired losslessly (ksr/utf8.h): a client may
+ * write any bytes into its title, and titles go to patterns and JSON. */
+static char *repaired(char *s)
+{
+	if (ksr_utf8_valid(s))
+		return s;
+	char *r = ksr_utf8_repair(s);
+	free(s);
+	return r;
+}
+
 static char *get_title(ksr_x11 *x, Window w)
 {
 	unsigned char *data;
@@ -308,7 +321,7 @@ static char *get_title(ksr_x11 *x, Window w)
 	if (data && fmt == 8) {
 		char *s = ksr_xstrndup((const char *)data, n);
 		XFree(data);
-		return s;
+		return repaired(s);
 	}
 	if (data)
 		XFree(data);
@@ -321,7 +334,7 @@ static char *get_title(ksr_x11 *x, Window w)
 	else if (type == XA_STRING)
 		s = latin1_to_utf8(data, n);
 	else /* UTF8_STRING, or COMPOUND_TEXT whose ASCII part reads the same */
-		s = ksr_xstrndup((const char *)data, n);
+		s = repaired(ksr_xstrndup((const char *)data, n));
 	XFree(data);
 	return s;
 }

@@ -101,6 +101,10 @@ struct ksr_run {
 	 * the updater window settle already reported (dialogs.c). */
 	struct ksr_diag *diag;
 	unsigned long updater_reported;
+	/* Windows the first look raised a dialog concern for: the final
+	 * checks' look does not raise it again (dialogs.c). */
+	unsigned long dialogs_reported[16];
+	size_t n_dialogs_reported;
 	ksr_tool *tools; /* desktop mode: spawned tools, in spawn order */
 	size_t n_tools;
 

@@ -14,6 +14,7 @@
  * same launcher that comes up) never gets here: relaunch.c follows it.
  * Every path out of ksr_diagnose records the held failure. */
 #include "run/diagnosis/diagnose.h"
+#include "run/diagnosis/dialogs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -446,6 +447,13 @@ static void diagnose(ksr_run *run, char *note, size_t len)
 		append(note, len, "failure screenshot");
 	else
 		append(note, len, "no failure screenshot (99-failure.png): %s", shot_err.msg);
+	/* An error dialog on screen is context for whatever failed (a step
+	 * that could not find its button behind it); the outcome stays. */
+	char dialog[256] = "";
+	if (run->x && ksr_x11_alive(run->x) && run->failure_outcome != KSR_OUTCOME_ERROR_DIALOG)
+		ksr_dialogs_on_failure(run, dialog, sizeof dialog);
+	if (dialog[0])
+		append(note, len, "%s", dialog);
 	char described[96]; /* with a model: what the failure screen shows */
 	if (ksr_judge_describe_failure(run, described, sizeof described))
 		append(note, len, "%s", described);

@@ -262,6 +262,12 @@ void ksr_dialogs_after_settle(ksr_run *run)
 typedef struct tally {
 	int errors, concerns, windows, nodes;
 	bool failed;
+	const char *when; /* "first look", "final checks" */
+	const char *at;   /* how the reasons say it: "at first look" */
+	/* At the end, a dialog the steps opened and left (a Save As a scenario
+	 * stops at) is the scenario's business: only the first look calls an
+	 * unexpected dialog a concern. */
+	bool unexpected_is_concern;
 } tally;
 
 /* How the concern names the window: the app's own says so. */
@@ -270,50 +276,107 @@ static const char *whose(bool is_main)
 	return is_main ? " (the app's window)" : "";
 }
 
-static void act_on(ksr_run *run, const ksr_window *w, ksr_dialog_class c, bool is_main, tally *t)
+/* The windows a look already raised a dialog concern for: a later look does
+ * not raise it again for the same window (tracked by id, the title may
+ * change). */
+static bool reported_before(const ksr_run *run, unsigned long id)
+{
+	for (size_t i = 0; i < run->n_dialogs_reported; i++)
+		if (run->dialogs_reported[i] == id)
+			return true;
+	return id != 0 && run->updater_reported == id;
+}
+
+static void remember_reported(ksr_run *run, unsigned long id)
+{
+	size_t cap = sizeof run->dialogs_reported / sizeof run->dialogs_reported[0];
+	if (run->n_dialogs_reported < cap && !reported_before(run, id))
+		run->dialogs_reported[run->n_dialogs_reported++] = id;
+}
+
+static void raise_concern(ksr_run *run, const ksr_window *w, ksr_dialog_class c, bool is_main,
+                          tally *t)
 {
 	const char *title = or_empty(w->title);
+	const char *cls = w->res_class ? w->res_class : "no class";
+	if (reported_before(run, w->id))
+		return; /* settle or the first look reported this one */
+	t->concerns++;
+	remember_reported(run, w->id);
+	switch (c) {
+	case KSR_DIALOG_RECOVERY:
+		ksr_run_concern(run, KSR_CONCERN_RECOVERY_PROMPT, 0,
+		                "a crash-recovery prompt \"%s\"%s is on screen %s "
+		                "(the app's previous session did not end cleanly)",
+		                title, whose(is_main), t->at);
+		break;
+	case KSR_DIALOG_FIRST_RUN:
+		ksr_run_concern(run, KSR_CONCERN_FIRST_RUN_PROMPT, 0,
+		                "a first-run prompt \"%s\"%s is on screen %s", title,
+		                whose(is_main), t->at);
+		break;
+	case KSR_DIALOG_UPDATER:
+		ksr_run_concern(run, KSR_CONCERN_UPDATER, 0,
+		                "an updater window \"%s\"%s is on screen %s", title, whose(is_main),
+		                t->at);
+		break;
+	default: /* KSR_DIALOG_UNEXPECTED */
+		ksr_run_concern(run, KSR_CONCERN_UNEXPECTED_DIALOG, 0,
+		                "an unexpected dialog \"%s\" (%s) is on screen %s", title, cls,
+		                t->at);
+		break;
+	}
+}
+
+static void act_on(ksr_run *run, const ksr_window *w, ksr_dialog_class c, bool is_main, tally *t)
+{
 	t->windows++;
 	switch (c) {
 	case KSR_DIALOG_ERROR:
 		t->errors++;
 		if (!t->failed)
 			ksr_run_fail(run, KSR_OUTCOME_ERROR_DIALOG, 0,
-			             "an error dialog \"%s\" (%s) is on screen at first look",
-			             title, w->res_class ? w->res_class : "no class");
+			             "an error dialog \"%s\" (%s) is on screen %s",
+			             or_empty(w->title), w->res_class ? w->res_class : "no class",
+			             t->at);
 		t->failed = true;
 		break;
-	case KSR_DIALOG_RECOVERY:
-		t->concerns++;
-		ksr_run_concern(run, KSR_CONCERN_RECOVERY_PROMPT, 0,
-		                "a crash-recovery prompt \"%s\"%s is on screen at first look "
-		                "(the app's previous session did not end cleanly)",
-		                title, whose(is_main));
-		break;
-	case KSR_DIALOG_FIRST_RUN:
-		t->concerns++;
-		ksr_run_concern(run, KSR_CONCERN_FIRST_RUN_PROMPT, 0,
-		                "a first-run prompt \"%s\"%s is on screen at first look", title,
-		                whose(is_main));
-		break;
-	case KSR_DIALOG_UPDATER:
-		if (run->updater_reported == w->id)
-			break; /* settle reported this one */
-		t->concerns++;
-		ksr_run_concern(run, KSR_CONCERN_UPDATER, 0,
-		                "an updater window \"%s\"%s is on screen at first look", title,
-		                whose(is_main));
-		break;
 	case KSR_DIALOG_UNEXPECTED:
-		t->concerns++;
-		ksr_run_concern(run, KSR_CONCERN_UNEXPECTED_DIALOG, 0,
-		                "an unexpected dialog \"%s\" (%s) is on screen at first look",
-		                title, w->res_class ? w->res_class : "no class");
+		if (t->unexpected_is_concern)
+			raise_concern(run, w, c, is_main, t);
+		break;
+	case KSR_DIALOG_RECOVERY:
+	case KSR_DIALOG_FIRST_RUN:
+	case KSR_DIALOG_UPDATER:
+		raise_concern(run, w, c, is_main, t);
 		break;
 	case KSR_DIALOG_MAIN:
 	case KSR_DIALOG_WINDOW:
 		break;
 	}
+}
+
+/* Every top-level window classified, a `dialog` event each, acted on; cls
+ * (wins->len entries, or NULL) receives the classes. */
+static void classify_all(ksr_run *run, const ksr_window_list *wins, const ksr_dialog_rules *rules,
+                         ksr_dialog_class *cls, tally *t)
+{
+	for (size_t i = 0; i < wins->len; i++) {
+		const ksr_window *w = &wins->items[i];
+		bool is_main = is_main_window(run, w);
+		ksr_dialog_class c = ksr_dialog_classify(rules, w->title, w->is_dialog, is_main);
+		if (cls)
+			cls[i] = c;
+		emit_dialog(run, w, c, t->when);
+		act_on(run, w, c, is_main, t);
+	}
+}
+
+static void tally_note(const tally *t, char *note, size_t len)
+{
+	snprintf(note, len, "%d window%s, %d error dialog%s, %d dialog concern%s", t->windows,
+	         t->windows == 1 ? "" : "s", t->errors, t->errors == 1 ? "" : "s", t->concerns,
+	         t->concerns == 1 ? "" : "s");
 }
 
 /* ---- what the app's windows say on the accessibility bus ------------------ */
@@ -432,26 +495,59 @@ bool ksr_dialogs_first_look(ksr_run *run, const ksr_atspi_landmarks *nodes, char
 		snprintf(note, len, "windows could not be listed");
 		return true;
 	}
-	tally t = {0};
+	tally t = {.when = "first look", .at = "at first look", .unexpected_is_concern = true};
 	ksr_dialog_class *cls = ksr_xcalloc(wins.len ? wins.len : 1, sizeof *cls);
-	for (size_t i = 0; i < wins.len; i++) {
-		const ksr_window *w = &wins.items[i];
-		bool is_main = is_main_window(run, w);
-		cls[i] = ksr_dialog_classify(&rules, w->title, w->is_dialog, is_main);
-		emit_dialog(run, w, cls[i], "first look");
-		act_on(run, w, cls[i], is_main, &t);
-	}
+	classify_all(run, &wins, &rules, cls, &t);
 	if (nodes) {
 		seen s = {.wins = &wins, .cls = cls};
 		act_on_nodes(run, nodes, &rules, &s, &t);
 	}
-	snprintf(note, len, "%d window%s, %d error dialog%s, %d dialog concern%s", t.windows,
-	         t.windows == 1 ? "" : "s", t.errors, t.errors == 1 ? "" : "s", t.concerns,
-	         t.concerns == 1 ? "" : "s");
+	tally_note(&t, note, len);
 	if (t.nodes)
 		snprintf(note + strlen(note), len - strlen(note), " (%d inside a window)", t.nodes);
 	free(cls);
 	ksr_dialog_rules_clear(&rules);
 	ksr_window_list_clear(&wins);
 	return !t.failed;
+}
+
+bool ksr_dialogs_at_end(ksr_run *run, char *note, size_t len)
+{
+	ksr_window_list wins = {0};
+	ksr_dialog_rules rules;
+	if (!load(run, &wins, &rules)) {
+		snprintf(note, len, "windows could not be listed");
+		return true;
+	}
+	tally t = {.when = "final checks", .at = "at the end of the run"};
+	classify_all(run, &wins, &rules, NULL, &t);
+	tally_note(&t, note, len);
+	ksr_dialog_rules_clear(&rules);
+	ksr_window_list_clear(&wins);
+	return !t.failed;
+}
+
+void ksr_dialogs_on_failure(ksr_run *run, char *note, size_t len)
+{
+	ksr_window_list wins = {0};
+	ksr_dialog_rules rules;
+	snprintf(note, len, "%s", "");
+	if (!load(run, &wins, &rules))
+		return;
+	int errors = 0;
+	for (size_t i = 0; i < wins.len; i++) {
+		const ksr_window *w = &wins.items[i];
+		ksr_dialog_class c =
+		        ksr_dialog_classify(&rules, w->title, w->is_dialog, is_main_window(run, w));
+		if (c != KSR_DIALOG_ERROR)
+			continue;
+		emit_dialog(run, w, c, "diagnosis");
+		if (errors++ == 0)
+			snprintf(note, len, "an error dialog \"%s\" (%s) is on screen",
+			         or_empty(w->title), w->res_class ? w->res_class : "no class");
+	}
+	if (errors > 1)
+		snprintf(note + strlen(note), len - strlen(note), " (and %d more)", errors - 1);
+	ksr_dialog_rules_clear(&rules);
+	ksr_window_list_clear(&wins);
 }

@@ -70,5 +70,16 @@ void ksr_dialogs_after_settle(struct ksr_run *run);
  * title was already one. Returns false when an error dialog failed the run. */
 bool ksr_dialogs_first_look(struct ksr_run *run, const ksr_atspi_landmarks *nodes, char *note,
                             size_t len);
+/* Final checks: every top-level window classified again, as at first look (a
+ * "dialog" event each, when "final checks"): an error dialog still up fails
+ * the run (error-dialog, naming its title); a recovery, first-run or updater
+ * window is a concern unless an earlier look already raised one for the same
+ * window (by id); a dialog matching nothing is recorded only (the steps may
+ * have opened it). Returns false when an error dialog failed the run. */
+bool ksr_dialogs_at_end(struct ksr_run *run, char *note, size_t len);
+/* Diagnosis after another failure: the error dialogs on screen, as context
+ * (a "dialog" event each, when "diagnosis"; the outcome stays): note
+ * receives 'an error dialog "T" (class) is on screen', or "" for none. */
+void ksr_dialogs_on_failure(struct ksr_run *run, char *note, size_t len);
 
 #endif

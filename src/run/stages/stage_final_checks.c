@@ -1,4 +1,5 @@
-/* Final checks: the app's process and window are still there at the end. */
+/* Final checks: the app's process and window are still there at the end, and
+ * no error dialog is (the windows classified as at first look). */
 #include "run/stages/stage.h"
 #include "run/stages/app.h"
 
@@ -70,7 +71,13 @@ static ksr_stage_status stage_final_checks(ksr_run *run, char *note, size_t len)
 		ksr_run_fail(run, KSR_OUTCOME_WINDOW_LOST, run->sc->window_pos.line, "%s", detail);
 		return KSR_STAGE_FAILED;
 	}
-	snprintf(note, len, "process and window present");
+	/* A dialog that opened during the steps and is still up: what the
+	 * first look would have failed or raised a concern for. */
+	bool clean = ksr_dialogs_at_end(run, detail, sizeof detail);
+	final_check(run, "dialogs", clean, detail);
+	if (!clean)
+		return KSR_STAGE_FAILED;
+	snprintf(note, len, "process and window present; %s", detail);
 	ksr_diag_scan_logs_at_end(run);
 	return KSR_STAGE_OK;
 }
