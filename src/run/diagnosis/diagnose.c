@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "ksr/proc.h"
+#include "ksr/strbuf.h"
 #include "run/vision/judge.h"
 
 #define RECHECK_MS      3000 /* a supervisor relaunches within a second or two */
@@ -296,6 +297,65 @@ static bool find_signature(const ksr_pattern *sig, const char *text, char *hit, 
 		line += n + (end ? 1 : 0);
 	}
 	return false;
+}
+
+#define LAST_LINES_READ 4096 /* read for the last lines; a reason shows far less */
+
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+/* From the end of text, the lines that fit in max bytes (at least one). */
+static char *join_last_lines(const char *text, size_t max)
+{
+	const char *start = text + strlen(text), *cut = start;
+	size_t used = 0, lines = 0;
+	for (const char *end = start; end > text;) {
+		const char *line = end;
+		while (line > text && line[-1] != '\n')
+			line--;
+		size_t n = (size_t)(end - line);
+		if (!blank(line, n)) {
+			if (lines && used + n + 3 > max)
+				break;
+			used += n + (lines ? 3 : 0);
+			lines++;
+			cut = line;
+		}
+		end = line > text ? line - 1 : line;
+	}
+	ksr_strbuf b = {0};
+	for (const char *line = cut; *line;) {
+		const char *end = strchr(line, '\n');
+		size_t n = end ? (size_t)(end - line) : strlen(line);
+		if (!blank(line, n)) {
+			if (b.len)
+				ksr_strbuf_add(&b, " | ");
+			ksr_strbuf_addn(&b, line, n);
+		}
+		line += n + (end ? 1 : 0);
+	}
+	if (b.len)
+		return ksr_strbuf_take(&b);
+	ksr_strbuf_free(&b);
+	return NULL;
+}
+
+char *ksr_diag_log_last_lines(const char *path, size_t max)
+{
+	size_t len = 0;
+	bool whole = false;
+	int errnum = 0;
+	char *buf = read_tail(path, LAST_LINES_READ, &len, &whole, &errnum);
+	if (!buf)
+		return NULL;
+	char *lines = join_last_lines(clean_text(buf, len, whole), max);
+	free(buf);
+	return lines;
 }
 
 static void emit_tail(ksr_run *run, const char *shown, const char *text)

@@ -1,0 +1,84 @@
+"""An app that exits before its window ends the app wait at once
+(docs/scenario.md#the-app-wait): a launch that prints VLC's refusal to run as
+root and exits 1 is app-failed/exited, long before launch_timeout_s, with the
+exit status and the message in the reason; a launcher that exits 0 after
+starting the real app in the background (a hand-over) is not exited, the run
+passes; a launch killed by a signal before its window is still crashed."""
+
+import textwrap
+import unittest
+
+import ksr
+
+REFUSAL = "VLC is not supposed to be run as root. Sorry."
+
+
+class ExitedTest(ksr.KsrTestCase):
+    needs_testapp = False
+
+    def run_scenario(self, text, timeout=150):
+        path = self.scenario(textwrap.dedent(text))
+        out = self.out()
+        rc, so, se, el = self.run_rt(["run", "--xvfb", path], out=out, timeout=timeout)
+        self.assertNoSanitizerReport(se)
+        return out, rc, se, el
+
+    def test_exit_status_ends_the_wait(self):
+        out, rc, se, el = self.run_scenario("""\
+            name: refuses-root
+            launch: sh -c 'echo "%s" >&2; exit 1'
+            process: ^vlc$
+            window: VLC
+            launch_timeout_s: 60
+            """ % REFUSAL)
+        report = self.assertEvidence(out, "app-failed", "exited", rc=rc, stderr=se)
+        reason = report["reason"]
+        self.assertRegex(reason, r"^line 2: sh \(pid \d+\) exited with status 1 after ")
+        self.assertIn('"%s"' % REFUSAL, reason)
+        self.assertIn("no process matching '^vlc$' is left", reason)
+        self.assertIn("no window matching 'VLC' appeared", reason)
+        self.assertEqual(ksr.stage(report, "app-wait")["status"], "failed")
+        self.assertLess(report["timings"]["duration_ms"], 60000,
+                        "ended before launch_timeout_s (60 s)")
+
+    def test_output_is_data(self):
+        # control characters and quotes in the output are escaped, the text cut
+        out, rc, se, el = self.run_scenario("""\
+            name: noisy-exit
+            launch: sh -c 'printf "first line\\n\\033[31mred \\"quoted\\"\\n"; exit 3'
+            process: ^nothing-runs-this$
+            window: Nothing
+            launch_timeout_s: 60
+            """)
+        report = self.assertEvidence(out, "app-failed", "exited", rc=rc, stderr=se)
+        reason = report["reason"]
+        self.assertIn("exited with status 3", reason)
+        self.assertIn('"first line | ?[31mred \\"quoted\\""', reason)
+        self.assertNotIn("\x1b", reason)
+
+    def test_launcher_handing_over_passes(self):
+        out, rc, se, el = self.run_scenario("""\
+            name: hand-over
+            launch: sh -c 'xterm -T Real & exit 0'
+            process: ^xterm$
+            window: Real
+            launch_timeout_s: 60
+            settle_s: 1
+            """)
+        self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        self.assertAppGone(["xterm"])
+
+    def test_signal_is_still_a_crash(self):
+        out, rc, se, el = self.run_scenario("""\
+            name: killed
+            launch: sh -c 'kill -SEGV $$'
+            process: ^vlc$
+            window: VLC
+            launch_timeout_s: 60
+            """)
+        report = self.assertEvidence(out, "app-failed", "crashed", rc=rc, stderr=se)
+        self.assertIn("signal 11", report["reason"])
+
+
+if __name__ == "__main__":
+    unittest.main()
