@@ -56,6 +56,8 @@ bool ksr_proc_may_be_on_display(int pid, const char *display);
 /* Keep in l only the processes that may be on display (NULL: keep all). */
 void ksr_proc_list_drop_other_displays(ksr_proc_list *l, const char *display);
 bool ksr_proc_alive(int pid); /* exists and is not a zombie */
+/* A process of group pgid exists and is not a zombie. */
+bool ksr_proc_group_alive(int pgid);
 /* 1 when pid has a shared object whose file name contains one of names
  * (NULL-terminated) mapped, 0 when not, -1 when its maps cannot be read. */
 int ksr_proc_maps_any(int pid, const char *const *names);

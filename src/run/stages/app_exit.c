@@ -13,6 +13,7 @@
 #include "ksr/proc.h"
 #include "run/diagnosis/diagnose.h"
 #include "run/diagnosis/dialogs.h"
+#include "run/stages/app_windows.h"
 
 void ksr_app_describe_exit(int status, char *buf, size_t len)
 {
@@ -117,4 +118,67 @@ void ksr_app_pidfd_follow(ksr_run *run, int *pidfd, int *pid)
 		close(*pidfd);
 	*pid = run->app_pid;
 	*pidfd = *pid > 0 ? ksr_proc_pidfd(*pid) : -1;
+}
+
+/* ---- a front end's launch ------------------------------------------------ */
+
+#define OUTPUT_MAX 200 /* bytes of the launch's last output in a reason */
+
+bool ksr_launch_watch_gone(ksr_launch_watch *w, int grace_ms)
+{
+	if (w->pid <= 0)
+		return false;
+	if (!w->ended_ms) {
+		if (ksr_proc_reap(w->pid, &w->status) != 1)
+			return false;
+		w->ended_ms = ksr_now_ms();
+	}
+	if (ksr_proc_group_alive(w->pid))
+		return false; /* a child it started runs on: the app, maybe */
+	bool clean = WIFEXITED(w->status) && WEXITSTATUS(w->status) == 0;
+	return !clean || ksr_now_ms() - w->ended_ms >= grace_ms;
+}
+
+/* The launch command's first word that is not an assignment, its base name. */
+static void add_launch_name(ksr_strbuf *b, const char *launch)
+{
+	const char *p = launch ? launch : "";
+	for (;;) {
+		p += strspn(p, " \t");
+		size_t n = strcspn(p, " \t");
+		if (n && memchr(p, '=', n)) {
+			p += n;
+			continue;
+		}
+		char word[64];
+		snprintf(word, sizeof word, "%.*s",
+		         (int)(n < sizeof word - 1 ? n : sizeof word - 1), p);
+		const char *base = strrchr(word, '/');
+		const char *name = base && base[1] ? base + 1 : word;
+		size_t len = strlen(name);
+		if (len && strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		                        "0123456789._+-") == len)
+			ksr_strbuf_add(b, name);
+		else
+			ksr_strbuf_add(b, "the launch command");
+		return;
+	}
+}
+
+void ksr_launch_watch_describe(const ksr_launch_watch *w, const char *command, const char *log,
+                               ksr_strbuf *b)
+{
+	char how[128];
+	ksr_app_describe_exit(w->status, how, sizeof how);
+	add_launch_name(b, command);
+	ksr_strbuf_addf(b, " (pid %d) %s after %.1f s", w->pid, how,
+	                (double)(w->ended_ms - w->start_ms) / 1000.0);
+	char *lines = log ? ksr_diag_log_last_lines(log, OUTPUT_MAX) : NULL;
+	if (lines) {
+		ksr_strbuf_add(b, ": ");
+		ksr_quote_title(b, lines, OUTPUT_MAX);
+	} else {
+		ksr_strbuf_add(b, log ? " with no output" : "");
+	}
+	free(lines);
 }

@@ -27,7 +27,6 @@
 #define TITLE_MAX      60   /* bytes of a title in a reason */
 #define BUTTONS_MAX    6    /* a dialog's buttons in a reason */
 #define PROMPT_READ_MS 3000 /* reading a prompt's buttons from AT-SPI */
-#define OUTPUT_MAX     200  /* bytes of the launch's last output in a reason */
 
 /* ---- app wait ----------------------------------------------------------- */
 
@@ -562,28 +561,6 @@ static bool launch_exited(ksr_run *run, app_wait *aw)
 	return aw->procs.len == 0;
 }
 
-/* The launch command's first word that is not an assignment, its base name. */
-static void add_launch_name(ksr_strbuf *b, const char *launch)
-{
-	const char *p = launch ? launch : "";
-	for (;;) {
-		p += strspn(p, " \t");
-		size_t n = strcspn(p, " \t");
-		if (!n || !memchr(p, '=', n)) {
-			char word[64];
-			snprintf(word, sizeof word, "%.*s",
-			         (int)(n < sizeof word - 1 ? n : sizeof word - 1), p);
-			const char *base = strrchr(word, '/');
-			if (*word)
-				add_name(b, base && base[1] ? base + 1 : word);
-			else
-				ksr_strbuf_add(b, "the launch command");
-			return;
-		}
-		p += n;
-	}
-}
-
 /* "vlc exited with status 1 after 0.2 s: "VLC is not supposed to ..."" and
  * what was looked for; the app's output is data, quoted. */
 static void fail_exited(ksr_run *run, const app_wait *aw)
@@ -592,17 +569,12 @@ static void fail_exited(ksr_run *run, const app_wait *aw)
 	char how[128];
 	ksr_app_describe_exit(run->launch_status, how, sizeof how);
 	ksr_strbuf b = {0};
-	add_launch_name(&b, sc->launch);
-	ksr_strbuf_addf(&b, " (pid %d) %s after %.1f s", run->launched_pid, how,
-	                (double)(aw->launch_gone_ms - aw->started_ms) / 1000.0);
 	char *log = ksr_evidence_path(run->out, "launch.log");
-	char *lines = log ? ksr_diag_log_last_lines(log, OUTPUT_MAX) : NULL;
-	if (lines) {
-		ksr_strbuf_add(&b, ": ");
-		ksr_quote_title(&b, lines, OUTPUT_MAX);
-	} else {
-		ksr_strbuf_add(&b, " with no output");
-	}
+	ksr_launch_watch lw = {.pid = run->launched_pid,
+	                       .start_ms = aw->started_ms,
+	                       .ended_ms = aw->launch_gone_ms,
+	                       .status = run->launch_status};
+	ksr_launch_watch_describe(&lw, sc->launch, log, &b);
 	if (want_proc(sc)) {
 		ksr_strbuf_add(&b, "; no ");
 		add_process(&b, sc);
@@ -619,7 +591,6 @@ static void fail_exited(ksr_run *run, const app_wait *aw)
 	cJSON_AddStringToObject(f, "how", how);
 	ksr_run_emit(run, "app.exit", f);
 	ksr_run_fail(run, KSR_OUTCOME_EXITED, sc->launch_pos.line, "%s", b.p);
-	free(lines);
 	free(log);
 	ksr_strbuf_free(&b);
 }
