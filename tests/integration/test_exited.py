@@ -3,7 +3,10 @@
 root and exits 1 is app-failed/exited, long before launch_timeout_s, with the
 exit status and the message in the reason; a launcher that exits 0 after
 starting the real app in the background (a hand-over) is not exited, the run
-passes; a launch killed by a signal before its window is still crashed."""
+passes; a launch killed by a signal before its window is still crashed.
+`inspect --launch` and `record --launch` stop as soon as the launched command
+ended with nothing of its process group left, with the status and the last
+output, and a launcher handing over to xterm is still inspected."""
 
 import textwrap
 import unittest
@@ -78,6 +81,42 @@ class ExitedTest(ksr.KsrTestCase):
             """)
         report = self.assertEvidence(out, "app-failed", "crashed", rc=rc, stderr=se)
         self.assertIn("signal 11", report["reason"])
+
+
+    def refusing_launch(self):
+        return "sh -c 'echo \"%s\" >&2; exit 1'" % REFUSAL
+
+    def assert_exit_told(self, rc, se, el, timeout):
+        self.assertNoSanitizerReport(se)
+        self.assertEqual(rc, 2, se)
+        self.assertIn("the app exited: sh (pid ", se)
+        self.assertIn("exited with status 1 after ", se)
+        self.assertIn('"%s"' % REFUSAL, se)
+        self.assertLess(el, timeout, "ended before its %d s bound" % timeout)
+        self.assertAppGone(["Xvfb"])
+
+    def test_inspect_launch_that_exits(self):
+        rc, _so, se, el = self.run_rt(["inspect", "--xvfb", "--timeout", "60", "--launch",
+                                       self.refusing_launch(), "--wait-window", "VLC"],
+                                      timeout=120)
+        self.assert_exit_told(rc, se, el, 60)
+        self.assertIn("no window matching VLC appeared: the app exited", se)
+
+    def test_inspect_launcher_handing_over(self):
+        rc, so, se, _el = self.run_rt(["inspect", "--xvfb", "--timeout", "60", "--launch",
+                                       "sh -c 'xterm -T Real & exit 0'", "--wait-window",
+                                       "Real"], timeout=120)
+        self.assertNoSanitizerReport(se)
+        self.assertEqual(rc, 0, se)
+        self.assertIn('"Real"', so)
+        self.assertAppGone(["xterm"])
+
+    def test_record_launch_that_exits(self):
+        # record's setup is bounded by 60 s
+        rc, _so, se, el = self.run_rt(["record", "--xvfb", "-o",
+                                       self.tmp + "/rec.yaml", "--launch",
+                                       self.refusing_launch()], timeout=120)
+        self.assert_exit_told(rc, se, el, 60)
 
 
 if __name__ == "__main__":

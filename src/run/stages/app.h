@@ -36,6 +36,10 @@ typedef struct ksr_launch_watch {
  * a non-zero status or a signal; grace_ms after the end for an exit 0 (it may
  * have handed over to a process in another group or a running instance). */
 bool ksr_launch_watch_gone(ksr_launch_watch *w, int grace_ms);
+/* A new empty file for a launch's output (in $TMPDIR, else /tmp), so that
+ * its last lines can be quoted; the caller unlinks and frees it. NULL if
+ * none could be made. */
+char *ksr_launch_temp_log(const char *tool);
 /* "sh (pid 12) exited with status 1 after 0.2 s: "last output"" into b: the
  * last lines of log (NULL: none kept), quoted as data. */
 void ksr_launch_watch_describe(const ksr_launch_watch *w, const char *command, const char *log,

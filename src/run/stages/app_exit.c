@@ -182,3 +182,17 @@ void ksr_launch_watch_describe(const ksr_launch_watch *w, const char *command, c
 	}
 	free(lines);
 }
+
+char *ksr_launch_temp_log(const char *tool)
+{
+	const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	ksr_strbuf b = {0};
+	ksr_strbuf_addf(&b, "%s/ksr-%s-launch-XXXXXX", dir, tool);
+	int fd = mkstemp(b.p);
+	if (fd < 0) {
+		ksr_strbuf_free(&b);
+		return NULL;
+	}
+	close(fd);
+	return ksr_strbuf_take(&b);
+}
