@@ -16,7 +16,6 @@
 #include "ksr/proc.h"
 #include "ksr/session.h"
 #include "ksr/strbuf.h"
-#include "run/stages/app.h"
 
 #define DEFAULT_TIMEOUT_S 30
 #define REGISTER_MS       5000 /* a launched app may join the AT-SPI bus after it maps */

@@ -19,7 +19,6 @@
 #include "ksr/proc.h"
 #include "ksr/scenario.h"
 #include "ksr/strbuf.h"
-#include "run/stages/app.h"
 
 #define SETUP_MS          60000
 #define CALL_MS           2000

@@ -21,12 +21,6 @@ void ksr_diag_record_held_now(ksr_run *run);
  * launch.log or a `logs:` file is a `crash-signature` concern. */
 void ksr_diag_scan_logs_at_end(ksr_run *run);
 
-/* The last lines of a log (launch.log) for a reason: whole lines from the
- * last max bytes, blank ones dropped, joined by " | ", control characters and
- * invalid UTF-8 shown as '?'. The caller frees it; NULL when the file cannot
- * be read or holds no text. Still data: quote it (ksr_quote_title). */
-char *ksr_diag_log_last_lines(const char *path, size_t max);
-
 /* Diagnosis after a failure (diagnose.c): the held crash told from a crash
  * loop, the failure screenshot, log tails, crash signatures. */
 void ksr_diagnose(ksr_run *run);
