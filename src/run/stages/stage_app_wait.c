@@ -557,6 +557,8 @@ static bool launch_exited(ksr_run *run, app_wait *aw)
 		return !clean;
 	if (clean && now - aw->launch_gone_ms < (int64_t)(run->sc->settle_s * 1000))
 		return false;
+	if (aw->procs.len && now - aw->scanned_ms < PROC_RESCAN_MS)
+		return false; /* a hand-over seen just now: no /proc read on every event */
 	look(run, aw, true);
 	return aw->procs.len == 0;
 }
