@@ -56,7 +56,7 @@ for _b in BACKENDS:
 OWNERS = {
     "deadline.h": "core", "error.h": "core", "event.h": "core", "evidence.h": "core",
     "report.h": "core", "strbuf.h": "core", "verdict.h": "core", "pattern.h": "core", "utf8.h": "core",
-    "json.h": "core", "redact.h": "core",
+    "json.h": "core", "redact.h": "core", "log_tail.h": "core",
     "x11.h": "backend/x11", "x11_record.h": "backend/x11", "keys.h": "backend/x11",
     "video.h": "backend/video", "atspi.h": "backend/atspi", "cdp.h": "backend/cdp", "page.h": "backend/cdp", "bidi.h": "backend/bidi",
     "model.h": "backend/model", "image.h": "backend/image", "proc.h": "backend/proc",

@@ -28,7 +28,7 @@ typedef struct ksr_inspect_opts {
 	const char *window_re;   /* list only windows whose title matches; NULL: all */
 	const char *launch;      /* `sh -c` this first (stopped at the end); NULL: none */
 	const char *wait_window; /* with launch: wait for a window title matching this */
-	const char *launch_log;  /* the launched command's output; NULL: /dev/null */
+	const char *launch_log;  /* the launched command's output; NULL: a temporary file */
 	int timeout_s;           /* bound on the whole inspection; 0: 30 */
 	int max_nodes;           /* per app; 0: 5000 */
 	int cdp_port;            /* a browser debugging port on 127.0.0.1; 0: none */

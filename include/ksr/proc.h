@@ -11,6 +11,7 @@
 #include "ksr/deadline.h"
 #include "ksr/error.h"
 #include "ksr/pattern.h"
+#include "ksr/strbuf.h"
 
 typedef struct ksr_proc {
 	int pid;
@@ -56,6 +57,8 @@ bool ksr_proc_may_be_on_display(int pid, const char *display);
 /* Keep in l only the processes that may be on display (NULL: keep all). */
 void ksr_proc_list_drop_other_displays(ksr_proc_list *l, const char *display);
 bool ksr_proc_alive(int pid); /* exists and is not a zombie */
+/* A process of group pgid exists and is not a zombie. */
+bool ksr_proc_group_alive(int pgid);
 /* 1 when pid has a shared object whose file name contains one of names
  * (NULL-terminated) mapped, 0 when not, -1 when its maps cannot be read. */
 int ksr_proc_maps_any(int pid, const char *const *names);
@@ -66,6 +69,32 @@ int ksr_proc_pidfd(int pid);
 /* Reap a child of ours without blocking: 1 reaped (status set), 0 still running,
  * -1 not our child. */
 int ksr_proc_reap(int pid, int *status);
+
+/* "killed by signal 11 (SEGV)", "exited with status 3", "ended by signal 9
+ * (KILL; the launch shell's exit status 137)" for a waitpid status. */
+void ksr_proc_describe_status(int status, char *buf, size_t len);
+
+/* A launch waited on for its window (the app wait, inspect --launch, record
+ * --launch). */
+typedef struct ksr_launch_watch {
+	int pid;          /* the launch command, also its process group */
+	int64_t start_ms; /* when it was launched */
+	int64_t ended_ms; /* when it was seen ended (0: not yet) */
+	int status;       /* waitpid status once ended */
+} ksr_launch_watch;
+/* For a launch without a process pattern: the command ended (reaped here) and
+ * no process of its group is left; at once for a non-zero status or a signal,
+ * grace_ms after the end for an exit 0 (it may have handed over to a process
+ * in another group, or to a running instance). */
+bool ksr_launch_watch_gone(ksr_launch_watch *w, int grace_ms);
+/* "sh (pid 12) exited with status 1 after 0.2 s: "its last output"" into b:
+ * the name is the command's first word (not an assignment), its base name;
+ * the last lines of log (NULL: none kept), quoted as data. */
+void ksr_launch_watch_describe(const ksr_launch_watch *w, const char *command, const char *log,
+                               ksr_strbuf *b);
+/* A new empty file for a launch's output (in $TMPDIR, else /tmp) so that its
+ * last lines can be quoted; the caller unlinks and frees it. NULL if none. */
+char *ksr_launch_temp_log(const char *tool);
 
 /* SIGTERM the group, wait up to grace_ms for it to go, then SIGKILL. Reaps pid
  * if it is our child. 0 when gone. */

@@ -20,6 +20,9 @@ void ksr_strbuf_add_html(ksr_strbuf *b, const char *s);
  * subfolders) percent-encoded, so no scheme (javascript:) can form; leading
  * '/' dropped, so it never leaves the page's folder by an absolute path. */
 void ksr_strbuf_add_url(ksr_strbuf *b, const char *s, int subfolders);
+/* s between double quotes as data: '"' and '\\' escaped, control characters
+ * as \xNN, cut at max bytes (whole UTF-8 sequences) with "..." (NULL: ""). */
+void ksr_strbuf_add_quoted(ksr_strbuf *b, const char *s, size_t max);
 /* The string (never NULL: "" when empty); the buffer is reset and the caller frees. */
 char *ksr_strbuf_take(ksr_strbuf *b);
 void ksr_strbuf_free(ksr_strbuf *b); /* NULL-safe */

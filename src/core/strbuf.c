@@ -98,3 +98,36 @@ void ksr_strbuf_add_url(ksr_strbuf *b, const char *s, int subfolders)
 			ksr_strbuf_addf(b, "%%%02X", *c);
 	}
 }
+
+/* Bytes of the UTF-8 character starting at p (1 for a stray byte). */
+static size_t char_len(const unsigned char *p)
+{
+	size_t n = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc0 ? 2 : 1;
+	for (size_t i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 1;
+	return n;
+}
+
+void ksr_strbuf_add_quoted(ksr_strbuf *b, const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t used = 0;
+	ksr_strbuf_addn(b, "\"", 1);
+	while (*p) {
+		size_t n = char_len(p);
+		if (used + n > max) {
+			ksr_strbuf_addn(b, "...", 3);
+			break;
+		}
+		if (*p == '"' || *p == '\\')
+			ksr_strbuf_addf(b, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			ksr_strbuf_addf(b, "\\x%02x", *p);
+		else
+			ksr_strbuf_addn(b, p, n);
+		used += n;
+		p += n;
+	}
+	ksr_strbuf_addn(b, "\"", 1);
+}

@@ -34,6 +34,8 @@ static const struct outcome_row {
         [KSR_OUTCOME_COMPLETED] = {"completed", KSR_VERDICT_PASS, "All checks passed."},
         [KSR_OUTCOME_NEVER_APPEARED] = {"never-appeared", KSR_VERDICT_APP_FAILED,
                                         "The app never appeared."},
+        [KSR_OUTCOME_EXITED] = {"exited", KSR_VERDICT_APP_FAILED,
+                                "The app exited before its window appeared."},
         [KSR_OUTCOME_CRASHED] = {"crashed", KSR_VERDICT_APP_FAILED, "The app crashed."},
         [KSR_OUTCOME_CRASH_LOOP] = {"crash-loop", KSR_VERDICT_APP_FAILED,
                                     "The app kept crashing and starting again."},

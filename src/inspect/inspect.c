@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -14,11 +15,14 @@
 #include "ksr/atspi.h"
 #include "ksr/proc.h"
 #include "ksr/session.h"
+#include "ksr/strbuf.h"
 
 #define DEFAULT_TIMEOUT_S 30
 #define REGISTER_MS       5000 /* a launched app may join the AT-SPI bus after it maps */
 #define STOP_GRACE_MS     2000
-#define WALK_SHARE        2 /* each app's walk gets at most 1/WALK_SHARE of what is left */
+#define WALK_SHARE        2    /* each app's walk gets at most 1/WALK_SHARE of what is left */
+#define LAUNCH_TICK_MS    100  /* how soon a launch that ended is noticed */
+#define HANDOVER_GRACE_MS 2000 /* an exit 0: a process it handed over to may still map */
 
 typedef struct insp {
 	const ksr_inspect_opts *o;
@@ -27,7 +31,8 @@ typedef struct insp {
 	ksr_x11 *x;
 	ksr_pattern *window_re, *wait_re;
 	int launched_pid;
-	int app_pid; /* _NET_WM_PID of the launched app's window */
+	int app_pid;   /* _NET_WM_PID of the launched app's window */
+	char *tmp_log; /* the launch's output when no --launch-log: for its last lines */
 	ksr_window_list wins;
 	cJSON *doc;
 } insp;
@@ -76,15 +81,33 @@ static const ksr_window *new_window(const insp *s, const ksr_window_list *before
 	return NULL;
 }
 
+/* The launch ended with nothing of it left and no window: say how, with its
+ * last output. */
+static int launch_exited(insp *s, const ksr_launch_watch *lw, const char *log, ksr_err *err)
+{
+	ksr_strbuf b = {0};
+	ksr_launch_watch_describe(lw, s->o->launch, strcmp(log, "/dev/null") ? log : NULL, &b);
+	int rc = ksr_err_set(err, "no window %s%s appeared: the app exited: %s",
+	                     s->o->wait_window ? "matching " : "",
+	                     s->o->wait_window ? s->o->wait_window : "", b.p);
+	ksr_strbuf_free(&b);
+	return rc;
+}
+
 static int launch(insp *s, ksr_err *err)
 {
 	ksr_window_list before = {0}, now = {0};
 	if (ksr_x11_list_windows(s->x, &before, err) < 0)
 		return -1;
-	const char *log = s->o->launch_log ? s->o->launch_log : "/dev/null";
+	if (!s->o->launch_log)
+		s->tmp_log = ksr_launch_temp_log("inspect");
+	const char *log = s->o->launch_log ? s->o->launch_log
+	                  : s->tmp_log     ? s->tmp_log
+	                                   : "/dev/null";
 	/* Qt 5 joins the bus only where the X root names it (docs/accessibility.md). */
 	ksr_atspi_publish_root(s->x, ksr_deadline_min(s->d, ksr_deadline_in_ms(3000)), NULL, NULL);
 	int rc = ksr_proc_launch(s->o->launch, log, &s->launched_pid, err);
+	ksr_launch_watch lw = {.pid = rc == 0 ? s->launched_pid : 0, .start_ms = ksr_now_ms()};
 	while (rc == 0) {
 		if (ksr_x11_list_windows(s->x, &now, err) < 0) {
 			rc = -1;
@@ -96,7 +119,15 @@ static int launch(insp *s, ksr_err *err)
 			break;
 		}
 		ksr_window_list_clear(&now);
-		ksr_wait wr = ksr_x11_wait_change(s->x, s->d);
+		if (ksr_launch_watch_gone(&lw, HANDOVER_GRACE_MS)) {
+			s->launched_pid = 0; /* reaped: its pid may be another's now */
+			rc = launch_exited(s, &lw, log, err);
+			break;
+		}
+		ksr_wait wr = ksr_x11_wait_change(
+		        s->x, ksr_deadline_min(s->d, ksr_deadline_in_ms(LAUNCH_TICK_MS)));
+		if (wr == KSR_WAIT_TIMEOUT && !ksr_deadline_passed(s->d))
+			continue;
 		if (wr == KSR_WAIT_CANCELLED || wr == KSR_WAIT_ERROR || ksr_deadline_passed(s->d))
 			rc = ksr_err_set(err, "no window %s%s appeared after launching '%s' (%s)",
 			                 s->o->wait_window ? "matching " : "",
@@ -435,6 +466,9 @@ static void finish(insp *s)
 	ksr_pattern_free(s->window_re);
 	ksr_pattern_free(s->wait_re);
 	cJSON_Delete(s->doc);
+	if (s->tmp_log)
+		unlink(s->tmp_log);
+	free(s->tmp_log);
 }
 
 int ksr_inspect(const ksr_inspect_opts *opts, cJSON **out, ksr_err *err)

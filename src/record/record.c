@@ -18,14 +18,17 @@
 #include "ksr/atspi.h"
 #include "ksr/proc.h"
 #include "ksr/scenario.h"
+#include "ksr/strbuf.h"
 
-#define SETUP_MS      60000
-#define CALL_MS       2000
-#define DRAG_PX       8   /* a press and release further apart is a drag */
-#define DOUBLE_MS     400 /* two clicks this close in time and place: a double click */
-#define DOUBLE_PX     4
-#define DEFAULT_STOP  "ctrl+alt+F12"
-#define STOP_GRACE_MS 2000
+#define SETUP_MS          60000
+#define CALL_MS           2000
+#define DRAG_PX           8   /* a press and release further apart is a drag */
+#define DOUBLE_MS         400 /* two clicks this close in time and place: a double click */
+#define DOUBLE_PX         4
+#define DEFAULT_STOP      "ctrl+alt+F12"
+#define STOP_GRACE_MS     2000
+#define LAUNCH_TICK_MS    100  /* how soon a launch that ended is noticed */
+#define HANDOVER_GRACE_MS 2000 /* an exit 0: a process it handed over to may still map */
 
 static void say(const rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(const rec *r, const char *fmt, ...)
@@ -632,6 +635,18 @@ static bool listed(const ksr_window_list *l, unsigned long id)
 	return false;
 }
 
+/* The launch ended with nothing of it left and no window: say how, with its
+ * last output. */
+static int launch_exited(rec *r, const ksr_launch_watch *lw, ksr_err *err)
+{
+	ksr_strbuf b = {0};
+	ksr_launch_watch_describe(lw, r->o->launch, r->launch_log, &b);
+	int rc = ksr_err_set(err, "no window appeared after launching '%s': the app exited: %s",
+	                     r->o->launch, b.p);
+	ksr_strbuf_free(&b);
+	return rc;
+}
+
 static int launch(rec *r, ksr_deadline d, ksr_err *err)
 {
 	ksr_window_list before = {0}, now = {0};
@@ -639,7 +654,10 @@ static int launch(rec *r, ksr_deadline d, ksr_err *err)
 		return -1;
 	/* Qt 5 joins the bus only where the X root names it (docs/accessibility.md). */
 	ksr_atspi_publish_root(r->x, ksr_deadline_min(d, ksr_deadline_in_ms(3000)), NULL, NULL);
-	int rc = ksr_proc_launch(r->o->launch, "/dev/null", &r->launched_pid, err);
+	r->launch_log = ksr_launch_temp_log("record");
+	int rc = ksr_proc_launch(r->o->launch, r->launch_log ? r->launch_log : "/dev/null",
+	                         &r->launched_pid, err);
+	ksr_launch_watch lw = {.pid = rc == 0 ? r->launched_pid : 0, .start_ms = ksr_now_ms()};
 	while (rc == 0 && !r->app_pid) {
 		if (ksr_x11_list_windows(r->x, &now, err) < 0) {
 			rc = -1;
@@ -651,7 +669,15 @@ static int launch(rec *r, ksr_deadline d, ksr_err *err)
 		ksr_window_list_clear(&now);
 		if (r->app_pid)
 			break;
-		ksr_wait w = ksr_x11_wait_change(r->x, d);
+		if (ksr_launch_watch_gone(&lw, HANDOVER_GRACE_MS)) {
+			r->launched_pid = 0; /* reaped: its pid may be another's now */
+			rc = launch_exited(r, &lw, err);
+			break;
+		}
+		ksr_wait w = ksr_x11_wait_change(
+		        r->x, ksr_deadline_min(d, ksr_deadline_in_ms(LAUNCH_TICK_MS)));
+		if (w == KSR_WAIT_TIMEOUT && !ksr_deadline_passed(d))
+			continue;
 		if (w != KSR_WAIT_READY || ksr_deadline_passed(d))
 			rc = ksr_err_set(err, "no window appeared after launching '%s' (%s)",
 			                 r->o->launch,
@@ -860,6 +886,9 @@ static void teardown(rec *r)
 	rec_cdp_close(r);
 	if (r->launched_pid > 0)
 		ksr_proc_stop_group(r->launched_pid, STOP_GRACE_MS);
+	if (r->launch_log)
+		unlink(r->launch_log);
+	free(r->launch_log);
 	ksr_window_list_clear(&r->seen);
 	ksr_x11_close(r->x);
 	ksr_session_stop(r->session);

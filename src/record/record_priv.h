@@ -58,6 +58,7 @@ typedef struct rec {
 	bool have_app;
 	char *a11y_error;
 	int launched_pid;
+	char *launch_log;       /* the launch's output, for its last lines (NULL: none) */
 	int app_pid;            /* _NET_WM_PID of the app driven; 0 until known */
 	unsigned long main_win; /* its first window */
 	char *main_title;       /* as it was when first seen */

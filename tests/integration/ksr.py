@@ -38,7 +38,7 @@ FONTCONFIG_FILE = os.path.join(SOURCE_DIR, "tests", "data", "fontconfig", "fonts
 
 VERDICTS = ("pass", "pass-with-concerns", "app-failed", "test-error")
 VERDICT_EXIT = {"pass": 0, "pass-with-concerns": 0, "app-failed": 1, "test-error": 2}
-OUTCOMES = ("completed", "never-appeared", "crashed", "crash-loop", "error-dialog",
+OUTCOMES = ("completed", "never-appeared", "exited", "crashed", "crash-loop", "error-dialog",
             "not-rendered", "window-lost", "step-failed", "check-failed", "deadline",
             "interrupted", "blocked", "blocked-by-prompt", "invalid-scenario", "no-display",
             "backend-unavailable", "output-unwritable")

@@ -16,6 +16,7 @@ static const struct {
 	int exit_code;
 } outcome_table[] = {
         {KSR_OUTCOME_NEVER_APPEARED, "never-appeared", "app-failed", 1},
+        {KSR_OUTCOME_EXITED, "exited", "app-failed", 1},
         {KSR_OUTCOME_CRASHED, "crashed", "app-failed", 1},
         {KSR_OUTCOME_CRASH_LOOP, "crash-loop", "app-failed", 1},
         {KSR_OUTCOME_ERROR_DIALOG, "error-dialog", "app-failed", 1},

@@ -651,6 +651,11 @@ static bool group_alive(int pgid)
 	return alive;
 }
 
+bool ksr_proc_group_alive(int pgid)
+{
+	return pgid > 1 && group_alive(pgid);
+}
+
 static void reap_into(int pid, int *status)
 {
 	int st;

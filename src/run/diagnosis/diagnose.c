@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "ksr/proc.h"
+#include "ksr/log_tail.h"
 #include "run/vision/judge.h"
 
 #define RECHECK_MS      3000 /* a supervisor relaunches within a second or two */
@@ -203,84 +204,6 @@ void ksr_diag_record_held_now(ksr_run *run)
 
 /* ---- logs --------------------------------------------------------------- */
 
-/* The last max bytes of a regular file (a FIFO or device named in logs: must
- * not block the run). */
-static char *read_tail(const char *path, size_t max, size_t *len, bool *whole, int *errnum)
-{
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		*errnum = errno;
-		return NULL;
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		*errnum = S_ISREG(st.st_mode) ? errno : EINVAL;
-		close(fd);
-		return NULL;
-	}
-	off_t start = st.st_size > (off_t)max ? st.st_size - (off_t)max : 0;
-	char *buf = ksr_xmalloc(max + 1);
-	ssize_t n = pread(fd, buf, max, start);
-	*errnum = errno;
-	close(fd);
-	if (n < 0) {
-		free(buf);
-		return NULL;
-	}
-	buf[n] = '\0';
-	*len = (size_t)n;
-	*whole = start == 0;
-	return buf;
-}
-
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t len = s[0] < 0x80             ? 1
-	             : (s[0] & 0xe0) == 0xc0 ? 2
-	             : (s[0] & 0xf0) == 0xe0 ? 3
-	             : (s[0] & 0xf8) == 0xf0 ? 4
-	                                     : 0;
-	if (!len || len > n || (len == 2 && s[0] < 0xc2) || (len == 4 && s[0] > 0xf4))
-		return 0;
-	for (size_t i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((len == 3 && s[0] == 0xe0 && s[1] < 0xa0) ||
-	    (len == 3 && s[0] == 0xed && s[1] > 0x9f) ||
-	    (len == 4 && s[0] == 0xf0 && s[1] < 0x90) || (len == 4 && s[0] == 0xf4 && s[1] > 0x8f))
-		return 0; /* overlong or surrogate or beyond U+10FFFF */
-	return len;
-}
-
-/* Text fit for JSON and a person: from a line start (unless the whole file was
- * read), control characters and invalid UTF-8 shown as '?'. In place. */
-static char *clean_text(char *buf, size_t len, bool whole)
-{
-	size_t i = 0, o = 0;
-	if (!whole) {
-		char *nl = memchr(buf, '\n', len);
-		if (nl)
-			i = (size_t)(nl - buf) + 1;
-	}
-	while (i < len) {
-		unsigned char c = (unsigned char)buf[i];
-		size_t k = utf8_seq((const unsigned char *)buf + i, len - i);
-		if (k == 1 && (c < 0x20 || c == 0x7f) && c != '\n' && c != '\t')
-			k = 0;
-		if (!k) {
-			buf[o++] = '?';
-			i++;
-			continue;
-		}
-		memmove(buf + o, buf + i, k);
-		o += k;
-		i += k;
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
 /* The first line of text carrying a crash signature, copied (trimmed) to hit. */
 static bool find_signature(const ksr_pattern *sig, const char *text, char *hit, size_t len)
 {
@@ -349,7 +272,7 @@ static void examine_log(ksr_run *run, log_job *job, const char *path, const char
 	size_t len = 0;
 	bool whole = false;
 	int errnum = 0;
-	char *buf = read_tail(path, SCAN_BYTES, &len, &whole, &errnum);
+	char *buf = ksr_log_read_tail(path, SCAN_BYTES, &len, &whole, &errnum);
 	if (!buf) {
 		size_t u = strlen(job->unreadable);
 		snprintf(job->unreadable + u, sizeof job->unreadable - u, "%s%s (%s)",
@@ -359,7 +282,7 @@ static void examine_log(ksr_run *run, log_job *job, const char *path, const char
 	if (n > 0 && job->failed_run)
 		copy_log(run, n, path, buf, len);
 	char hit[256];
-	bool found = find_signature(job->sig, clean_text(buf, len, whole), hit, sizeof hit);
+	bool found = find_signature(job->sig, ksr_log_clean_text(buf, len, whole), hit, sizeof hit);
 	if (n > 0 && found && !job->failed_run)
 		copy_log(run, n, path, buf, strlen(buf)); /* cleaned: still the log's text */
 	if (job->failed_run || found)

@@ -16,19 +16,7 @@
 
 void ksr_app_describe_exit(int status, char *buf, size_t len)
 {
-	if (WIFSIGNALED(status))
-		snprintf(buf, len, "killed by signal %d (%s)%s", WTERMSIG(status),
-		         sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?",
-		         WCOREDUMP(status) ? ", core dumped" : "");
-	else if (WEXITSTATUS(status) > 128) /* sh reports a child killed by signal N as 128+N */
-		snprintf(buf, len, "ended by signal %d (%s; the launch shell's exit status %d)",
-		         WEXITSTATUS(status) - 128,
-		         sigabbrev_np(WEXITSTATUS(status) - 128)
-		                 ? sigabbrev_np(WEXITSTATUS(status) - 128)
-		                 : "?",
-		         WEXITSTATUS(status));
-	else
-		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+	ksr_proc_describe_status(status, buf, len);
 }
 
 /* Reap the launch command if it has ended, waiting briefly: when the app was a

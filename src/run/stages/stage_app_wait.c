@@ -54,6 +54,8 @@ typedef struct app_wait {
 	int64_t dialogs_since_ms; /* the process shows only dialogs since (0: not) */
 	char *splash_title;       /* the last splash passed over */
 	unsigned long splash_id;
+	int64_t started_ms;     /* the wait's start: the launch, within a few ms */
+	int64_t launch_gone_ms; /* when the launch command was seen ended (0: not) */
 } app_wait;
 
 static void app_wait_clear(app_wait *aw)
@@ -533,6 +535,68 @@ static void fail_never_appeared(ksr_run *run, const app_wait *aw)
 	ksr_strbuf_free(&b);
 }
 
+/* ---- an app that exited before its window ------------------------------- */
+
+/* The launch command ended (not by a signal: that is launch_crashed) and
+ * nothing of the app is left (docs/scenario.md#the-app-wait): no process
+ * matching process:/process_cmdline: that may be on the run's display, by a
+ * fresh /proc read. A launcher that exits 0 may have handed over to a child
+ * that is still to exec, so that case is called only settle_s after the exit;
+ * a non-zero exit at once. Without a process pattern nothing tells a handed
+ * over app, so only a non-zero exit counts. */
+static bool launch_exited(ksr_run *run, app_wait *aw)
+{
+	if (run->launched_pid <= 0 || !ksr_app_reap_launch(run, 0))
+		return false;
+	int64_t now = ksr_now_ms();
+	if (!aw->launch_gone_ms)
+		aw->launch_gone_ms = now;
+	int st = run->launch_status;
+	bool clean = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	if (!want_proc(run->sc))
+		return !clean;
+	if (clean && now - aw->launch_gone_ms < (int64_t)(run->sc->settle_s * 1000))
+		return false;
+	if (aw->procs.len && now - aw->scanned_ms < PROC_RESCAN_MS)
+		return false; /* a hand-over seen just now: no /proc read on every event */
+	look(run, aw, true);
+	return aw->procs.len == 0;
+}
+
+/* "vlc exited with status 1 after 0.2 s: "VLC is not supposed to ..."" and
+ * what was looked for; the app's output is data, quoted. */
+static void fail_exited(ksr_run *run, const app_wait *aw)
+{
+	const ksr_scenario *sc = run->sc;
+	char how[128];
+	ksr_app_describe_exit(run->launch_status, how, sizeof how);
+	ksr_strbuf b = {0};
+	char *log = ksr_evidence_path(run->out, "launch.log");
+	ksr_launch_watch lw = {.pid = run->launched_pid,
+	                       .start_ms = aw->started_ms,
+	                       .ended_ms = aw->launch_gone_ms,
+	                       .status = run->launch_status};
+	ksr_launch_watch_describe(&lw, sc->launch, log, &b);
+	if (want_proc(sc)) {
+		ksr_strbuf_add(&b, "; no ");
+		add_process(&b, sc);
+		ksr_strbuf_add(&b, " is left");
+	}
+	if (by_title(sc)) {
+		ksr_strbuf_add(&b, ", and no window matching ");
+		add_wanted(&b, sc);
+		ksr_strbuf_add(&b, " appeared");
+	}
+	ksr_strbuf_add(&b, " (launch.log has its output)");
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddNumberToObject(f, "pid", run->launched_pid);
+	cJSON_AddStringToObject(f, "how", how);
+	ksr_run_emit(run, "app.exit", f);
+	ksr_run_fail(run, KSR_OUTCOME_EXITED, sc->launch_pos.line, "%s", b.p);
+	free(log);
+	ksr_strbuf_free(&b);
+}
+
 /* ---- the stage ----------------------------------------------------------- */
 
 static void app_note(ksr_run *run, const app_wait *aw, const char *tail, char *note, size_t len)
@@ -552,6 +616,12 @@ static step_result wait_once(ksr_run *run, app_wait *aw)
 	if (launch_crashed(run)) {
 		run->app_pid = run->launched_pid;
 		ksr_app_record_crash(run, "before its window appeared");
+		return WAIT_FAILED;
+	}
+	if (launch_exited(run, aw)) {
+		if (app_present(run, aw, true)) /* its window came with the last look */
+			return WAIT_FOUND;
+		fail_exited(run, aw);
 		return WAIT_FAILED;
 	}
 	prompt_state ps = check_prompt(run, aw);
@@ -575,7 +645,7 @@ static step_result wait_once(ksr_run *run, app_wait *aw)
 
 static ksr_stage_status stage_app_wait(ksr_run *run, char *note, size_t len)
 {
-	app_wait aw = {0};
+	app_wait aw = {.started_ms = ksr_now_ms()};
 	step_result r;
 	while ((r = wait_once(run, &aw)) == WAIT_ON)
 		;
