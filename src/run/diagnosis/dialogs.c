@@ -268,6 +268,9 @@ typedef struct tally {
 	 * stops at) is the scenario's business: only the first look calls an
 	 * unexpected dialog a concern. */
 	bool unexpected_is_concern;
+	/* At the end, the app's own window shows where the steps led it (a page
+	 * titled "Welcome" the scenario navigated to): judged at first look only. */
+	bool main_judged_before;
 } tally;
 
 /* How the concern names the window: the app's own says so. */
@@ -364,7 +367,10 @@ static void classify_all(ksr_run *run, const ksr_window_list *wins, const ksr_di
 	for (size_t i = 0; i < wins->len; i++) {
 		const ksr_window *w = &wins->items[i];
 		bool is_main = is_main_window(run, w);
-		ksr_dialog_class c = ksr_dialog_classify(rules, w->title, w->is_dialog, is_main);
+		ksr_dialog_class c =
+		        is_main && t->main_judged_before
+		                ? KSR_DIALOG_MAIN
+		                : ksr_dialog_classify(rules, w->title, w->is_dialog, is_main);
 		if (cls)
 			cls[i] = c;
 		emit_dialog(run, w, c, t->when);
@@ -519,7 +525,8 @@ bool ksr_dialogs_at_end(ksr_run *run, char *note, size_t len)
 		snprintf(note, len, "windows could not be listed");
 		return true;
 	}
-	tally t = {.when = "final checks", .at = "at the end of the run"};
+	tally t = {
+	        .when = "final checks", .at = "at the end of the run", .main_judged_before = true};
 	classify_all(run, &wins, &rules, NULL, &t);
 	tally_note(&t, note, len);
 	ksr_dialog_rules_clear(&rules);
