@@ -90,30 +90,43 @@ void ksr_redact_from_env(void)
 	pthread_once(&env_once, from_env);
 }
 
+/* The first place at or after p where a secret starts, and which one (the
+ * table is longest first: at one place the longest secret wins). */
+static const char *next_secret(const char *p, size_t *which)
+{
+	const char *first = NULL;
+	for (size_t i = 0; i < n_secrets; i++) {
+		const char *q = strstr(p, table[i].value);
+		if (q && (!first || q < first)) {
+			first = q;
+			*which = i;
+		}
+	}
+	return first;
+}
+
 char *ksr_redact(const char *s)
 {
 	if (!s)
 		return NULL;
 	pthread_mutex_lock(&lock);
-	ksr_strbuf b = {0};
-	bool changed = false;
-	for (const char *p = s; *p;) {
-		size_t i = 0;
-		while (i < n_secrets && strncmp(p, table[i].value, table[i].len))
-			i++;
-		if (i < n_secrets) {
-			ksr_strbuf_addf(&b, "[secret %s]", table[i].name);
-			p += table[i].len;
-			changed = true;
-		} else {
-			ksr_strbuf_addn(&b, p++, 1);
-		}
-	}
-	pthread_mutex_unlock(&lock);
-	if (!changed) {
-		ksr_strbuf_free(&b);
+	/* Every string of every event comes here: without a secret in it (the
+	 * usual case, and always without secrets), nothing is copied. */
+	size_t i = 0;
+	const char *q = n_secrets ? next_secret(s, &i) : NULL;
+	if (!q) {
+		pthread_mutex_unlock(&lock);
 		return NULL;
 	}
+	ksr_strbuf b = {0};
+	const char *p = s;
+	for (; q; q = next_secret(p, &i)) {
+		ksr_strbuf_addn(&b, p, (size_t)(q - p));
+		ksr_strbuf_addf(&b, "[secret %s]", table[i].name);
+		p = q + table[i].len;
+	}
+	ksr_strbuf_add(&b, p);
+	pthread_mutex_unlock(&lock);
 	return ksr_strbuf_take(&b);
 }
 
