@@ -134,6 +134,15 @@ static void summary(cJSON *probe, const ksr_run_atspi *a, const ksr_atspi_tree *
 	}
 }
 
+/* A tool that may still join the bus is waited for; one whose process has
+ * no bridge mapped (xterm) is looked for once, as the probe stage does. */
+static ksr_deadline appear_until(const ksr_tool *t)
+{
+	ksr_atspi_bridge b;
+	bool none = ksr_atspi_bridge_of(ksr_tool_a11y_pid(t), &b) == 0 && !b.loaded;
+	return ksr_deadline_in_ms(none ? 0 : TOOL_APPEAR_MS);
+}
+
 /* The probe, for this tool; its landmarks on the same connection for the
  * dialog rules (*have_marks). Records the status in t->probe. */
 static void tool_probe(ksr_run *run, ksr_tool *t, cJSON *probe, ksr_atspi_landmarks *lm,
@@ -145,8 +154,8 @@ static void tool_probe(ksr_run *run, ksr_tool *t, cJSON *probe, ksr_atspi_landma
 	if (!run->sc->atspi) {
 		snprintf(t->probe, sizeof t->probe, "skipped");
 		cJSON_AddStringToObject(probe, "reason", "atspi: false in the scenario");
-	} else if (ksr_run_atspi_open_until(run, within(run, TOOL_WALK_MS),
-	                                    ksr_deadline_in_ms(TOOL_APPEAR_MS), &a, &err) < 0) {
+	} else if (ksr_run_atspi_open_until(run, within(run, TOOL_WALK_MS), appear_until(t), &a,
+	                                    &err) < 0) {
 		snprintf(t->probe, sizeof t->probe, "%s",
 		         a.no_bus ? "unavailable" : "app-not-found");
 		cJSON_AddStringToObject(probe, "reason", err.msg);
