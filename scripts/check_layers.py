@@ -48,7 +48,8 @@ RANKS = {
 
 # The backends' folders (src/backend/NAME), all of the backend rank. They may
 # include each other's headers as long as no two reach each other (no cycle).
-BACKENDS = ("x11", "atspi", "cdp", "bidi", "http", "image", "model", "proc", "session", "video")
+BACKENDS = ("x11", "atspi", "cdp", "bidi", "http", "image", "model", "proc", "session", "video",
+            "desktop")
 for _b in BACKENDS:
     RANKS["backend/" + _b] = RANKS["backend"]
 
@@ -61,6 +62,7 @@ OWNERS = {
     "video.h": "backend/video", "atspi.h": "backend/atspi", "cdp.h": "backend/cdp", "page.h": "backend/cdp", "bidi.h": "backend/bidi",
     "model.h": "backend/model", "image.h": "backend/image", "proc.h": "backend/proc",
     "session.h": "backend/session", "http_server.h": "backend/http",
+    "desktop.h": "backend/desktop",
     "scenario.h": "scenario", "scenario_yaml.h": "scenario", "vocabulary.h": "scenario", "vocabulary.def": "scenario",
     # The run's options (the context's input) and its entry point: the options are
     # part of the context, so the header sits at the run's bottom.

@@ -57,6 +57,9 @@ typedef struct ksr_check {
 	char *selector, *page_text; /* page */
 	ksr_pattern *url, *title;   /* page */
 	bool hidden_ok; /* state, element: the step's hidden_ok: (a hidden control counts) */
+	/* state, element, text in desktop mode: the step's tool: (borrowed from
+	 * the step; NULL: the newest tool) */
+	const char *tool;
 	/* text: the control (name optional: none = the focused one, else the
 	 * first showing one with text or a value) and the test: equals/contains
 	 * use `text`, matches uses `re`. */
@@ -85,7 +88,8 @@ typedef struct ksr_step {
 	char *fill_text; /* cdp_type / cdp_fill {selector, text}: text; selector in `text` */
 	struct {
 		char *command, *as;
-		ksr_pattern *window, *process;
+		ksr_pattern *window, *process; /* window: NULL only with desktop_entry */
+		char *desktop_entry;           /* desktop_entry: ID (instead of command:) */
 	} spawn;
 
 	/* Modifiers. */
@@ -101,6 +105,7 @@ typedef struct ksr_step {
 	double ready_quiet_ms; /* ready_quiet_ms:, when ready_quiet_set (else the scenario's) */
 	bool ready_quiet_set;
 	bool hidden_ok; /* hidden_ok: true: act on and check controls that are not showing */
+	char *tool;     /* tool: desktop mode: the spawn as: name the step acts on (NULL: newest) */
 } ksr_step;
 
 typedef struct ksr_step_list {

@@ -110,8 +110,10 @@ enum {
 	KSR_MOD_STATE = 1u << 6,     /* cdp_wait's state: */
 	KSR_MOD_HIDDEN_OK = 1u << 7, /* act on (and check) a control that is not showing */
 	KSR_MOD_READY = 1u << 8,     /* ready_quiet_ms: (X11 input steps) */
+	KSR_MOD_TOOL = 1u << 15,     /* tool: desktop mode's spawned tool the step acts on */
 };
-#define KSR_MOD_COMMON (KSR_MOD_EXPECT | KSR_MOD_EXPECT_STATE | KSR_MOD_CHECKS | KSR_MOD_TIMEOUT)
+#define KSR_MOD_COMMON                                                                             \
+	(KSR_MOD_EXPECT | KSR_MOD_EXPECT_STATE | KSR_MOD_CHECKS | KSR_MOD_TIMEOUT | KSR_MOD_TOOL)
 
 typedef enum ksr_step_status {
 	KSR_STEP_OK = 0,

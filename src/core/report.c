@@ -16,6 +16,7 @@
 typedef struct fold {
 	cJSON *stages, *steps, *grounding, *concerns, *final_checks, *log_tails, *artifacts;
 	cJSON *output_errors, *failures, *model_words;
+	cJSON *tools; /* desktop mode: one row per `tool` event (a spawned tool) */
 	const cJSON *run_start, *app, *launch, *log_cut, *accessibility, *video;
 	cJSON *goal; /* goal loop and plan hand-over (goal.*, plan.handover), NULL: none */
 	int model_calls, model_failures;
@@ -336,6 +337,31 @@ static void on_goal(fold *f, const cJSON *e, const char *kind)
 	}
 }
 
+/* A spawned tool (desktop mode): what its spawn started, its window and what
+ * the per-tool looks saw (docs/report.md, report.json's tools[]). */
+static void on_tool(fold *f, const cJSON *e)
+{
+	const cJSON *w = jget(e, "window"), *probe = jget(e, "probe");
+	cJSON *row = cJSON_CreateObject();
+	add_str(row, "as", ksr_json_str(e, "as", NULL));
+	add_pos_int(row, "pid", e, "pid");
+	add_pos_int(row, "line", e, "line");
+	add_str(row, "command", ksr_json_str(e, "command", NULL));
+	add_str(row, "desktop_entry", ksr_json_str(e, "desktop_entry", NULL));
+	cJSON *win = cJSON_AddObjectToObject(row, "window");
+	add_copy(win, "id", w, "id", cJSON_IsString);
+	add_str(win, "title", ksr_json_str(w, "title", NULL));
+	add_str(win, "class", ksr_json_str(w, "class", NULL));
+	add_pos_int(win, "pid", w, "pid");
+	add_str(row, "paint", ksr_json_str(e, "paint", NULL));
+	add_str(row, "probe", ksr_json_str(probe, "status", NULL));
+	add_str(row, "toolkit", ksr_json_str(probe, "toolkit", NULL));
+	add_copy(row, "nodes", probe, "nodes", cJSON_IsNumber);
+	add_str(row, "atspi", ksr_json_str(probe, "artifact", NULL));
+	add_str(row, "dialogs", ksr_json_str(e, "dialogs", NULL));
+	cJSON_AddItemToArray(f->tools, row);
+}
+
 static void fold_event(fold *f, const cJSON *e)
 {
 	const char *kind = ksr_json_str(e, "event", NULL);
@@ -361,6 +387,8 @@ static void fold_event(fold *f, const cJSON *e)
 		f->app = e;
 	else if (!strcmp(kind, "accessibility"))
 		f->accessibility = e;
+	else if (!strcmp(kind, "tool"))
+		on_tool(f, e);
 	else if (!strcmp(kind, "grounding"))
 		on_grounding(f, e);
 	else if (!strcmp(kind, "concern"))
@@ -565,6 +593,7 @@ static void fold_init(fold *f)
 	f->output_errors = cJSON_CreateArray();
 	f->failures = cJSON_CreateArray();
 	f->model_words = cJSON_CreateArray();
+	f->tools = cJSON_CreateArray();
 }
 
 cJSON *ksr_report_json(const cJSON *events, const ksr_decision *d)
@@ -602,6 +631,7 @@ cJSON *ksr_report_json(const cJSON *events, const ksr_decision *d)
 	cJSON_AddItemToObject(r, "final_checks", f.final_checks);
 	cJSON_AddItemToObject(r, "launch", launch_obj(f.launch, f.log_cut));
 	cJSON_AddItemToObject(r, "app", app_obj(f.app));
+	cJSON_AddItemToObject(r, "tools", f.tools);
 	cJSON_AddItemToObject(r, "accessibility", accessibility_obj(f.accessibility));
 	cJSON_AddItemToObject(r, "goal", f.goal ? f.goal : cJSON_CreateNull());
 	cJSON_AddItemToObject(r, "model_usage", model_obj(&f));

@@ -221,6 +221,33 @@ static void section_verdict(ksr_strbuf *b, const cJSON *r, const html_ctx *c)
 	ksr_strbuf_add(b, "</header>\n");
 }
 
+/* Desktop mode: each spawned tool (report.json's tools[]) as a row of the
+ * summary, where an app run has its App and Window. */
+static void tools_rows(ksr_strbuf *b, const cJSON *r)
+{
+	const cJSON *t;
+	cJSON_ArrayForEach(t, jget(r, "tools"))
+	{
+		const cJSON *w = jget(t, "window");
+		ksr_strbuf_add(b, "</dd><dt>Tool ");
+		esc_str(b, t, "as", "");
+		ksr_strbuf_add(b, "</dt><dd>");
+		esc_str(b, w, "title", "–");
+		if (cJSON_IsNumber(jget(t, "pid")))
+			ksr_strbuf_addf(b, " (PID %.0f)", ksr_json_num(t, "pid", 0));
+		ksr_strbuf_add(b, " <span class=\"muted\">");
+		if (jget(t, "desktop_entry") && cJSON_IsString(jget(t, "desktop_entry")))
+			esc_str(b, t, "desktop_entry", "");
+		else
+			esc_str(b, t, "command", "");
+		ksr_strbuf_add(b, "; painted: ");
+		esc_str(b, t, "paint", "–");
+		ksr_strbuf_add(b, "; probe: ");
+		esc_str(b, t, "probe", "–");
+		ksr_strbuf_add(b, "</span>");
+	}
+}
+
 static void section_summary(ksr_strbuf *b, const cJSON *r, const html_ctx *c)
 {
 	const cJSON *sc = jget(r, "scenario"), *rt = jget(r, "runtime"), *tm = jget(r, "timings");
@@ -263,6 +290,7 @@ static void section_summary(ksr_strbuf *b, const cJSON *r, const html_ctx *c)
 			                ksr_json_num(w, "x", 0), ksr_json_num(w, "y", 0));
 		}
 	}
+	tools_rows(b, r);
 	ksr_strbuf_add(b, "</dd><dt>Files</dt><dd><a href=\"report.md\">report.md</a>, "
 	                  "<a href=\"report.json\">report.json</a>, "
 	                  "<a href=\"trace.jsonl\">trace.jsonl</a></dd></dl></div>\n");

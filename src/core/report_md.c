@@ -205,9 +205,48 @@ static void section_failures(ksr_strbuf *b, const cJSON *r)
 	ksr_strbuf_add(b, "\n");
 }
 
+/* Desktop mode: each spawned tool, its pid, window and probe (report.json's
+ * tools[]), in the app section's place. */
+static void section_tools(ksr_strbuf *b, const cJSON *r)
+{
+	const cJSON *t, *list = jget(r, "tools");
+	if (!cJSON_GetArraySize(list))
+		return;
+	ksr_strbuf_add(b, "## Tools\n\n| tool | line | PID | window | started | painted | probe |\n"
+	                  "|---|---|---|---|---|---|---|\n");
+	cJSON_ArrayForEach(t, list)
+	{
+		const cJSON *w = jget(t, "window");
+		ksr_strbuf_add(b, "| ");
+		sb_esc(b, ksr_json_str(t, "as", ""));
+		ksr_strbuf_addf(b, " | %.0f | %.0f | ", ksr_json_num(t, "line", 0),
+		                ksr_json_num(t, "pid", 0));
+		sb_esc(b, ksr_json_str(w, "title", ""));
+		ksr_strbuf_add(b, " (");
+		sb_esc(b, ksr_json_str(w, "class", ""));
+		ksr_strbuf_add(b, ") | ");
+		sb_esc(b, ksr_json_str(t, "desktop_entry", NULL)
+		                  ? ksr_json_str(t, "desktop_entry", "")
+		                  : ksr_json_str(t, "command", ""));
+		ksr_strbuf_add(b, " | ");
+		sb_esc(b, ksr_json_str(t, "paint", ""));
+		ksr_strbuf_add(b, " | ");
+		sb_esc(b, ksr_json_str(t, "probe", ""));
+		if (ksr_json_str(t, "toolkit", NULL)) {
+			ksr_strbuf_add(b, ", ");
+			sb_esc(b, ksr_json_str(t, "toolkit", ""));
+		}
+		if (jhas_num(t, "nodes"))
+			ksr_strbuf_addf(b, ", %.0f nodes", ksr_json_num(t, "nodes", 0));
+		ksr_strbuf_add(b, " |\n");
+	}
+	ksr_strbuf_add(b, "\n");
+}
+
 static void section_app(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *app = jget(r, "app"), *w = jget(app, "window");
+	section_tools(b, r);
 	if (!cJSON_IsObject(app))
 		return;
 	ksr_strbuf_add(b, "## App\n\n- **Process:** ");

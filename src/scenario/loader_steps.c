@@ -22,21 +22,17 @@ enum {
 	MK_POST,
 	MK_HIDDEN_OK,
 	MK_READY_QUIET,
+	MK_TOOL,
 	MK_COUNT
 };
 
 static const char *const modifier_keys[MK_COUNT + 1] = {
-        [MK_TARGET] = "target",
-        [MK_ROLE] = "role",
-        [MK_EXPECT] = "expect",
-        [MK_EXPECT_STATE] = "expect_state",
-        [MK_CHECKS] = "checks",
-        [MK_TIMEOUT] = "timeout_s",
-        [MK_STATE] = "state",
-        [MK_POST] = "post",
-        [MK_HIDDEN_OK] = "hidden_ok",
-        [MK_READY_QUIET] = "ready_quiet_ms",
-        [MK_COUNT] = NULL,
+        [MK_TARGET] = "target",       [MK_ROLE] = "role",
+        [MK_EXPECT] = "expect",       [MK_EXPECT_STATE] = "expect_state",
+        [MK_CHECKS] = "checks",       [MK_TIMEOUT] = "timeout_s",
+        [MK_STATE] = "state",         [MK_POST] = "post",
+        [MK_HIDDEN_OK] = "hidden_ok", [MK_READY_QUIET] = "ready_quiet_ms",
+        [MK_TOOL] = "tool",           [MK_COUNT] = NULL,
 };
 
 /* post: has no bit: it belongs to every plan step and to no scripted one. */
@@ -46,6 +42,7 @@ static const uint32_t modifier_bits[MK_COUNT] = {
         [MK_CHECKS] = KSR_MOD_CHECKS,       [MK_TIMEOUT] = KSR_MOD_TIMEOUT,
         [MK_STATE] = KSR_MOD_STATE,         [MK_POST] = 0,
         [MK_HIDDEN_OK] = KSR_MOD_HIDDEN_OK, [MK_READY_QUIET] = KSR_MOD_READY,
+        [MK_TOOL] = KSR_MOD_TOOL,
 };
 
 static const char *const wait_states[] = {"visible", "hidden", "attached", "detached", NULL};
@@ -72,6 +69,8 @@ void scn_step_clear(ksr_step *st)
 	free(st->fill_text);
 	free(st->spawn.command);
 	free(st->spawn.as);
+	free(st->spawn.desktop_entry);
+	free(st->tool);
 	ksr_pattern_free(st->spawn.window);
 	ksr_pattern_free(st->spawn.process);
 	ksr_pattern_free(st->target_window);
@@ -161,12 +160,15 @@ static bool classify(scn_ctx *c, const snode *n, ksr_step *st, step_keys *sk)
 	return ok;
 }
 
-static void modifiers_taken(const ksr_step_info *info, bool plan, char *buf, size_t len)
+static void modifiers_taken(const ksr_step_info *info, bool plan, bool desktop, char *buf,
+                            size_t len)
 {
 	buf[0] = 0;
 	for (int i = 0; i < MK_COUNT; i++) {
 		if (i == MK_POST ? !plan : !(info->modifiers & modifier_bits[i]))
 			continue;
+		if (i == MK_TOOL && !desktop)
+			continue; /* desktop mode's only */
 		strncat(buf, *buf ? ", " : "", len - strlen(buf) - 1);
 		strncat(buf, modifier_keys[i], len - strlen(buf) - 1);
 	}
@@ -177,7 +179,7 @@ static void modifiers_taken(const ksr_step_info *info, bool plan, char *buf, siz
 static bool modifiers_fit(scn_ctx *c, const ksr_step *st, const step_keys *sk, bool plan)
 {
 	bool ok = true;
-	char taken[160];
+	char taken[256];
 	for (int i = 0; i < MK_COUNT; i++) {
 		if (!sk->mod[i])
 			continue;
@@ -186,7 +188,7 @@ static bool modifiers_fit(scn_ctx *c, const ksr_step *st, const step_keys *sk, b
 			        "post: is only for plan: steps (use checks: here)");
 			ok = false;
 		} else if (i != MK_POST && !(st->info->modifiers & modifier_bits[i])) {
-			modifiers_taken(st->info, plan, taken, sizeof taken);
+			modifiers_taken(st->info, plan, c->s->desktop, taken, sizeof taken);
 			scn_err(c, sk->mod_key[i],
 			        "modifier '%s' does not apply to %s (it takes: %s)",
 			        modifier_keys[i], st->info->name, taken);
@@ -363,19 +365,45 @@ static bool spawn_name(scn_ctx *c, const snode *as, ksr_step *st)
 	return true;
 }
 
+/* A desktop file ID as the Desktop Entry spec has it (org.gnome.Calculator,
+ * mousepad.desktop; a subfolder's entry as kde-konsole): a name, never a path. */
+static bool desktop_entry_id(scn_ctx *c, const snode *n, const char *id)
+{
+	if (!strchr(id, '/') && strcmp(id, ".") && strcmp(id, ".."))
+		return true;
+	scn_err(c, n,
+	        "spawn: desktop_entry: '%s' is not a desktop file ID (a name such as "
+	        "org.xfce.mousepad, found under applications/ in XDG_DATA_HOME and "
+	        "XDG_DATA_DIRS; not a path)",
+	        id);
+	return false;
+}
+
 static bool spawn_parse(scn_ctx *c, const snode *n, ksr_step *st)
 {
 	if (!scn_is_map(c, n, "spawn"))
 		return false;
 	bool ok = scn_check_keys(c, n, scn_keys_spawn, "spawn") == 0;
 	const snode *cmd = scn_get(n, "command"), *win = scn_get(n, "window"),
-	            *proc = scn_get(n, "process"), *as = scn_get(n, "as");
-	if (!cmd || !win) {
-		scn_err(c, n, "spawn: needs command: and window:");
+	            *proc = scn_get(n, "process"), *as = scn_get(n, "as"),
+	            *entry = scn_get(n, "desktop_entry");
+	if (cmd && entry) {
+		scn_err(c, n, "spawn: command: or desktop_entry:, not both");
 		return false;
 	}
-	ok = scn_str(c, cmd, "spawn command", true, &st->spawn.command) && ok;
-	ok = scn_pattern(c, win, "spawn window", &st->spawn.window) && ok;
+	if (entry) {
+		/* The window and the process default from the entry (StartupWMClass,
+		 * its Exec's program), read when the step runs. */
+		ok = scn_str(c, entry, "spawn desktop_entry", true, &st->spawn.desktop_entry) &&
+		     desktop_entry_id(c, entry, st->spawn.desktop_entry) && ok;
+	} else if (!cmd || !win) {
+		scn_err(c, n, "spawn: needs command: and window: (or desktop_entry:)");
+		return false;
+	} else {
+		ok = scn_str(c, cmd, "spawn command", true, &st->spawn.command) && ok;
+	}
+	if (win)
+		ok = scn_pattern(c, win, "spawn window", &st->spawn.window) && ok;
 	if (proc)
 		ok = scn_pattern(c, proc, "spawn process", &st->spawn.process) && ok;
 	if (as)
@@ -577,6 +605,31 @@ static bool wait_state(scn_ctx *c, const snode *v, ksr_step *st)
 	return false;
 }
 
+/* tool: AS-NAME (desktop mode): the tool an earlier spawn named, whose
+ * accessibility tree the step's rung-2 action and checks (and its window, for
+ * X11 input) use instead of the newest tool's. A spawn's own as: is not
+ * earlier than itself. */
+static bool tool_modifier(scn_ctx *c, const snode *v, ksr_step *st)
+{
+	if (!scn_str(c, v, "tool", true, &st->tool))
+		return false;
+	if (!c->s->desktop) {
+		scn_err(c, v, "tool: only in desktop mode (desktop: true)");
+		return false;
+	}
+	size_t earlier = c->n_spawn_as;
+	if (st->spawn.as && earlier && c->spawn_as[earlier - 1] == st->spawn.as)
+		earlier--;
+	for (size_t i = 0; i < earlier; i++)
+		if (!strcmp(c->spawn_as[i], st->tool))
+			return true;
+	char hint[128];
+	scn_err(c, v, "tool: '%s' names no earlier spawn step's as:%s", st->tool,
+	        scn_did_you_mean(hint, sizeof hint, st->tool, (const char *const *)c->spawn_as,
+	                         earlier));
+	return false;
+}
+
 static bool one_modifier(scn_ctx *c, int mk, const step_keys *sk, ksr_step *st)
 {
 	const snode *v = sk->mod[mk];
@@ -600,6 +653,8 @@ static bool one_modifier(scn_ctx *c, int mk, const step_keys *sk, ksr_step *st)
 	case MK_READY_QUIET:
 		st->ready_quiet_set = true;
 		return scn_num(c, v, "ready_quiet_ms", 0, 60000, &st->ready_quiet_ms);
+	case MK_TOOL:
+		return tool_modifier(c, v, st);
 	default:
 		return scn_check_list(c, v, "post", &st->post, &st->n_post);
 	}
@@ -669,8 +724,10 @@ static bool step_parse(scn_ctx *c, const snode *n, bool plan, ksr_step *st)
 			ok = one_modifier(c, i, &sk, st) && ok;
 	inherit_window(st);
 	/* The step's checks of its control see it as the step does. */
-	for (size_t i = 0; i < st->n_checks; i++)
+	for (size_t i = 0; i < st->n_checks; i++) {
 		st->checks[i].hidden_ok = st->hidden_ok;
+		st->checks[i].tool = st->tool;
+	}
 	return ok;
 }
 

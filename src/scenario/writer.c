@@ -222,10 +222,12 @@ static void put_selector_text(ksr_strbuf *b, const ksr_step *st)
 
 static void put_spawn(ksr_strbuf *b, const ksr_step *st)
 {
-	ksr_strbuf_add(b, "{command: ");
-	ksr_yaml_quote(b, st->spawn.command);
-	ksr_strbuf_add(b, ", window: ");
-	put_pattern(b, st->spawn.window);
+	ksr_strbuf_add(b, st->spawn.desktop_entry ? "{desktop_entry: " : "{command: ");
+	ksr_yaml_quote(b, st->spawn.desktop_entry ? st->spawn.desktop_entry : st->spawn.command);
+	if (st->spawn.window) { /* optional with desktop_entry: */
+		ksr_strbuf_add(b, ", window: ");
+		put_pattern(b, st->spawn.window);
+	}
 	if (st->spawn.process) {
 		ksr_strbuf_add(b, ", process: ");
 		put_pattern(b, st->spawn.process);
@@ -558,6 +560,8 @@ static void put_modifiers(line_list *l, const ksr_step *st)
 		put_string_entry(l, "state", st->wait_state);
 	if (st->hidden_ok)
 		put_raw_entry(l, "hidden_ok: true");
+	if (st->tool)
+		put_string_entry(l, "tool", st->tool);
 	if (st->ready_quiet_set)
 		put_number_entry(l, "ready_quiet_ms", st->ready_quiet_ms);
 	if (st->n_post) {

@@ -183,7 +183,7 @@ static unsigned mod_bit(const char *m)
 	        {"expect", KSR_MOD_EXPECT},        {"expect_state", KSR_MOD_EXPECT_STATE},
 	        {"checks", KSR_MOD_CHECKS},        {"timeout_s", KSR_MOD_TIMEOUT},
 	        {"state", KSR_MOD_STATE},          {"hidden_ok", KSR_MOD_HIDDEN_OK},
-	        {"ready_quiet_ms", KSR_MOD_READY},
+	        {"ready_quiet_ms", KSR_MOD_READY}, {"tool", KSR_MOD_TOOL},
 	};
 	for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
 		if (!strcmp(bits[i].name, m))

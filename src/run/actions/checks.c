@@ -100,7 +100,13 @@ static bool watches_windows(const ksr_check *c)
 
 int ksr_check_once(ksr_run *run, const ksr_check *c, char *why, size_t len)
 {
-	return ksr_check_evaluator(c->info->kind)(run, c, why, len);
+	/* A check of a step with tool: looks at that tool (desktop mode). */
+	const char *was = run->a11y_tool;
+	if (c->tool)
+		run->a11y_tool = c->tool;
+	int r = ksr_check_evaluator(c->info->kind)(run, c, why, len);
+	run->a11y_tool = was;
+	return r;
 }
 
 ksr_check_status ksr_run_check(ksr_run *run, const ksr_check *c, char *detail, size_t len)

@@ -33,6 +33,12 @@ void ksr_step_fail(ksr_step_result *res, ksr_step_status st, ksr_outcome outcome
 /* The result's extra fields for the step row, created on first use. */
 cJSON *ksr_step_extra(ksr_step_result *res);
 
+/* Desktop mode, once a spawn has its tool's window (tool_looks.c): settle_s,
+ * the painted rule, the tool's accessibility probe and the first look's
+ * dialog rules on its windows; a `tool` event records them. */
+void ksr_tool_looks(ksr_run *run, const ksr_step *step, ksr_tool *t, const ksr_window *w,
+                    const char *command, ksr_step_result *res);
+
 /* ---- phases (target_*.c, evidence.c) --------------------------------------- */
 
 /* resolve: the window the step acts on (target: window, else the app's; in

@@ -38,17 +38,50 @@ void ksr_run_atspi_release(ksr_run_atspi *t)
 	t->a = NULL;
 }
 
+/* The process rung 2 looks for, and its WM_CLASS name as a fallback: the
+ * app's; in desktop mode the tool a step names (tool:) or the newest one
+ * (ksr_tools_a11y). 0: none (desktop mode before any spawn). */
+static int a11y_pid(const ksr_run *run, const char **hint)
+{
+	if (run->sc && run->sc->desktop) {
+		const ksr_tool *t = ksr_tools_a11y(run);
+		*hint = t ? t->window_res_name : NULL;
+		return t ? ksr_tool_a11y_pid(t) : 0;
+	}
+	*hint = run->have_window ? run->window.res_name : NULL;
+	return run->app_pid > 0 ? run->app_pid : (run->have_window ? run->window.pid : 0);
+}
+
+/* Desktop mode without a tool to look at: say why instead of looking for
+ * pid 0 (a tool: naming one that was killed, or no spawn yet). */
+static int no_tool(const ksr_run *run, ksr_err *err)
+{
+	const ksr_tool *t = ksr_tools_a11y(run);
+	if (t && t->stopped)
+		return ksr_err_set(err,
+		                   "the tool '%s' (spawned at line %d) was killed: its controls "
+		                   "are gone",
+		                   t->as, t->line);
+	if (run->a11y_tool)
+		return ksr_err_set(err, "no tool '%s' was spawned (its spawn step did not run)",
+		                   run->a11y_tool);
+	return ksr_err_set(err, "desktop mode: no spawned tool is running (spawn one first)");
+}
+
 int ksr_run_atspi_open_until(ksr_run *run, ksr_deadline d, ksr_deadline appear, ksr_run_atspi *t,
                              ksr_err *err)
 {
 	*t = (ksr_run_atspi){0};
-	int pid = run->app_pid > 0 ? run->app_pid : (run->have_window ? run->window.pid : 0);
+	const char *hint = NULL;
+	int pid = a11y_pid(run, &hint);
+	const ksr_tool *tool = run->sc && run->sc->desktop ? ksr_tools_a11y(run) : NULL;
+	if (run->sc && run->sc->desktop && (!tool || tool->stopped))
+		return no_tool(run, err);
 	ksr_atspi_opts o = {.x = run->x, .app_pid = pid};
 	if (ksr_atspi_open(&o, d, &t->a, err) < 0) {
 		t->no_bus = true;
 		return -1;
 	}
-	const char *hint = run->have_window ? run->window.res_name : NULL;
 	ksr_atspi_watch_apps(t->a); /* before the first look: nothing is missed */
 	appear = ksr_deadline_min(d, appear);
 	int rc;
@@ -75,11 +108,17 @@ void ksr_run_atspi_drop(ksr_run *run)
 
 ksr_run_atspi *ksr_run_atspi_kept(ksr_run *run, ksr_deadline d)
 {
-	int pid = run->app_pid > 0 ? run->app_pid : (run->have_window ? run->window.pid : 0);
+	const char *hint = NULL;
+	int pid = a11y_pid(run, &hint);
+	/* "Could not be had" holds for the process it was asked for: in desktop
+	 * mode the next tool is asked again. */
+	if (run->atspi_none && run->atspi_none_pid != pid)
+		run->atspi_none = false;
 	if (run->atspi_kept && run->atspi_kept->app.pid != pid)
 		ksr_run_atspi_drop(run);
 	if (run->atspi_kept || run->atspi_none)
 		return run->atspi_kept;
+	run->atspi_none_pid = pid;
 	ksr_err err = {0};
 	ksr_run_atspi *t = ksr_xmalloc(sizeof *t);
 	if (ksr_run_atspi_open(run, d, t, &err) < 0) {
@@ -93,6 +132,18 @@ ksr_run_atspi *ksr_run_atspi_kept(ksr_run *run, ksr_deadline d)
 
 static void window_origin(ksr_run *run, ksr_atspi_walk_opts *wo)
 {
+	const ksr_tool *tool = run->sc && run->sc->desktop ? ksr_tools_a11y(run) : NULL;
+	if (tool && tool->window && run->x) {
+		ksr_window w = {.id = tool->window};
+		ksr_err ignored = {0};
+		if (ksr_x11_window_refresh(run->x, &w, &ignored) == 0) {
+			wo->have_origin = true;
+			wo->origin_x = w.x;
+			wo->origin_y = w.y;
+		}
+		ksr_run_window_release(&w);
+		return;
+	}
 	if (run->have_window && run->x) {
 		ksr_err ignored = {0};
 		ksr_x11_window_refresh(run->x, &run->window, &ignored);

@@ -14,8 +14,11 @@
 #include <unistd.h>
 
 #include "ksr/atspi.h"
+#include "ksr/desktop.h"
 #include "ksr/proc.h"
 #include "run/actions/exec.h"
+#include "run/actions/exec_atspi.h"
+#include "run/diagnosis/dialogs.h"
 
 #define SPAWN_DEFAULT_S 30
 #define KILL_DEFAULT_S  5 /* the window may outlive the process by a moment */
@@ -169,30 +172,59 @@ static bool pid_in(const ksr_proc_list *procs, int pid)
 	return false;
 }
 
-/* The tool's window: one matching `window` whose _NET_WM_PID is in the tool's
- * process group or matches `process`; else (no _NET_WM_PID, a launcher that
- * hands over) one matching `window` that was not mapped before the spawn, once
- * a `process` match runs when one is asked for. A window that was already on
- * the desktop and is not tied to the tool never counts. */
-static bool find_tool_window(ksr_run *run, const ksr_step *step, const ksr_tool *t,
-                             const idset *pre, ksr_window *found)
+/* What a spawn waits for: the step's window:/process: patterns, or with
+ * desktop_entry: the entry's defaults (its StartupWMClass, its Exec's
+ * program) where the step gives none. */
+typedef struct wanted {
+	const ksr_pattern *title;   /* NULL: any title */
+	const ksr_pattern *process; /* NULL: none asked for */
+	char *wm_class;             /* StartupWMClass: WM_CLASS instance or class, exactly */
+	ksr_pattern *own_process;   /* the default process pattern, owned */
+	char *command;              /* what runs: the step's command or the entry's, owned */
+	char *entry_file;           /* the desktop entry read, owned */
+} wanted;
+
+static void wanted_clear(wanted *wt)
+{
+	ksr_pattern_free(wt->own_process);
+	free(wt->wm_class);
+	free(wt->command);
+	free(wt->entry_file);
+}
+
+static bool window_wanted(const wanted *wt, const ksr_window *w)
+{
+	if (wt->title && !ksr_pattern_match(wt->title, w->title))
+		return false;
+	return !wt->wm_class || (w->res_name && !strcmp(w->res_name, wt->wm_class)) ||
+	       (w->res_class && !strcmp(w->res_class, wt->wm_class));
+}
+
+/* The tool's window: one wanted whose _NET_WM_PID is in the tool's process
+ * group or matches `process`; else (no _NET_WM_PID, a launcher that hands
+ * over) one wanted that was not mapped before the spawn, once a `process`
+ * match runs when one is asked for. A window that was already on the desktop
+ * and is not tied to the tool never counts. */
+static bool find_tool_window(ksr_run *run, const wanted *wt, const ksr_tool *t, const idset *pre,
+                             ksr_window *found)
 {
 	ksr_window_list wins = {0};
 	ksr_proc_list procs = {0};
 	ksr_err err = {0};
-	if (step->spawn.process)
-		ksr_proc_find(step->spawn.process, NULL, &procs, &err);
+	if (wt->process)
+		ksr_proc_find(wt->process, NULL, &procs, &err);
 	if (ksr_x11_list_windows(run->x, &wins, &err) < 0)
 		wins.len = 0;
 	const ksr_window *tied = NULL, *fresh = NULL;
 	for (size_t i = 0; i < wins.len && !tied; i++) {
 		const ksr_window *w = &wins.items[i];
-		if (!ksr_pattern_match(step->spawn.window, w->title))
+		if (!window_wanted(wt, w))
 			continue;
 		if (w->pid > 0 && (getpgid(w->pid) == t->pid || pid_in(&procs, w->pid)))
 			tied = w;
-		else if (!fresh && !id_in(pre, w->id) && (!step->spawn.process || procs.len))
-			fresh = w;
+		else if (!fresh && !id_in(pre, w->id) && (!wt->process || procs.len) &&
+		         (wt->title || wt->wm_class))
+			fresh = w; /* with neither, only a window tied to the tool is its */
 	}
 	const ksr_window *pick = tied ? tied : fresh;
 	if (pick) {
@@ -206,18 +238,30 @@ static bool find_tool_window(ksr_run *run, const ksr_step *step, const ksr_tool 
 	return pick != NULL;
 }
 
-/* Why the wait for the tool's window ended without one; false: keep waiting. */
-static bool spawn_gave_up(ksr_run *run, const ksr_step *step, ksr_tool *t, ksr_wait w,
-                          ksr_deadline d, ksr_step_result *res)
+/* How the wait names what it waited for. */
+static const char *wanted_text(const wanted *wt, char *buf, size_t len)
 {
-	char how[96];
+	if (wt->title)
+		snprintf(buf, len, "matching %s", ksr_pattern_source(wt->title));
+	else if (wt->wm_class)
+		snprintf(buf, len, "of class %s (the entry's StartupWMClass)", wt->wm_class);
+	else
+		snprintf(buf, len, "of the tool's processes");
+	return buf;
+}
+
+/* Why the wait for the tool's window ended without one; false: keep waiting. */
+static bool spawn_gave_up(ksr_run *run, const ksr_step *step, const wanted *wt, ksr_tool *t,
+                          ksr_wait w, ksr_deadline d, ksr_step_result *res)
+{
+	char how[96], what[200];
+	wanted_text(wt, what, sizeof what);
 	bool ended = tool_ended(t);
 	if (ended)
 		describe_exit(t->status, how, sizeof how);
 	if (ended && ended_badly(t)) {
 		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
-		              "the spawned command %s before a window matching %s appeared", how,
-		              ksr_pattern_source(step->spawn.window));
+		              "the spawned command %s before a window %s appeared", how, what);
 		return true;
 	}
 	if (w == KSR_WAIT_READY || (w == KSR_WAIT_TIMEOUT && !ksr_deadline_passed(d)))
@@ -230,30 +274,76 @@ static bool spawn_gave_up(ksr_run *run, const ksr_step *step, ksr_tool *t, ksr_w
 		return true;
 	}
 	ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
-	              "no window matching %s appeared within %g s%s%s",
-	              ksr_pattern_source(step->spawn.window),
+	              "no window %s appeared within %g s%s%s", what,
 	              step->timeout_s > 0 ? step->timeout_s : SPAWN_DEFAULT_S,
 	              ended ? "; the spawned command " : "", ended ? how : "");
 	return true;
 }
 
-static bool await_tool_window(ksr_run *run, const ksr_step *step, ksr_tool *t, const idset *pre,
-                              ksr_window *found, ksr_step_result *res)
+static bool await_tool_window(ksr_run *run, const ksr_step *step, const wanted *wt, ksr_tool *t,
+                              const idset *pre, ksr_window *found, ksr_step_result *res)
 {
 	double s = step->timeout_s > 0 ? step->timeout_s : SPAWN_DEFAULT_S;
 	ksr_deadline d = ksr_deadline_min(run->work, ksr_deadline_in_ms((int64_t)(s * 1000)));
 	for (;;) {
-		if (find_tool_window(run, step, t, pre, found))
+		if (find_tool_window(run, wt, t, pre, found))
 			return true;
 		ksr_deadline tick = ksr_deadline_min(d, ksr_deadline_in_ms(EXIT_TICK_MS));
 		ksr_wait w = ksr_x11_wait_change(run->x, tick);
-		if (spawn_gave_up(run, step, t, w, d, res))
-			return find_tool_window(run, step, t, pre, found) &&
+		if (spawn_gave_up(run, step, wt, t, w, d, res))
+			return find_tool_window(run, wt, t, pre, found) &&
 			       res->status != KSR_STEP_ERROR; /* it came with the last event */
 	}
 }
 
-static int launch_tool(ksr_run *run, const ksr_step *step, char *log, size_t log_len,
+/* The base name as a whole-name pattern (PCRE2 \Q...\E quotes it). */
+static ksr_pattern *exact_name(const char *name)
+{
+	if (strstr(name, "\\E"))
+		return NULL; /* cannot be quoted this way: no default then */
+	size_t n = strlen(name) + 8;
+	char *src = ksr_xmalloc(n);
+	snprintf(src, n, "^\\Q%s\\E$", name);
+	ksr_pattern *p = ksr_pattern_compile(src, NULL);
+	free(src);
+	return p;
+}
+
+/* What to run and wait for: the step's command and patterns, or the desktop
+ * entry's Exec, with its defaults where the step gives none. false: res says
+ * why the entry cannot be started. */
+static bool spawn_wanted(const ksr_step *step, wanted *wt, ksr_step_result *res)
+{
+	*wt = (wanted){.title = step->spawn.window, .process = step->spawn.process};
+	if (!step->spawn.desktop_entry) {
+		wt->command = ksr_xstrdup(step->spawn.command);
+		return true;
+	}
+	ksr_desktop_entry e;
+	ksr_err err = {0};
+	if (ksr_desktop_entry_find(step->spawn.desktop_entry, &e, &err) < 0) {
+		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED, "spawn: %s", err.msg);
+		return false;
+	}
+	wt->command = ksr_xstrdup(e.command);
+	wt->entry_file = ksr_xstrdup(e.file);
+	if (!wt->title && e.wm_class)
+		wt->wm_class = ksr_xstrdup(e.wm_class);
+	if (!wt->process)
+		wt->process = wt->own_process = exact_name(e.program);
+	cJSON *o = cJSON_AddObjectToObject(ksr_step_extra(res), "desktop_entry");
+	cJSON_AddStringToObject(o, "id", e.id);
+	cJSON_AddStringToObject(o, "file", e.file);
+	cJSON_AddStringToObject(o, "command", e.command);
+	if (e.wm_class)
+		cJSON_AddStringToObject(o, "startup_wm_class", e.wm_class);
+	if (e.work_dir)
+		cJSON_AddStringToObject(o, "path", e.work_dir);
+	ksr_desktop_entry_clear(&e);
+	return true;
+}
+
+static int launch_tool(ksr_run *run, const char *command, char *log, size_t log_len,
                        ksr_step_result *res)
 {
 	ksr_err err = {0};
@@ -265,7 +355,7 @@ static int launch_tool(ksr_run *run, const ksr_step *step, char *log, size_t log
 	if (run->x)
 		ksr_atspi_publish_root(
 		        run->x, ksr_deadline_min(run->stage, ksr_deadline_in_ms(3000)), NULL, NULL);
-	int rc = ksr_proc_launch(step->spawn.command, path, &pid, &err);
+	int rc = ksr_proc_launch(command, path, &pid, &err);
 	free(path);
 	if (rc < 0) {
 		ksr_step_fail(res, KSR_STEP_ERROR, KSR_OUTCOME_STEP_FAILED,
@@ -286,16 +376,24 @@ void ksr_exec_spawn(ksr_run *run, const ksr_step *step, const ksr_step_target *t
 	(void)tgt;
 	idset pre = {0};
 	ksr_window found = {0};
+	wanted wt;
 	char log[32];
+	if (!spawn_wanted(step, &wt, res)) {
+		wanted_clear(&wt);
+		return;
+	}
 	mapped_before(run, &pre);
-	int pid = launch_tool(run, step, log, sizeof log, res);
+	int pid = launch_tool(run, wt.command, log, sizeof log, res);
 	if (pid > 0) {
 		ksr_tool *t = add_tool(run, step, pid);
-		if (await_tool_window(run, step, t, &pre, &found, res)) {
+		if (wt.entry_file)
+			t->desktop_entry = ksr_xstrdup(wt.entry_file);
+		if (await_tool_window(run, step, &wt, t, &pre, &found, res)) {
 			res->status = KSR_STEP_OK, res->outcome = KSR_OUTCOME_COMPLETED,
 			res->reason[0] = '\0';
 			t->window = found.id;
 			t->window_pid = found.pid;
+			t->window_res_name = found.res_name ? ksr_xstrdup(found.res_name) : NULL;
 			ksr_run_watch_tool(run, t); /* its death ends every wait from now */
 			res->has_window = true;
 			res->win_x = found.x, res->win_y = found.y;
@@ -304,6 +402,7 @@ void ksr_exec_spawn(ksr_run *run, const ksr_step *step, const ksr_step_target *t
 			                        found.title ? found.title : "");
 			tool_row(t, log, res);
 			res->acted = true;
+			ksr_tool_looks(run, step, t, &found, wt.command, res);
 		} else {
 			tool_row(t, log, res);
 			tail_log(run, log);
@@ -311,6 +410,7 @@ void ksr_exec_spawn(ksr_run *run, const ksr_step *step, const ksr_step_target *t
 	}
 	ksr_run_window_release(&found);
 	free(pre.ids);
+	wanted_clear(&wt);
 }
 
 /* ---- kill ------------------------------------------------------------------ */

@@ -158,6 +158,8 @@ void ksr_step_run(ksr_run *run, const ksr_step *step, ksr_step_result *res, cJSO
 {
 	ksr_step_target t = {0};
 	bool shots = step->info->after == KSR_AFTER_SHOTS;
+	const char *was = run->a11y_tool;
+	run->a11y_tool = step->tool; /* desktop mode: the tool this step names, or the newest */
 	if (resolve_and_ready(run, step, &t, res))
 		ksr_executor(step->info->kind)(run, step, &t, res); /* act */
 	unsigned long window = t.win.id;
@@ -174,6 +176,7 @@ void ksr_step_run(ksr_run *run, const ksr_step *step, ksr_step_result *res, cJSO
 	}
 	if (shots && res->acted)
 		ksr_step_shots(run, step, res);
+	run->a11y_tool = was;
 }
 
 static bool run_one(ksr_run *run, const ksr_step *step)

@@ -99,7 +99,14 @@ static bool app_window(ksr_run *run, ksr_window *out, ksr_step_result *res)
 static bool tool_window(ksr_run *run, ksr_window *out, ksr_step_result *res)
 {
 	ksr_err err = {0};
-	out->id = ksr_tools_current_window(run);
+	const ksr_tool *named = run->a11y_tool ? ksr_tools_a11y(run) : NULL;
+	if (named && named->stopped) {
+		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_WINDOW_LOST,
+		              "the tool '%s' (spawned at line %d) was killed before this step",
+		              named->as, named->line);
+		return false;
+	}
+	out->id = named ? named->window : ksr_tools_current_window(run);
 	if (!out->id) {
 		ksr_x11_screen_size(run->x, &out->w, &out->h);
 		return true;

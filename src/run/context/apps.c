@@ -3,6 +3,7 @@
 #include "run/context/context.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "ksr/proc.h"
 
@@ -16,12 +17,30 @@ unsigned long ksr_tools_current_window(const ksr_run *run)
 	return 0;
 }
 
+const ksr_tool *ksr_tools_a11y(const ksr_run *run)
+{
+	for (size_t i = run->n_tools; run->a11y_tool && i-- > 0;)
+		if (run->tools[i].as && !strcmp(run->tools[i].as, run->a11y_tool))
+			return &run->tools[i];
+	for (size_t i = run->n_tools; !run->a11y_tool && i-- > 0;)
+		if (!run->tools[i].stopped && run->tools[i].window)
+			return &run->tools[i];
+	return NULL;
+}
+
+int ksr_tool_a11y_pid(const ksr_tool *t)
+{
+	return t->window_pid > 0 ? t->window_pid : t->pid;
+}
+
 static void tools_stop_all(ksr_run *run)
 {
 	for (size_t i = 0; i < run->n_tools; i++) {
 		if (!run->tools[i].stopped)
 			ksr_proc_stop_group(run->tools[i].pid, STOP_GRACE_MS);
 		free(run->tools[i].as);
+		free(run->tools[i].window_res_name);
+		free(run->tools[i].desktop_entry);
 	}
 	free(run->tools);
 	run->tools = NULL;

@@ -39,6 +39,13 @@ typedef struct ksr_tool {
 	bool watched;         /* its pidfd is in every wait (alive.c) */
 	int watch_fd;
 	struct ksr_x11_watch *window_watch; /* its window's DestroyNotify, in every wait */
+	char *window_res_name;              /* its window's WM_CLASS instance (a11y name hint) */
+	char *desktop_entry;                /* spawn: {desktop_entry:}: the file it came from */
+	/* The per-tool looks once its spawn settled (exec_desktop.c): the probe's
+	 * status ("ok", "unavailable", "app-not-found", "no-answer", "skipped") and
+	 * whether its window painted. */
+	char probe[16];
+	bool looked;
 } ksr_tool;
 
 /* The X server sees a dying client's connection close a moment before its
@@ -95,6 +102,7 @@ struct ksr_run {
 	 * (exec_atspi.c, ksr_run_atspi_kept); atspi_none: it could not be had. */
 	struct ksr_run_atspi *atspi_kept;
 	bool atspi_none;
+	int atspi_none_pid;        /* the process atspi_none is about */
 	ksr_plan_state plan_state; /* set by the plan stage */
 
 	/* A crash held until diagnosis tells crash from crash loop (diagnose.c);
@@ -107,6 +115,9 @@ struct ksr_run {
 	size_t n_dialogs_reported;
 	ksr_tool *tools; /* desktop mode: spawned tools, in spawn order */
 	size_t n_tools;
+	/* Desktop mode: the as: name rung 2 acts on now (a step's or a check's
+	 * tool:; NULL: the newest running tool), see ksr_tools_a11y. */
+	const char *a11y_tool;
 
 	/* The watchdog (watchdog.c) writes the report itself when the main thread
 	 * is stuck past the deadline (a hung X server, a call that ignores signals). */
@@ -224,7 +235,20 @@ int ksr_run_save_image(ksr_run *run, const ksr_image *img, const char *name,
  * act on the screen); stopping the app's process group unless keep_running:,
  * and every spawned tool still running (frees the table). */
 unsigned long ksr_tools_current_window(const ksr_run *run);
+/* Desktop mode: the tool a step's accessibility action or check acts on:
+ * the one run->a11y_tool names (whether or not it still runs: a step naming a
+ * killed tool is told so), else the most recently spawned one not killed that
+ * has its window. NULL: none. */
+const ksr_tool *ksr_tools_a11y(const ksr_run *run);
+/* The process a tool's accessibility tree is found by: its window's
+ * _NET_WM_PID, else its launch shell. */
+int ksr_tool_a11y_pid(const ksr_tool *t);
 void ksr_run_stop_app(ksr_run *run);
+
+/* A window's colour count says it has not painted yet: one colour covers it
+ * but for a stray pixel (the settle stage's paint wait, and each spawned
+ * tool's in desktop mode). */
+bool ksr_run_colours_blank(const ksr_x11_colours *c);
 
 /* Emit a stage.end row (stages and diagnosis). */
 void ksr_run_emit_stage_end(ksr_run *run, const char *name, const char *status, const char *why,
@@ -242,7 +266,8 @@ bool ksr_run_find_window(ksr_run *run, const ksr_pattern *title, const ksr_patte
 void ksr_run_window_release(ksr_window *w);
 /* w's title matches title and its WM_CLASS (instance or class) klass; a NULL
  * pattern matches anything. The one window match of window:/window_class:. */
-bool ksr_run_window_matches(const ksr_pattern *title, const ksr_pattern *klass, const ksr_window *w);
+bool ksr_run_window_matches(const ksr_pattern *title, const ksr_pattern *klass,
+                            const ksr_window *w);
 /* *dst = *src with dst's own copies of the strings (release with the above). */
 void ksr_run_window_copy(ksr_window *dst, const ksr_window *src);
 

@@ -139,3 +139,24 @@ void ksr_run_window_release(ksr_window *w)
 	free(w->res_class);
 	w->title = w->res_name = w->res_class = NULL;
 }
+
+/* Blank: one colour covers the window's client area but for at most 1 pixel
+ * in BLANK_ONE_IN and at most BLANK_MAX_OTHER pixels. An unpainted window is
+ * its background pixel alone, exactly one colour (Blender's grey before it
+ * draws, measured: 100.00%); the allowance is for a stray pixel, no more. It is
+ * that strict because a painted window can be very nearly flat: an 80x24
+ * xterm showing only its prompt "$ " differs from its background in 1 pixel
+ * in 1560, with only its cursor in 1 in 1960 (measured), and must not be
+ * called blank; the absolute bound keeps a large window's small mark (a
+ * maximised terminal's cursor, some 80 pixels) from hiding under the share.
+ * A wrong blank costs paint_timeout_s and a false concern; a near-flat window
+ * missed costs only what the run cost before. A count of distinct colours
+ * cannot tell: that xterm has two. */
+#define BLANK_ONE_IN    5000
+#define BLANK_MAX_OTHER 64
+
+bool ksr_run_colours_blank(const ksr_x11_colours *c)
+{
+	long long other = c->pixels - c->dominant;
+	return c->pixels > 0 && other <= BLANK_MAX_OTHER && other * BLANK_ONE_IN <= c->pixels;
+}

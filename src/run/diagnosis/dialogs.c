@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "run/context/context.h"
 
@@ -208,7 +209,8 @@ static const char *or_empty(const char *s)
 	return s ? s : "";
 }
 
-static void emit_dialog(ksr_run *run, const ksr_window *w, ksr_dialog_class c, const char *when)
+static void emit_dialog(ksr_run *run, const ksr_window *w, ksr_dialog_class c, const char *when,
+                        const char *tool)
 {
 	char id[32];
 	snprintf(id, sizeof id, "0x%lx", w->id);
@@ -220,6 +222,8 @@ static void emit_dialog(ksr_run *run, const ksr_window *w, ksr_dialog_class c, c
 	cJSON_AddNumberToObject(f, "pid", w->pid);
 	cJSON_AddStringToObject(f, "classification", ksr_dialog_class_name(c));
 	cJSON_AddStringToObject(f, "when", when);
+	if (tool) /* desktop mode: the spawned tool whose window it is */
+		cJSON_AddStringToObject(f, "tool", tool);
 	ksr_run_emit(run, "dialog", f);
 }
 
@@ -249,7 +253,7 @@ void ksr_dialogs_after_settle(ksr_run *run)
 		        ksr_dialog_classify(&rules, w->title, w->is_dialog, is_main_window(run, w));
 		if (c != KSR_DIALOG_UPDATER)
 			continue;
-		emit_dialog(run, w, c, "after settle");
+		emit_dialog(run, w, c, "after settle", NULL);
 		ksr_run_concern(run, KSR_CONCERN_UPDATER, 0,
 		                "an updater window \"%s\" is still on screen after settle (%g s)",
 		                or_empty(w->title), run->sc->settle_s);
@@ -271,12 +275,23 @@ typedef struct tally {
 	/* At the end, the app's own window shows where the steps led it (a page
 	 * titled "Welcome" the scenario navigated to): judged at first look only. */
 	bool main_judged_before;
+	const char *main_is;  /* how a concern names the main window; NULL: the app's */
+	const ksr_tool *tool; /* desktop mode: only this tool's windows are looked at */
 } tally;
 
-/* How the concern names the window: the app's own says so. */
-static const char *whose(bool is_main)
+/* A window of a spawned tool: the one its spawn waited for, one transient
+ * for it, or one whose _NET_WM_PID is in the tool's process group. */
+static bool tool_owns(const ksr_tool *tool, const ksr_window *w)
 {
-	return is_main ? " (the app's window)" : "";
+	if (w->id == tool->window || (tool->window && w->transient_for == tool->window))
+		return true;
+	return w->pid > 0 && (w->pid == tool->window_pid || getpgid(w->pid) == tool->pid);
+}
+
+/* How the concern names the window: the app's own (or a tool's) says so. */
+static const char *whose(bool is_main, const tally *t)
+{
+	return !is_main ? "" : t->main_is ? t->main_is : " (the app's window)";
 }
 
 /* The windows a look already raised a dialog concern for: a later look does
@@ -311,17 +326,17 @@ static void raise_concern(ksr_run *run, const ksr_window *w, ksr_dialog_class c,
 		ksr_run_concern(run, KSR_CONCERN_RECOVERY_PROMPT, 0,
 		                "a crash-recovery prompt \"%s\"%s is on screen %s "
 		                "(the app's previous session did not end cleanly)",
-		                title, whose(is_main), t->at);
+		                title, whose(is_main, t), t->at);
 		break;
 	case KSR_DIALOG_FIRST_RUN:
 		ksr_run_concern(run, KSR_CONCERN_FIRST_RUN_PROMPT, 0,
 		                "a first-run prompt \"%s\"%s is on screen %s", title,
-		                whose(is_main), t->at);
+		                whose(is_main, t), t->at);
 		break;
 	case KSR_DIALOG_UPDATER:
 		ksr_run_concern(run, KSR_CONCERN_UPDATER, 0,
-		                "an updater window \"%s\"%s is on screen %s", title, whose(is_main),
-		                t->at);
+		                "an updater window \"%s\"%s is on screen %s", title,
+		                whose(is_main, t), t->at);
 		break;
 	default: /* KSR_DIALOG_UNEXPECTED */
 		ksr_run_concern(run, KSR_CONCERN_UNEXPECTED_DIALOG, 0,
@@ -366,14 +381,19 @@ static void classify_all(ksr_run *run, const ksr_window_list *wins, const ksr_di
 {
 	for (size_t i = 0; i < wins->len; i++) {
 		const ksr_window *w = &wins->items[i];
-		bool is_main = is_main_window(run, w);
+		bool is_main = t->tool ? w->id == t->tool->window : is_main_window(run, w);
+		if (t->tool && !tool_owns(t->tool, w)) {
+			if (cls)
+				cls[i] = KSR_DIALOG_WINDOW; /* another tool's, or the desktop's */
+			continue;
+		}
 		ksr_dialog_class c =
 		        is_main && t->main_judged_before
 		                ? KSR_DIALOG_MAIN
 		                : ksr_dialog_classify(rules, w->title, w->is_dialog, is_main);
 		if (cls)
 			cls[i] = c;
-		emit_dialog(run, w, c, t->when);
+		emit_dialog(run, w, c, t->when, t->tool ? t->tool->as : NULL);
 		act_on(run, w, c, is_main, t);
 	}
 }
@@ -420,7 +440,7 @@ static bool window_reported(const seen *s, const char *window, ksr_dialog_class 
 	return false;
 }
 
-static void emit_node(ksr_run *run, const ksr_atspi_landmark *l, ksr_dialog_class c)
+static void emit_node(ksr_run *run, const ksr_atspi_landmark *l, ksr_dialog_class c, const tally *t)
 {
 	cJSON *f = cJSON_CreateObject();
 	cJSON_AddStringToObject(f, "role", l->role);
@@ -428,7 +448,9 @@ static void emit_node(ksr_run *run, const ksr_atspi_landmark *l, ksr_dialog_clas
 	cJSON_AddStringToObject(f, "path", l->path);
 	cJSON_AddStringToObject(f, "window", or_empty(l->window));
 	cJSON_AddStringToObject(f, "classification", ksr_dialog_class_name(c));
-	cJSON_AddStringToObject(f, "when", "first look");
+	cJSON_AddStringToObject(f, "when", t->when);
+	if (t->tool && t->tool->as)
+		cJSON_AddStringToObject(f, "tool", t->tool->as);
 	ksr_run_emit(run, "dialog.node", f);
 }
 
@@ -448,7 +470,8 @@ static const char *shortened(const char *s, char *buf, size_t len)
 }
 
 /* One landmark's concern, naming it, its role and its window. */
-static void node_concern(ksr_run *run, const ksr_atspi_landmark *l, ksr_dialog_class c)
+static void node_concern(ksr_run *run, const ksr_atspi_landmark *l, ksr_dialog_class c,
+                         const tally *t)
 {
 	bool rec = c == KSR_DIALOG_RECOVERY;
 	char where[NAME_SHOWN + 32] = "", nbuf[NAME_SHOWN + 4], wbuf[NAME_SHOWN + 4];
@@ -456,9 +479,9 @@ static void node_concern(ksr_run *run, const ksr_atspi_landmark *l, ksr_dialog_c
 		snprintf(where, sizeof where, " in the window \"%s\"",
 		         shortened(l->window, wbuf, sizeof wbuf));
 	ksr_run_concern(run, rec ? KSR_CONCERN_RECOVERY_PROMPT : KSR_CONCERN_FIRST_RUN_PROMPT, 0,
-	                "a %s \"%s\" (accessibility role %s%s) is on screen at first look",
+	                "a %s \"%s\" (accessibility role %s%s) is on screen %s",
 	                rec ? "crash-recovery prompt" : "first-run prompt",
-	                shortened(l->name, nbuf, sizeof nbuf), l->role, where);
+	                shortened(l->name, nbuf, sizeof nbuf), l->role, where, t->at);
 }
 
 /* Whether an earlier landmark of the same window already raised class c. */
@@ -483,12 +506,12 @@ static void act_on_nodes(ksr_run *run, const ksr_atspi_landmarks *lm, const ksr_
 		                                 : ksr_dialog_classify_node(rules, l->name);
 		if (ncls[k] == KSR_DIALOG_WINDOW)
 			continue;
-		emit_node(run, l, ncls[k]);
+		emit_node(run, l, ncls[k], t);
 		if (window_reported(s, l->window, ncls[k]) || raised_before(lm, ncls, k))
 			continue;
 		t->concerns++;
 		t->nodes++;
-		node_concern(run, l, ncls[k]);
+		node_concern(run, l, ncls[k], t);
 	}
 	free(ncls);
 }
@@ -511,6 +534,37 @@ bool ksr_dialogs_first_look(ksr_run *run, const ksr_atspi_landmarks *nodes, char
 	tally_note(&t, note, len);
 	if (t.nodes)
 		snprintf(note + strlen(note), len - strlen(note), " (%d inside a window)", t.nodes);
+	free(cls);
+	ksr_dialog_rules_clear(&rules);
+	ksr_window_list_clear(&wins);
+	return !t.failed;
+}
+
+bool ksr_dialogs_tool_look(ksr_run *run, const ksr_tool *tool, const ksr_atspi_landmarks *nodes,
+                           char *note, size_t len)
+{
+	ksr_window_list wins = {0};
+	ksr_dialog_rules rules;
+	if (!load(run, &wins, &rules)) {
+		snprintf(note, len, "windows could not be listed");
+		return true;
+	}
+	char at[160], main_is[120];
+	snprintf(at, sizeof at, "after the tool '%s' (spawned at line %d) settled",
+	         tool->as ? tool->as : "?", tool->line);
+	snprintf(main_is, sizeof main_is, " (the tool '%s''s window)", tool->as ? tool->as : "?");
+	tally t = {.when = "tool look",
+	           .at = at,
+	           .unexpected_is_concern = true,
+	           .main_is = main_is,
+	           .tool = tool};
+	ksr_dialog_class *cls = ksr_xcalloc(wins.len ? wins.len : 1, sizeof *cls);
+	classify_all(run, &wins, &rules, cls, &t);
+	if (nodes) {
+		seen s = {.wins = &wins, .cls = cls};
+		act_on_nodes(run, nodes, &rules, &s, &t);
+	}
+	tally_note(&t, note, len);
 	free(cls);
 	ksr_dialog_rules_clear(&rules);
 	ksr_window_list_clear(&wins);
@@ -548,7 +602,7 @@ void ksr_dialogs_on_failure(ksr_run *run, char *note, size_t len)
 		        ksr_dialog_classify(&rules, w->title, w->is_dialog, is_main_window(run, w));
 		if (c != KSR_DIALOG_ERROR)
 			continue;
-		emit_dialog(run, w, c, "diagnosis");
+		emit_dialog(run, w, c, "diagnosis", NULL);
 		if (errors++ == 0)
 			snprintf(note, len, "an error dialog \"%s\" (%s) is on screen",
 			         or_empty(w->title), w->res_class ? w->res_class : "no class");

@@ -77,6 +77,16 @@ bool ksr_dialogs_first_look(struct ksr_run *run, const ksr_atspi_landmarks *node
  * window (by id); a dialog matching nothing is recorded only (the steps may
  * have opened it). Returns false when an error dialog failed the run. */
 bool ksr_dialogs_at_end(struct ksr_run *run, char *note, size_t len);
+struct ksr_tool;
+/* Desktop mode, once a spawned tool's spawn settled: the first look's rules
+ * on that tool's windows only (the one its spawn waited for is its main
+ * window; others are transient for it or have a _NET_WM_PID in its process
+ * group), a "dialog" event each (when "tool look", with the tool's name);
+ * nodes (NULL: the tool is not on the bus) are its landmarks. An error dialog
+ * fails the run (error-dialog); the concerns name the tool. Returns false
+ * when an error dialog failed the run. */
+bool ksr_dialogs_tool_look(struct ksr_run *run, const struct ksr_tool *tool,
+                           const ksr_atspi_landmarks *nodes, char *note, size_t len);
 /* Diagnosis after another failure: the error dialogs on screen, as context
  * (a "dialog" event each, when "diagnosis"; the outcome stays): note
  * receives 'an error dialog "T" (class) is on screen', or "" for none. */

@@ -20,20 +20,7 @@
 #include "run/diagnosis/diagnose.h"
 #include "run/diagnosis/dialogs.h"
 
-/* Blank: one colour covers the window's client area but for at most 1 pixel
- * in BLANK_ONE_IN and at most BLANK_MAX_OTHER pixels. An unpainted window is
- * its background pixel alone, exactly one colour (Blender's grey before it
- * draws, measured: 100.00%); the allowance is for a stray pixel, no more. It is
- * that strict because a painted window can be very nearly flat: an 80x24
- * xterm showing only its prompt "$ " differs from its background in 1 pixel
- * in 1560, with only its cursor in 1 in 1960 (measured), and must not be
- * called blank; the absolute bound keeps a large window's small mark (a
- * maximised terminal's cursor, some 80 pixels) from hiding under the share.
- * A wrong blank costs paint_timeout_s and a false concern; a near-flat window
- * missed costs only what the run cost before. A count of distinct colours
- * cannot tell: that xterm has two. */
-#define BLANK_ONE_IN    5000
-#define BLANK_MAX_OTHER 64
+/* Blank: ksr_run_colours_blank (src/run/context/observe.c). */
 /* Painted and quiet: no repaint for this long after the paint was seen. */
 #define PAINT_QUIET_MS 500
 /* At most one count per this, however often a blank window repaints itself
@@ -98,12 +85,6 @@ typedef struct paint_state {
 	int64_t quiet_after_ms;   /* to painted and quiet (the paint's repaints over) */
 } paint_state;
 
-static bool is_blank(const ksr_x11_colours *c)
-{
-	long long other = c->pixels - c->dominant;
-	return c->pixels > 0 && other <= BLANK_MAX_OTHER && other * BLANK_ONE_IN <= c->pixels;
-}
-
 static bool count(ksr_run *run, ksr_x11_colours *c)
 {
 	ksr_err err = {0};
@@ -152,7 +133,7 @@ static ksr_stage_status wait_painted(ksr_run *run, paint_state *p, bool damage, 
 			p->gone = true; /* unmapped or destroyed: the later stages look */
 			return KSR_STAGE_OK;
 		}
-		if (!is_blank(&p->last))
+		if (!ksr_run_colours_blank(&p->last))
 			break;
 	}
 	p->painted = true;
@@ -234,7 +215,7 @@ static ksr_stage_status painted_before_judged(ksr_run *run, paint_state *p)
 	if (!count(run, &p->first))
 		return KSR_STAGE_OK;
 	p->last = p->first;
-	p->blank_at_settle = is_blank(&p->first);
+	p->blank_at_settle = ksr_run_colours_blank(&p->first);
 	ksr_stage_status st = KSR_STAGE_OK;
 	if (p->blank_at_settle)
 		st = wait_painted(run, p, damage, looked);
