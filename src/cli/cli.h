@@ -35,4 +35,9 @@ int cli_wants_help(int argc, char **argv);
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 
+/* PREFIX then the formatted message and a newline on stderr, the message
+ * redacted and on one line with its control characters written out
+ * (ksr_utf8_escape_controls): for every message that may carry outside text. */
+void cli_say(const char *prefix, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

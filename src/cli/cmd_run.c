@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "ksr/json.h"
 #include "ksr/junit.h"
 #include "ksr/run.h"
 #include "ksr/session.h"
@@ -70,7 +71,7 @@ static bool env_true(const char *name)
 static void print_report(void *ud, const cJSON *report)
 {
 	(void)ud;
-	char *text = cJSON_Print(report);
+	char *text = ksr_json_print(report, true);
 	printf("%s\n", text);
 	fflush(stdout);
 	cJSON_free(text);
@@ -300,9 +301,8 @@ static ksr_session *start_shared_session(const run_args *a)
 	ksr_session *s = NULL;
 	ksr_err err = {0};
 	if (ksr_session_start(&so, ksr_deadline_in_ms(60000), &s, &err) < 0) {
-		fprintf(stderr,
-		        "kasm-session-runtime: the shared private display did not start (%s); "
-		        "each run starts its own\n",
+		cli_say("kasm-session-runtime: ",
+		        "the shared private display did not start (%s); each run starts its own",
 		        err.msg);
 		s = NULL;
 	}
@@ -345,7 +345,7 @@ static int write_many_junit(const run_many *m, const char *path)
 	ksr_err err = {0};
 	int rc = ksr_junit_write(path, runs, (size_t)m->n, &err);
 	if (rc < 0)
-		fprintf(stderr, "kasm-session-runtime run: --junit: %s\n", err.msg);
+		cli_say("kasm-session-runtime run: ", "--junit: %s", err.msg);
 	free(runs);
 	free(abs);
 	return rc;
@@ -363,7 +363,7 @@ static int run_each(run_many *m, const run_args *a, bool shared_display)
 		o.xvfb = a->o.xvfb && !shared_display;
 		o.on_report = keep_report;
 		o.on_report_ud = &m->reports[i];
-		fprintf(stderr, "kasm-session-runtime: [%d/%d] %s -> %s\n", i + 1, m->n,
+		cli_say("kasm-session-runtime: ", "[%d/%d] %s -> %s", i + 1, m->n,
 		        a->scenarios[i], m->dirs[i]);
 		/* After SIGTERM every later run ends at once as interrupted, so each
 		 * folder still gets its DONE for an orchestrator waiting on it. */
@@ -377,7 +377,7 @@ static void print_summary(const run_many *m)
 {
 	for (int i = 0; i < m->n; i++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->reports[i], "verdict");
-		fprintf(stderr, "kasm-session-runtime: %-12s exit %d  %s\n",
+		cli_say("kasm-session-runtime: ", "%-12s exit %d  %s",
 		        cJSON_IsString(v) ? v->valuestring : "no-report", m->codes[i], m->dirs[i]);
 	}
 }
