@@ -317,8 +317,7 @@ static int inspect_after(const ksr_inspect_opts *o, const after_opts *af, cJSON 
 	ksr_err err = {0};
 	ksr_session *s = NULL;
 	if (o->xvfb && !(s = after_session(o, &err))) {
-		cli_say("kasm-session-runtime inspect: ",
-		        "the private display did not start: %s",
+		cli_say("kasm-session-runtime inspect: ", "the private display did not start: %s",
 		        err.msg);
 		return 2;
 	}
@@ -343,8 +342,7 @@ static int inspect_after(const ksr_inspect_opts *o, const after_opts *af, cJSON 
 	                   .on_message = show_message};
 	int code = ksr_run_scenario(&ro);
 	ksr_session_stop(s);
-	cli_say("kasm-session-runtime inspect: ",
-	        "ran %s%s%.0d: %s (exit %d), evidence in %s",
+	cli_say("kasm-session-runtime inspect: ", "ran %s%s%.0d: %s (exit %d), evidence in %s",
 	        af->scenario, af->line ? " up to line " : "", af->line,
 	        ar.verdict[0] ? ar.verdict : "no verdict", code, out);
 	if (!ar.called) {

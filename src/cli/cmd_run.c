@@ -363,8 +363,8 @@ static int run_each(run_many *m, const run_args *a, bool shared_display)
 		o.xvfb = a->o.xvfb && !shared_display;
 		o.on_report = keep_report;
 		o.on_report_ud = &m->reports[i];
-		cli_say("kasm-session-runtime: ", "[%d/%d] %s -> %s", i + 1, m->n,
-		        a->scenarios[i], m->dirs[i]);
+		cli_say("kasm-session-runtime: ", "[%d/%d] %s -> %s", i + 1, m->n, a->scenarios[i],
+		        m->dirs[i]);
 		/* After SIGTERM every later run ends at once as interrupted, so each
 		 * folder still gets its DONE for an orchestrator waiting on it. */
 		m->codes[i] = ksr_run_scenario(&o);

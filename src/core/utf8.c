@@ -83,7 +83,10 @@ static size_t control_escape(const unsigned char *p, size_t len, char out[8])
 	if (len == 0)
 		return (size_t)snprintf(out, 8, "\\x%02x", *p);
 	if (len == 1 && (*p < 0x20 || *p == 0x7f)) {
-		const char *named = *p == '\n' ? "\\n" : *p == '\r' ? "\\r" : *p == '\t' ? "\\t" : NULL;
+		const char *named = *p == '\n'   ? "\\n"
+		                    : *p == '\r' ? "\\r"
+		                    : *p == '\t' ? "\\t"
+		                                 : NULL;
 		if (named)
 			return (size_t)snprintf(out, 8, "%s", named);
 		return (size_t)snprintf(out, 8, "\\x%02x", *p);
