@@ -40,4 +40,11 @@ int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
  * (ksr_utf8_escape_controls): for every message that may carry outside text. */
 void cli_say(const char *prefix, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Flush stdout; when what was printed there could not be written (a full
+ * disk, /dev/full, a closed pipe) say so, naming WHAT, and return -1: the
+ * command then exits 2 (docs/cli.md, exit codes). 0 when all went out. */
+int cli_stdout_check(const char *prefix, const char *what);
+/* TEXT and a newline on stdout, flushed, checked the same way. */
+int cli_stdout_put(const char *prefix, const char *what, const char *text);
+
 #endif

@@ -389,13 +389,17 @@ static int inspect_exec(int argc, char **argv)
 	}
 	if (json) {
 		char *text = ksr_json_print(doc, true);
-		printf("%s\n", text);
+		int put = cli_stdout_put("kasm-session-runtime inspect: ", "the result", text);
 		cJSON_free(text);
+		if (put < 0) {
+			cJSON_Delete(doc);
+			return 2;
+		}
 	} else {
 		print_text(doc);
 	}
 	cJSON_Delete(doc);
-	return 0;
+	return cli_stdout_check("kasm-session-runtime inspect: ", "the result") < 0 ? 2 : 0;
 }
 
 const cli_command cli_cmd_inspect = {

@@ -68,12 +68,15 @@ static bool env_true(const char *name)
 	return v && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0 || strcmp(v, "yes") == 0);
 }
 
+/* --json could not be written: the run's exit code becomes 2. */
+static bool json_lost;
+
 static void print_report(void *ud, const cJSON *report)
 {
 	(void)ud;
 	char *text = ksr_json_print(report, true);
-	printf("%s\n", text);
-	fflush(stdout);
+	if (cli_stdout_put("kasm-session-runtime run: --json: ", "the report", text) < 0)
+		json_lost = true;
 	cJSON_free(text);
 }
 
@@ -191,10 +194,14 @@ static int run_single(run_args *a)
 	o.scenario_path = a->scenarios[0];
 	if (a->json)
 		o.on_report = print_report;
-	if (!junit.path)
-		return ksr_run_scenario(&o);
-	cli_junit_hook(&junit, &o);
-	return cli_junit_finish(&junit, o.out_dir, ksr_run_scenario(&o));
+	int rc;
+	if (!junit.path) {
+		rc = ksr_run_scenario(&o);
+	} else {
+		cli_junit_hook(&junit, &o);
+		rc = cli_junit_finish(&junit, o.out_dir, ksr_run_scenario(&o));
+	}
+	return json_lost ? 2 : rc;
 }
 
 /* ---- several scenarios: OUT/<name>/ each, worst exit code ---------------- */
@@ -408,8 +415,10 @@ static int run_several(const run_args *a)
 	int rc = run_each(&m, a, shared != NULL);
 	ksr_session_stop(shared);
 	print_summary(&m);
-	if (a->json)
+	if (a->json) {
 		print_many_json(&m, a, rc);
+		rc = json_lost ? 2 : rc;
+	}
 	if (a->junit && write_many_junit(&m, a->junit) < 0)
 		rc = 2;
 	run_many_free(&m);

@@ -132,11 +132,14 @@ static int validate_exec(int argc, char **argv)
 		all_ok &= validate_one(argv[i], format, errors);
 	if (errors) {
 		char *text = ksr_json_print(errors, false);
-		printf("%s\n", text);
+		int put = cli_stdout_put("kasm-session-runtime validate: ", "the result", text);
 		cJSON_free(text);
 		cJSON_Delete(errors);
+		if (put < 0)
+			return 2;
 	}
-	fflush(stdout);
+	if (cli_stdout_check("kasm-session-runtime validate: ", "the result") < 0)
+		return 2;
 	return all_ok ? 0 : 2;
 }
 

@@ -2,9 +2,11 @@
  * scenario key, a path, an error from a window or a page) is redacted and
  * its control characters are written out, so it stays one line that no
  * terminal acts on. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "ksr/error.h"
@@ -29,4 +31,26 @@ void cli_say(const char *prefix, const char *fmt, ...)
 	free(e);
 	free(r);
 	free(msg);
+}
+
+static int stdout_failed(const char *prefix, const char *what, int e)
+{
+	cli_say(prefix, "could not write %s to stdout: %s", what, strerror(e ? e : EIO));
+	clearerr(stdout);
+	return -1;
+}
+
+int cli_stdout_check(const char *prefix, const char *what)
+{
+	int earlier = errno; /* the failed write's, when it was the last call */
+	if (fflush(stdout) != 0)
+		return stdout_failed(prefix, what, errno);
+	return ferror(stdout) ? stdout_failed(prefix, what, earlier) : 0;
+}
+
+int cli_stdout_put(const char *prefix, const char *what, const char *text)
+{
+	if (fputs(text ? text : "null", stdout) < 0 || putchar('\n') < 0 || fflush(stdout) != 0)
+		return stdout_failed(prefix, what, errno);
+	return 0;
 }

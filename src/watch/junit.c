@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *entity(unsigned char c)
@@ -279,8 +280,39 @@ int ksr_junit_write(const char *path, const ksr_junit_run *runs, size_t n, ksr_e
 	return rc;
 }
 
+/* A target that exists and is not a regular file (/dev/stdout, a pipe, a
+ * device) is written in place: renaming a file over it would replace the
+ * node, not write to it. Every write and the close are checked, so a full
+ * device is an error, not a lost file. */
+static int write_in_place(const char *path, const char *xml, ksr_err *err)
+{
+	/* O_NONBLOCK: a FIFO nobody reads fails at once (ENXIO), never hangs. */
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return ksr_err_errno(err, path), -1;
+	int flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		(void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	int rc = write_all(fd, xml, strlen(xml));
+	int e = errno;
+	if (close(fd) < 0 && rc == 0)
+		rc = -1, e = errno;
+	if (rc < 0) {
+		errno = e;
+		ksr_err_errno(err, path);
+	}
+	return rc;
+}
+
 int ksr_watch_write_file(const char *path, const char *xml, ksr_err *err)
 {
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		return ksr_err_errno(err, path), -1;
+	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return write_in_place(path, xml, err);
 	/* The temporary file sits beside the target so that rename is atomic. */
 	const char *base = strrchr(path, '/');
 	char *tmp = base ? ksr_xasprintf("%.*s/.%s.tmp", (int)(base - path), path, base + 1)
@@ -297,7 +329,11 @@ int ksr_watch_write_file(const char *path, const char *xml, ksr_err *err)
 		unlink(tmp);
 		goto cleanup;
 	}
-	close(fd);
+	if (close(fd) < 0) {
+		ksr_err_errno(err, tmp);
+		unlink(tmp);
+		goto cleanup;
+	}
 	if (rename(tmp, path) < 0) {
 		ksr_err_errno(err, path);
 		unlink(tmp);
