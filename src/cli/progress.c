@@ -31,6 +31,17 @@ static void clear_live(progress *p)
 	}
 }
 
+/* A line cut at the buffer's end ends on a whole UTF-8 character. */
+static void cut_at_char(char *buf)
+{
+	size_t n = strlen(buf);
+	while (n > 0 && ((unsigned char)buf[n - 1] & 0xC0) == 0x80)
+		n--;
+	if (n > 0 && (unsigned char)buf[n - 1] >= 0xC0)
+		n--;
+	buf[n] = '\0';
+}
+
 static void line(progress *p, double t_ms, const char *fmt, const char *a, const char *b,
                  const char *c)
 {
@@ -43,7 +54,8 @@ static void line(progress *p, double t_ms, const char *fmt, const char *a, const
 	/* Events come redacted (ksr_events_emit); the line is redacted again as a
 	 * whole, for a secret split across the fields it joins. */
 	char buf[4096];
-	snprintf(buf, sizeof buf, fmt, ea, eb, ec);
+	if (snprintf(buf, sizeof buf, fmt, ea, eb, ec) >= (int)sizeof buf)
+		cut_at_char(buf);
 	free(ea), free(eb), free(ec);
 	char *r = ksr_redact(buf);
 	fprintf(stderr, "ksr [%6.1fs] %s\n", t_ms / 1000.0, r ? r : buf);
