@@ -11,7 +11,9 @@ Prints the folder-level include graph, then fails (exit 1) on:
     src/backend/NAME/);
   - a cycle between backend folders (they may include each other's headers,
     one way only);
-  - a header under include/ksr/ that no layer owns (add it to OWNERS).
+  - a header under include/ksr/ that no layer owns (add it to OWNERS);
+  - cJSON_Print* called outside src/core/json.c (JSON leaves through
+    ksr_json_print, which repairs invalid UTF-8).
 
 The linker enforces the same direction for calls (CMakeLists.txt, ksr_layer:
 each library's link check); this script covers what the linker cannot see
@@ -75,6 +77,10 @@ OWNERS = {
 
 # System headers only the backends may include.
 BACKEND_ONLY = re.compile(r"^(X11/|libwebsockets\.h|lws_|atspi/|gio/|dbus/|libav|libswscale/)")
+# JSON text leaves the runtime through ksr_json_print (src/core/json.c) only:
+# it repairs bytes that are not UTF-8, so no output can forget (issue 31).
+RAW_JSON_PRINT = re.compile(r"\bcJSON_Print(?:Unformatted|Buffered|Preallocated)?\s*\(")
+JSON_PRINT_HOME = "src/core/json.c"
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
 
@@ -143,6 +149,9 @@ def check(root):
                 errors.append(f"{rel}: no layer owns this public header (scripts/check_layers.py OWNERS)")
             continue
         text = open(os.path.join(root, rel), encoding="utf-8", errors="replace").read()
+        for m in RAW_JSON_PRINT.finditer(text if rel.endswith(".c") and rel != JSON_PRINT_HOME else ""):
+            line = text.count("\n", 0, m.start()) + 1
+            errors.append(f"{rel}:{line}: cJSON_Print* outside {JSON_PRINT_HOME} (use ksr_json_print)")
         for m in INCLUDE.finditer(text):
             line = text.count("\n", 0, m.start()) + 1
             kind, target = m.group(1), m.group(2)
@@ -188,6 +197,7 @@ def self_test():
         "include/ksr/x11.h": "#include <stdint.h>\n",
         "include/ksr/error.h": "",
         "src/core/error.c": '#include "ksr/error.h"\n',
+        "src/core/json.c": "char *t = cJSON_Print(o);\n",
         "src/backend/x11/x11.c": '#include <X11/Xlib.h>\n#include "ksr/x11.h"\n#include "ksr/error.h"\n',
         "src/backend/session/session.c": '#include "ksr/x11.h"\n',
         "src/run/context/context.h": '#include "ksr/x11.h"\n',
@@ -205,6 +215,7 @@ def self_test():
         "AT-SPI outside the backends": {"src/inspect/bad.c": "#include <atspi/atspi.h>\n"},
         "an unowned public header": {"include/ksr/mystery.h": ""},
         "a backend file outside a folder": {"src/backend/loose.c": '#include "ksr/x11.h"\n'},
+        "cJSON_Print outside core/json.c": {"src/cli/bad.c": "char *t = cJSON_PrintUnformatted(o);\n"},
         "a cycle between backend folders": {"src/backend/x11/bad.c": '#include "ksr/session.h"\n',
                                             "include/ksr/session.h": ""},
     }

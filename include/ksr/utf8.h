@@ -24,4 +24,16 @@ char *ksr_utf8_repair(const char *s);
  * at s does not start one; s[0] must not be NUL. */
 size_t ksr_utf8_seq_len(const unsigned char *s);
 
+/* Text from outside on a terminal (stderr) or in one line of a log: a new
+ * copy of s on one line that no terminal acts on. Invalid bytes are repaired
+ * as above (`\xNN`); newline, return and tab become `\n`, `\r`, `\t`, the
+ * other C0 controls (ESC too) and DEL `\xNN`, the C1 controls U+0080..U+009F
+ * `\u00NN`. Everything else, backslashes included, is copied as it is.
+ * NULL: NULL. */
+char *ksr_utf8_escape_controls(const char *s);
+
+/* Whether ksr_utf8_escape_controls would change s (a control or an invalid
+ * byte in it). NULL: false. */
+bool ksr_utf8_has_controls(const char *s);
+
 #endif

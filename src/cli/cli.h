@@ -35,4 +35,16 @@ int cli_wants_help(int argc, char **argv);
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 
+/* PREFIX then the formatted message and a newline on stderr, the message
+ * redacted and on one line with its control characters written out
+ * (ksr_utf8_escape_controls): for every message that may carry outside text. */
+void cli_say(const char *prefix, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Flush stdout; when what was printed there could not be written (a full
+ * disk, /dev/full, a closed pipe) say so, naming WHAT, and return -1: the
+ * command then exits 2 (docs/cli.md, exit codes). 0 when all went out. */
+int cli_stdout_check(const char *prefix, const char *what);
+/* TEXT and a newline on stdout, flushed, checked the same way. */
+int cli_stdout_put(const char *prefix, const char *what, const char *text);
+
 #endif

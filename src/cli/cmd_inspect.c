@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "ksr/json.h"
 #include "ksr/inspect.h"
 #include "ksr/run.h"
 #include "ksr/session.h"
@@ -294,7 +295,7 @@ static void keep_verdict(void *ud, const cJSON *report)
 static void show_message(void *ud, const char *message)
 {
 	(void)ud;
-	fprintf(stderr, "kasm-session-runtime inspect: %s\n", message);
+	cli_say("kasm-session-runtime inspect: ", "%s", message);
 }
 
 /* The private display for --after, shared by the run and the listing as by
@@ -316,14 +317,13 @@ static int inspect_after(const ksr_inspect_opts *o, const after_opts *af, cJSON 
 	ksr_err err = {0};
 	ksr_session *s = NULL;
 	if (o->xvfb && !(s = after_session(o, &err))) {
-		fprintf(stderr,
-		        "kasm-session-runtime inspect: the private display did not start: %s\n",
+		cli_say("kasm-session-runtime inspect: ", "the private display did not start: %s",
 		        err.msg);
 		return 2;
 	}
 	char out[] = "/tmp/ksr-inspect-XXXXXX";
 	if (!mkdtemp(out)) {
-		fprintf(stderr, "kasm-session-runtime inspect: cannot make a folder in /tmp: %s\n",
+		cli_say("kasm-session-runtime inspect: ", "cannot make a folder in /tmp: %s",
 		        strerror(errno));
 		ksr_session_stop(s);
 		return 2;
@@ -342,8 +342,7 @@ static int inspect_after(const ksr_inspect_opts *o, const after_opts *af, cJSON 
 	                   .on_message = show_message};
 	int code = ksr_run_scenario(&ro);
 	ksr_session_stop(s);
-	fprintf(stderr,
-	        "kasm-session-runtime inspect: ran %s%s%.0d: %s (exit %d), evidence in %s\n",
+	cli_say("kasm-session-runtime inspect: ", "ran %s%s%.0d: %s (exit %d), evidence in %s",
 	        af->scenario, af->line ? " up to line " : "", af->line,
 	        ar.verdict[0] ? ar.verdict : "no verdict", code, out);
 	if (!ar.called) {
@@ -354,7 +353,7 @@ static int inspect_after(const ksr_inspect_opts *o, const after_opts *af, cJSON 
 		return 2;
 	}
 	if (ar.rc < 0) {
-		fprintf(stderr, "kasm-session-runtime inspect: %s\n", ar.err.msg);
+		cli_say("kasm-session-runtime inspect: ", "%s", ar.err.msg);
 		cJSON_Delete(ar.doc);
 		return 2;
 	}
@@ -385,18 +384,22 @@ static int inspect_exec(int argc, char **argv)
 		if (rc)
 			return rc;
 	} else if (ksr_inspect(&o, &doc, &err) < 0) {
-		fprintf(stderr, "kasm-session-runtime inspect: %s\n", err.msg);
+		cli_say("kasm-session-runtime inspect: ", "%s", err.msg);
 		return 2;
 	}
 	if (json) {
-		char *text = cJSON_Print(doc);
-		printf("%s\n", text);
+		char *text = ksr_json_print(doc, true);
+		int put = cli_stdout_put("kasm-session-runtime inspect: ", "the result", text);
 		cJSON_free(text);
+		if (put < 0) {
+			cJSON_Delete(doc);
+			return 2;
+		}
 	} else {
 		print_text(doc);
 	}
 	cJSON_Delete(doc);
-	return 0;
+	return cli_stdout_check("kasm-session-runtime inspect: ", "the result") < 0 ? 2 : 0;
 }
 
 const cli_command cli_cmd_inspect = {

@@ -83,7 +83,7 @@ static void on_listen(void *ud, const char *host, int port)
 {
 	(void)ud;
 	/* Tests and wrappers read the bound port (for port 0) from this line. */
-	fprintf(stderr, "kasm-session-runtime mcp: listening on http://%s%s%s:%d/mcp\n",
+	cli_say("kasm-session-runtime mcp: ", "listening on http://%s%s%s:%d/mcp",
 	        strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port);
 }
 
@@ -105,12 +105,12 @@ static int serve_http(const mcp_args *a)
 	ksr_cancel_install();
 	ksr_mcp *m = ksr_mcp_create(&a->o, &err);
 	if (!m) {
-		fprintf(stderr, "kasm-session-runtime mcp: %s\n", err.msg);
+		cli_say("kasm-session-runtime mcp: ", "%s", err.msg);
 		return 2;
 	}
 	int rc = ksr_mcp_serve_http(m, &ho, &err);
 	if (rc < 0)
-		fprintf(stderr, "kasm-session-runtime mcp: %s\n", err.msg);
+		cli_say("kasm-session-runtime mcp: ", "%s", err.msg);
 	ksr_mcp_destroy(m);
 	return rc < 0 ? 2 : 0;
 }
@@ -132,12 +132,12 @@ static int exec_mcp(int argc, char **argv)
 	ksr_err err = {0};
 	ksr_mcp *m = ksr_mcp_create(&a.o, &err);
 	if (!m) {
-		fprintf(stderr, "kasm-session-runtime mcp: %s\n", err.msg);
+		cli_say("kasm-session-runtime mcp: ", "%s", err.msg);
 		return 2;
 	}
 	rc = ksr_mcp_serve_stdio(m, in_fd, out_fd, &err);
 	if (rc < 0)
-		fprintf(stderr, "kasm-session-runtime mcp: %s\n", err.msg);
+		cli_say("kasm-session-runtime mcp: ", "%s", err.msg);
 	ksr_mcp_destroy(m);
 	close(in_fd);
 	close(out_fd);

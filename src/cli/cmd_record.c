@@ -110,7 +110,7 @@ static int parse_opts(int argc, char **argv, ksr_record_opts *o, const char **ou
 static void show_message(void *ud, const char *message)
 {
 	(void)ud;
-	fprintf(stderr, "kasm-session-runtime record: %s\n", message);
+	cli_say("kasm-session-runtime record: ", "%s", message);
 }
 
 static int write_out(const char *path, const char *yaml)
@@ -121,7 +121,7 @@ static int write_out(const char *path, const char *yaml)
 	}
 	FILE *f = fopen(path, "we");
 	if (!f) {
-		fprintf(stderr, "kasm-session-runtime record: cannot write %s: %s\n", path,
+		cli_say("kasm-session-runtime record: ", "cannot write %s: %s", path,
 		        strerror(errno));
 		return -1;
 	}
@@ -129,7 +129,7 @@ static int write_out(const char *path, const char *yaml)
 	if (fclose(f) != 0)
 		rc = -1;
 	if (rc < 0)
-		fprintf(stderr, "kasm-session-runtime record: writing %s failed\n", path);
+		cli_say("kasm-session-runtime record: ", "writing %s failed", path);
 	return rc;
 }
 
@@ -149,14 +149,13 @@ static int record_exec(int argc, char **argv)
 	ksr_record_result res = {0};
 	ksr_err err = {0};
 	if (ksr_record(&o, &res, &err) < 0) {
-		fprintf(stderr, "kasm-session-runtime record: %s\n", err.msg);
+		cli_say("kasm-session-runtime record: ", "%s", err.msg);
 		return 2;
 	}
 	int rc = write_out(output, res.yaml) < 0 ? 2 : 0;
 	if (res.invalid[0]) {
-		fprintf(stderr,
-		        "kasm-session-runtime record: the written scenario does not load "
-		        "(a recorder bug, please report it): %s\n",
+		cli_say("kasm-session-runtime record: ",
+		        "the written scenario does not load (a recorder bug, please report it): %s",
 		        res.invalid);
 		rc = 2;
 	}

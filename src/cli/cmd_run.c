@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "ksr/json.h"
 #include "ksr/junit.h"
 #include "ksr/run.h"
 #include "ksr/session.h"
@@ -67,12 +68,15 @@ static bool env_true(const char *name)
 	return v && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0 || strcmp(v, "yes") == 0);
 }
 
+/* --json could not be written: the run's exit code becomes 2. */
+static bool json_lost;
+
 static void print_report(void *ud, const cJSON *report)
 {
 	(void)ud;
-	char *text = cJSON_Print(report);
-	printf("%s\n", text);
-	fflush(stdout);
+	char *text = ksr_json_print(report, true);
+	if (cli_stdout_put("kasm-session-runtime run: --json: ", "the report", text) < 0)
+		json_lost = true;
 	cJSON_free(text);
 }
 
@@ -190,10 +194,14 @@ static int run_single(run_args *a)
 	o.scenario_path = a->scenarios[0];
 	if (a->json)
 		o.on_report = print_report;
-	if (!junit.path)
-		return ksr_run_scenario(&o);
-	cli_junit_hook(&junit, &o);
-	return cli_junit_finish(&junit, o.out_dir, ksr_run_scenario(&o));
+	int rc;
+	if (!junit.path) {
+		rc = ksr_run_scenario(&o);
+	} else {
+		cli_junit_hook(&junit, &o);
+		rc = cli_junit_finish(&junit, o.out_dir, ksr_run_scenario(&o));
+	}
+	return json_lost ? 2 : rc;
 }
 
 /* ---- several scenarios: OUT/<name>/ each, worst exit code ---------------- */
@@ -300,9 +308,8 @@ static ksr_session *start_shared_session(const run_args *a)
 	ksr_session *s = NULL;
 	ksr_err err = {0};
 	if (ksr_session_start(&so, ksr_deadline_in_ms(60000), &s, &err) < 0) {
-		fprintf(stderr,
-		        "kasm-session-runtime: the shared private display did not start (%s); "
-		        "each run starts its own\n",
+		cli_say("kasm-session-runtime: ",
+		        "the shared private display did not start (%s); each run starts its own",
 		        err.msg);
 		s = NULL;
 	}
@@ -345,7 +352,7 @@ static int write_many_junit(const run_many *m, const char *path)
 	ksr_err err = {0};
 	int rc = ksr_junit_write(path, runs, (size_t)m->n, &err);
 	if (rc < 0)
-		fprintf(stderr, "kasm-session-runtime run: --junit: %s\n", err.msg);
+		cli_say("kasm-session-runtime run: ", "--junit: %s", err.msg);
 	free(runs);
 	free(abs);
 	return rc;
@@ -363,8 +370,8 @@ static int run_each(run_many *m, const run_args *a, bool shared_display)
 		o.xvfb = a->o.xvfb && !shared_display;
 		o.on_report = keep_report;
 		o.on_report_ud = &m->reports[i];
-		fprintf(stderr, "kasm-session-runtime: [%d/%d] %s -> %s\n", i + 1, m->n,
-		        a->scenarios[i], m->dirs[i]);
+		cli_say("kasm-session-runtime: ", "[%d/%d] %s -> %s", i + 1, m->n, a->scenarios[i],
+		        m->dirs[i]);
 		/* After SIGTERM every later run ends at once as interrupted, so each
 		 * folder still gets its DONE for an orchestrator waiting on it. */
 		m->codes[i] = ksr_run_scenario(&o);
@@ -377,7 +384,7 @@ static void print_summary(const run_many *m)
 {
 	for (int i = 0; i < m->n; i++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->reports[i], "verdict");
-		fprintf(stderr, "kasm-session-runtime: %-12s exit %d  %s\n",
+		cli_say("kasm-session-runtime: ", "%-12s exit %d  %s",
 		        cJSON_IsString(v) ? v->valuestring : "no-report", m->codes[i], m->dirs[i]);
 	}
 }
@@ -408,8 +415,10 @@ static int run_several(const run_args *a)
 	int rc = run_each(&m, a, shared != NULL);
 	ksr_session_stop(shared);
 	print_summary(&m);
-	if (a->json)
+	if (a->json) {
 		print_many_json(&m, a, rc);
+		rc = json_lost ? 2 : rc;
+	}
 	if (a->junit && write_many_junit(&m, a->junit) < 0)
 		rc = 2;
 	run_many_free(&m);

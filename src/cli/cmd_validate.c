@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "ksr/json.h"
 #include "ksr/scenario.h"
 
 typedef enum validate_format {
@@ -62,7 +63,7 @@ static int validate_one(const char *path, validate_format format, cJSON *json_er
 	ksr_scenario *s = ksr_scenario_load(path, &errs);
 	for (size_t i = 0; i < errs.len; i++) {
 		const ksr_err *e = &errs.items[i];
-		fprintf(stderr, "%s:%d:%d: %s\n", path, e->line, e->col, e->msg);
+		cli_say(NULL, "%s:%d:%d: %s", path, e->line, e->col, e->msg);
 		if (format == FORMAT_JSON)
 			cJSON_AddItemToArray(json_errors, json_error(path, e));
 		else if (format == FORMAT_GITHUB)
@@ -70,7 +71,7 @@ static int validate_one(const char *path, validate_format format, cJSON *json_er
 	}
 	int ok = s != NULL;
 	if (ok)
-		fprintf(stderr, "%s: ok\n", path);
+		cli_say(NULL, "%s: ok", path);
 	ksr_scenario_free(s);
 	ksr_errlist_free(&errs);
 	return ok;
@@ -130,12 +131,15 @@ static int validate_exec(int argc, char **argv)
 	for (int i = first; i < argc; i++)
 		all_ok &= validate_one(argv[i], format, errors);
 	if (errors) {
-		char *text = cJSON_PrintUnformatted(errors);
-		printf("%s\n", text);
+		char *text = ksr_json_print(errors, false);
+		int put = cli_stdout_put("kasm-session-runtime validate: ", "the result", text);
 		cJSON_free(text);
 		cJSON_Delete(errors);
+		if (put < 0)
+			return 2;
 	}
-	fflush(stdout);
+	if (cli_stdout_check("kasm-session-runtime validate: ", "the result") < 0)
+		return 2;
 	return all_ok ? 0 : 2;
 }
 

@@ -118,7 +118,7 @@ static int write_results(const ksr_watch *w, const char *path, bool html)
 	ksr_err err = {0};
 	int rc = html ? ksr_fleet_write(path, runs, n, &err) : ksr_junit_write(path, runs, n, &err);
 	if (rc < 0)
-		fprintf(stderr, "kasm-session-runtime watch: --%s: %s\n", html ? "html" : "junit",
+		cli_say("kasm-session-runtime watch: ", "--%s: %s", html ? "html" : "junit",
 		        err.msg);
 	free(runs);
 	free(abs);
@@ -134,7 +134,7 @@ static int watch_exec(int argc, char **argv)
 	ksr_cancel_install();
 	ksr_watch *w = ksr_watch_create(&a.o, &err);
 	if (!w) {
-		fprintf(stderr, "kasm-session-runtime watch: %s\n", err.msg);
+		cli_say("kasm-session-runtime watch: ", "%s", err.msg);
 		return 2;
 	}
 	for (int i = optind; i < argc; i++)

@@ -2,6 +2,7 @@
  * pass-with-concerns), 1 app-failed, 2 test-error or usage error. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -27,10 +28,15 @@ int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "kasm-session-runtime %s: ", cmd->name);
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\nTry 'kasm-session-runtime %s --help'.\n", cmd->name);
+	char *msg = NULL;
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
 	va_end(ap);
+	char prefix[64];
+	snprintf(prefix, sizeof prefix, "kasm-session-runtime %s: ", cmd->name);
+	cli_say(prefix, "%s", msg ? msg : "invalid usage");
+	free(msg);
+	fprintf(stderr, "Try 'kasm-session-runtime %s --help'.\n", cmd->name);
 	return 2;
 }
 
@@ -69,7 +75,7 @@ int main(int argc, char **argv)
 		}
 		return cmd->exec(argc - 1, argv + 1);
 	}
-	fprintf(stderr, "kasm-session-runtime: unknown command '%s'\n", argv[1]);
+	cli_say("kasm-session-runtime: ", "unknown command '%s'", argv[1]);
 	print_help(stderr);
 	return 2;
 }

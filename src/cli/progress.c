@@ -2,7 +2,9 @@
  * a live status line shows the stage in progress. */
 #include "progress.h"
 
+#include "cli.h"
 #include "ksr/redact.h"
+#include "ksr/utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,14 +31,32 @@ static void clear_live(progress *p)
 	}
 }
 
+/* A line cut at the buffer's end ends on a whole UTF-8 character. */
+static void cut_at_char(char *buf)
+{
+	size_t n = strlen(buf);
+	while (n > 0 && ((unsigned char)buf[n - 1] & 0xC0) == 0x80)
+		n--;
+	if (n > 0 && (unsigned char)buf[n - 1] >= 0xC0)
+		n--;
+	buf[n] = '\0';
+}
+
 static void line(progress *p, double t_ms, const char *fmt, const char *a, const char *b,
                  const char *c)
 {
 	clear_live(p);
+	/* Each field may hold a window's title or an app's words: its controls are
+	 * written out (ksr_utf8_escape_controls), so no field can retitle the
+	 * terminal, clear it or start a line of its own. */
+	char *ea = ksr_utf8_escape_controls(a), *eb = ksr_utf8_escape_controls(b),
+	     *ec = ksr_utf8_escape_controls(c);
 	/* Events come redacted (ksr_events_emit); the line is redacted again as a
 	 * whole, for a secret split across the fields it joins. */
 	char buf[4096];
-	snprintf(buf, sizeof buf, fmt, a, b, c);
+	if (snprintf(buf, sizeof buf, fmt, ea, eb, ec) >= (int)sizeof buf)
+		cut_at_char(buf);
+	free(ea), free(eb), free(ec);
 	char *r = ksr_redact(buf);
 	fprintf(stderr, "ksr [%6.1fs] %s\n", t_ms / 1000.0, r ? r : buf);
 	free(r);
@@ -57,7 +77,9 @@ void progress_event(void *ud, const cJSON *e)
 	snprintf(step, sizeof step, "%d", (int)num(e, "index"));
 	if (strcmp(ev, "stage.start") == 0 && p->tty) {
 		clear_live(p);
-		fprintf(stderr, "ksr [%6.1fs] %s ...", t / 1000.0, str(e, "name"));
+		char *name = ksr_utf8_escape_controls(str(e, "name"));
+		fprintf(stderr, "ksr [%6.1fs] %s ...", t / 1000.0, name);
+		free(name);
 		p->live_shown = true;
 	} else if (strcmp(ev, "stage.end") == 0) {
 		line(p, t, "%-20s %-11s %s", str(e, "name"), str(e, "status"), str(e, "reason"));
@@ -78,7 +100,5 @@ void progress_message(void *ud, const char *msg)
 {
 	progress *p = ud;
 	clear_live(p);
-	char *r = ksr_redact(msg); /* not an event: redacted here */
-	fprintf(stderr, "kasm-session-runtime: %s\n", r ? r : msg);
-	free(r);
+	cli_say("kasm-session-runtime: ", "%s", msg);
 }

@@ -33,7 +33,7 @@ int cli_junit_finish(cli_junit_state *s, const char *out_dir, int rc)
 	                     .out_dir = realpath(out_dir, abs) ? abs : out_dir};
 	ksr_err err = {0};
 	if (ksr_junit_write(s->path, &run, 1, &err) < 0) {
-		fprintf(stderr, "kasm-session-runtime run: --junit: %s\n", err.msg);
+		cli_say("kasm-session-runtime run: ", "--junit: %s", err.msg);
 		rc = 2;
 	}
 	cJSON_Delete(s->report);

@@ -2,6 +2,7 @@
  * and, when a trace descriptor is attached, written through as one JSON line with
  * one write(2) so that a watcher sees it the moment it happens. */
 #include "ksr/event.h"
+#include "ksr/json.h"
 #include "ksr/redact.h"
 
 #include <errno.h>
@@ -102,7 +103,7 @@ static void trace(ksr_events *ev, const cJSON *obj)
 {
 	if (ev->trace_fd < 0 || ev->trace_errno)
 		return;
-	char *line = cJSON_PrintUnformatted(obj);
+	char *line = ksr_json_print(obj, false);
 	if (!line) {
 		ev->trace_errno = ENOMEM;
 		return;
@@ -167,6 +168,10 @@ const cJSON *ksr_events_emit(ksr_events *ev, const char *event, cJSON *fields)
 	cJSON_Delete(fields);
 	/* The one place every recorded word passes: secrets end here. */
 	ksr_redact_json(obj->child);
+	/* ... and bytes that are not UTF-8 (a title, a shell's output) are
+	 * repaired, so every report and renderer built from the events reads
+	 * valid text. */
+	ksr_json_repair(obj->child);
 	cJSON_AddItemToArray(ev->all, obj);
 	trace(ev, obj);
 	return obj;

@@ -68,7 +68,7 @@ static char *value_text(const cJSON *v)
 			return ksr_strbuf_take(&t);
 		}
 	}
-	return cJSON_PrintUnformatted(v);
+	return ksr_json_print(v, false);
 }
 
 static void esc_value(ksr_strbuf *b, const cJSON *v)

@@ -12,6 +12,7 @@
 
 #include "ksr/error.h"
 #include "ksr/json.h"
+#include "ksr/utf8.h"
 
 /* Would a line starting with s open a heading, list, quote or rule? Then its
  * first marker is escaped. */
@@ -23,6 +24,40 @@ static size_t line_start_marker(const char *s)
 	while (s[i] >= '0' && s[i] <= '9')
 		i++;
 	return i > 0 && (s[i] == '.' || s[i] == ')') ? i : (size_t)-1;
+}
+
+/* One sequence that is not ASCII (len from ksr_utf8_seq_len, 0: a byte
+ * that is not UTF-8): a C1 control becomes c1 (a terminal showing the file
+ * would act on it), a bad byte `\xNN`, anything else is copied. */
+static void add_wide(ksr_strbuf *b, const char *s, size_t len, const char *c1)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	if (len == 0)
+		ksr_strbuf_addf(b, "\\x%02x", *u);
+	else if (len == 2 && u[0] == 0xC2 && u[1] < 0xA0)
+		ksr_strbuf_add(b, c1);
+	else
+		ksr_strbuf_addn(b, s, len);
+}
+
+/* A fenced block's text keeps its lines and tabs; every other control
+ * character is written out (`\x1b`, `\u009b`), so the file shown in a
+ * terminal (cat report.md) cannot move the cursor or retitle the window. */
+static void add_block_text(ksr_strbuf *b, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t len = ksr_utf8_seq_len(p);
+		char one[5] = {0};
+		memcpy(one, p, len ? len : 1);
+		if (*p == '\n' || *p == '\t' || !ksr_utf8_has_controls(one)) {
+			ksr_strbuf_addn(b, one, len ? len : 1);
+		} else {
+			char *e = ksr_utf8_escape_controls(one);
+			ksr_strbuf_add(b, e);
+			free(e);
+		}
+		p += len ? len : 1;
+	}
 }
 
 /* Inline text: punctuation that markdown reads is backslash-escaped, < > & become
@@ -39,7 +74,11 @@ static void sb_esc(ksr_strbuf *b, const char *s)
 	size_t marker = at_line_start ? line_start_marker(s) : (size_t)-1;
 	for (size_t i = 0; s[i]; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (c == '<')
+		size_t len = ksr_utf8_seq_len((const unsigned char *)s + i);
+		if (len != 1) {
+			add_wide(b, s + i, len, " ");
+			i += len ? len - 1 : 0;
+		} else if (c == '<')
 			ksr_strbuf_add(b, "&lt;");
 		else if (c == '>')
 			ksr_strbuf_add(b, "&gt;");
@@ -82,7 +121,7 @@ static void sb_fence(ksr_strbuf *b, const char *text)
 	memset(fence, '`', n);
 	fence[n] = '\0';
 	ksr_strbuf_addf(b, "%stext\n", fence);
-	ksr_strbuf_add(b, text ? text : "");
+	add_block_text(b, text ? text : "");
 	if (text && *text && text[strlen(text) - 1] != '\n')
 		ksr_strbuf_add(b, "\n");
 	ksr_strbuf_addf(b, "%s\n\n", fence);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ksr/error.h"
+#include "ksr/utf8.h"
 
 void ksr_strbuf_addn(ksr_strbuf *b, const void *s, size_t n)
 {
@@ -60,6 +61,15 @@ void ksr_strbuf_free(ksr_strbuf *b)
 void ksr_strbuf_add_html(ksr_strbuf *b, const char *s)
 {
 	for (const char *c = s ? s : ""; *c; c++) {
+		size_t len = ksr_utf8_seq_len((const unsigned char *)c);
+		if (len != 1) { /* a bad byte as text, lossless (ksr/utf8.h) */
+			if (len == 0)
+				ksr_strbuf_addf(b, "\\x%02x", (unsigned char)*c);
+			else
+				ksr_strbuf_addn(b, c, len);
+			c += len ? len - 1 : 0;
+			continue;
+		}
 		switch (*c) {
 		case '&':
 			ksr_strbuf_add(b, "&amp;");

@@ -76,3 +76,58 @@ char *ksr_utf8_repair(const char *s)
 	*o = '\0';
 	return out;
 }
+
+/* The escape of one byte or code point that must not reach a terminal raw. */
+static size_t control_escape(const unsigned char *p, size_t len, char out[8])
+{
+	if (len == 0)
+		return (size_t)snprintf(out, 8, "\\x%02x", *p);
+	if (len == 1 && (*p < 0x20 || *p == 0x7f)) {
+		const char *named = *p == '\n'   ? "\\n"
+		                    : *p == '\r' ? "\\r"
+		                    : *p == '\t' ? "\\t"
+		                                 : NULL;
+		if (named)
+			return (size_t)snprintf(out, 8, "%s", named);
+		return (size_t)snprintf(out, 8, "\\x%02x", *p);
+	}
+	if (len == 2 && p[0] == 0xC2 && p[1] < 0xA0) /* U+0080..U+009F: C1 controls */
+		return (size_t)snprintf(out, 8, "\\u%04x", p[1]);
+	return 0;
+}
+
+char *ksr_utf8_escape_controls(const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t n = strlen(s);
+	char *out = ksr_xmalloc(6 * n + 1), *o = out; /* "\u0085" is 6 for 2 bytes */
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		size_t len = ksr_utf8_seq_len(p);
+		char esc[8];
+		size_t e = control_escape(p, len, esc);
+		if (e) {
+			memcpy(o, esc, e);
+			o += e;
+		} else {
+			memcpy(o, p, len);
+			o += len;
+		}
+		p += len ? len : 1;
+	}
+	*o = '\0';
+	return out;
+}
+
+bool ksr_utf8_has_controls(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
+		size_t len = ksr_utf8_seq_len(p);
+		char esc[8];
+		if (control_escape(p, len, esc))
+			return true;
+		p += len;
+	}
+	return false;
+}

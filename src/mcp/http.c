@@ -23,6 +23,7 @@
 #include <cJSON.h>
 
 #include "ksr/deadline.h"
+#include "ksr/json.h"
 #include "ksr/http_server.h"
 #include "ksr/mcp_http.h"
 #include "ksr/strbuf.h"
@@ -279,7 +280,7 @@ static int respond_error(ksr_http_conn *hc, int status, int code, const char *ms
 	cJSON_AddNumberToObject(e, "code", code);
 	cJSON_AddStringToObject(e, "message", msg);
 	cJSON_AddItemToObject(o, "error", e);
-	char *body = cJSON_PrintUnformatted(o);
+	char *body = ksr_json_print(o, false);
 	cJSON_Delete(o);
 	hdrs h = {.status = status, .auth = status == 401};
 	if (status == 405)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ksr/deadline.h"
+#include "ksr/json.h"
 #include "ksr/redact.h"
 #include "mcp/mcp_priv.h"
 
@@ -75,7 +76,7 @@ static char *print_take(cJSON *o)
 {
 	ksr_redact_from_env();
 	ksr_redact_json(o);
-	char *s = cJSON_PrintUnformatted(o);
+	char *s = ksr_json_print(o, false);
 	cJSON_Delete(o);
 	return s ? s : ksr_xstrdup("{}");
 }
@@ -164,7 +165,7 @@ void mcp_log(ksr_mcp *m, const char *level, const char *fmt, ...)
 /* The id as compact JSON, the form both sides compare. */
 static char *id_text(const cJSON *id)
 {
-	char *s = cJSON_PrintUnformatted(id);
+	char *s = ksr_json_print(id, false);
 	char *copy = ksr_xstrdup(s ? s : "null");
 	cJSON_free(s);
 	return copy;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "mcp/mcp_priv.h"
+#include "ksr/json.h"
 
 #define XY_IN                                                                                      \
 	"\"x\":{\"type\":\"number\",\"description\":\"screenshot x (from the last "                \
@@ -483,7 +484,7 @@ int mcp_fail(mcp_result *r, const char *fmt, ...)
 
 int mcp_structured(mcp_result *r, cJSON *obj)
 {
-	char *text = cJSON_PrintUnformatted(obj);
+	char *text = ksr_json_print(obj, false);
 	add_text(r, text ? text : "{}");
 	cJSON_free(text);
 	cJSON_Delete(r->structured);
@@ -534,7 +535,7 @@ void mcp_schema_add_common(cJSON *in)
 
 static size_t json_len(const cJSON *o)
 {
-	char *t = cJSON_PrintUnformatted(o);
+	char *t = ksr_json_print(o, false);
 	size_t n = t ? strlen(t) : 0;
 	cJSON_free(t);
 	return n;

@@ -1,6 +1,7 @@
 /* ksr_run_scenario: scenario -> run context -> stages -> verdict -> report.
  * DONE is written last on every path where the evidence folder is writable. */
 #include "run/watchdog.h"
+#include "ksr/json.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -186,7 +187,7 @@ int ksr_run_finish_report(ksr_run *run)
 
 	/* d.reason is borrowed from the events; render before anything else is recorded. */
 	cJSON *report = ksr_report_json(ksr_events_all(run->ev), &d);
-	char *json = cJSON_Print(report);
+	char *json = ksr_json_print(report, true);
 	write_text(run, "report.json", json);
 	char *md = ksr_report_markdown(report);
 	write_text(run, "report.md", md);

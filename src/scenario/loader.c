@@ -3,9 +3,12 @@
  * keys are the table below; ksr_scenario_top_level_keys() serves the same one. */
 #include <glib.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ksr/redact.h"
 #include "scenario/scn_internal.h"
@@ -579,13 +582,56 @@ ksr_scenario *ksr_scenario_load_string(const char *text, const char *path_for_me
 	return load_text(text ? text : "", text ? strlen(text) : 0, path_for_messages, errs);
 }
 
-ksr_scenario *ksr_scenario_load(const char *path, ksr_errlist *errs)
+static const char *file_kind(mode_t m)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
+	return S_ISDIR(m)    ? "a directory"
+	       : S_ISFIFO(m) ? "a FIFO (named pipe)"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+	       : S_ISSOCK(m) ? "a socket"
+	                     : "not a regular file";
+}
+
+/* The scenario must be a regular file: a FIFO would block the open (and the
+ * read) until a writer comes, a device could stream for ever. O_NONBLOCK
+ * makes the open of a FIFO return at once; fstat then tells what it is. */
+static FILE *open_regular(const char *path, ksr_errlist *errs)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
 		ksr_errlist_add(errs, 0, 0, "cannot open the scenario: %s", strerror(errno));
 		return NULL;
 	}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		ksr_errlist_add(errs, 0, 0, "cannot read the scenario: %s", strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ksr_errlist_add(errs, 0, 0,
+		                "the scenario is %s, not a regular file (a scenario is read "
+		                "from a file, never from a pipe or a device)",
+		                file_kind(st.st_mode));
+		close(fd);
+		return NULL;
+	}
+	int flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		(void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	FILE *f = fdopen(fd, "rb");
+	if (!f) {
+		ksr_errlist_add(errs, 0, 0, "cannot read the scenario: %s", strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
+ksr_scenario *ksr_scenario_load(const char *path, ksr_errlist *errs)
+{
+	FILE *f = open_regular(path, errs);
+	if (!f)
+		return NULL;
 	/* One byte more than the cap tells "too large" from "exactly the cap". */
 	char *buf = ksr_xmalloc(SCN_MAX_BYTES + 2);
 	size_t len = fread(buf, 1, SCN_MAX_BYTES + 1, f);

@@ -12,8 +12,11 @@
 
 /* Caps that keep a hostile or broken file from costing much (docs/scenario.md). */
 #define SCN_MAX_BYTES (1024 * 1024)
-#define SCN_MAX_NODES 50000
-#define SCN_MAX_DEPTH 64
+/* All the scenario's values together after ${VAR} expansion (docs/scenario.md,
+ * "Limits"): a large variable used many times is refused while expanding. */
+#define SCN_MAX_EXPANDED_BYTES (4 * 1024 * 1024)
+#define SCN_MAX_NODES          50000
+#define SCN_MAX_DEPTH          64
 
 typedef enum sn_kind { SN_NULL, SN_SCALAR, SN_SEQ, SN_MAP } sn_kind;
 
@@ -45,7 +48,10 @@ snode *scn_parse_yaml(const char *text, size_t len, ksr_errlist *errs);
 void scn_tree_free(snode *n);
 
 /* vars.c: ${VAR} and ${VAR:-default}. Returns a new string, or NULL with err set. */
-char *scn_expand_vars(const char *in, ksr_err *err);
+/* in with ${VAR} expanded; NULL with err set on a bad form, an unset variable
+ * or (with *over set) when the result would take more than *budget bytes, which
+ * is decremented by the result's length on success. */
+char *scn_expand_vars(const char *in, size_t *budget, bool *over, ksr_err *err);
 
 /* read.c: the loader's shared state and typed readers. Each reader reports
  * its own error at the node and returns false; a node already marked bad

@@ -14,8 +14,24 @@ static bool name_char(char ch, bool first)
 	return ch == '_' || isalpha((unsigned char)ch) || (!first && isdigit((unsigned char)ch));
 }
 
+/* The value of ${name} would take the expanded scenario past its cap: refused
+ * here, before it is copied (a 128 KiB value used 5,000 times is 640 MiB). */
+static bool fits(const ksr_strbuf *b, size_t add, size_t budget, const char *name, bool *over,
+                 ksr_err *err)
+{
+	if (b->len + add <= budget)
+		return true;
+	ksr_err_set(err,
+	            "expanding ${%s} (%zu bytes) makes the scenario larger than %d bytes after "
+	            "${VAR} expansion (all values together)",
+	            name, add, SCN_MAX_EXPANDED_BYTES);
+	*over = true;
+	return false;
+}
+
 /* in points just after "${"; returns the position after the closing brace, or NULL. */
-static const char *expand_one(const char *in, ksr_strbuf *b, ksr_err *err)
+static const char *expand_one(const char *in, ksr_strbuf *b, size_t budget, bool *over,
+                              ksr_err *err)
 {
 	const char *end = strchr(in, '}');
 	if (!end)
@@ -34,15 +50,14 @@ static const char *expand_one(const char *in, ksr_strbuf *b, ksr_err *err)
 			            "environment variable '%s' is not set (write ${%s:-default} "
 			            "to give a default)",
 			            name, name);
-		else
+		else if (fits(b, strlen(val), budget, name, over, err))
 			ksr_strbuf_addn(b, val, strlen(val)), result = end + 1;
 	} else if (strncmp(rest, ":-", 2) == 0) {
 		/* As in sh: the default also replaces an empty value. */
-		if (val && *val)
-			ksr_strbuf_addn(b, val, strlen(val));
-		else
-			ksr_strbuf_addn(b, rest + 2, (size_t)(end - rest - 2));
-		result = end + 1;
+		const char *text = val && *val ? val : rest + 2;
+		size_t n_text = val && *val ? strlen(val) : (size_t)(end - rest - 2);
+		if (fits(b, n_text, budget, name, over, err))
+			ksr_strbuf_addn(b, text, n_text), result = end + 1;
 	} else {
 		ksr_err_set(err, "unsupported form in ${%s...}: only ${%s} and ${%s:-default}",
 		            name, name, name);
@@ -51,8 +66,9 @@ static const char *expand_one(const char *in, ksr_strbuf *b, ksr_err *err)
 	return result;
 }
 
-char *scn_expand_vars(const char *in, ksr_err *err)
+char *scn_expand_vars(const char *in, size_t *budget, bool *over, ksr_err *err)
 {
+	*over = false;
 	ksr_strbuf b = {0};
 	ksr_strbuf_addn(&b, "", 0);
 	while (*in) {
@@ -66,7 +82,7 @@ char *scn_expand_vars(const char *in, ksr_err *err)
 			ksr_strbuf_addn(&b, d, 2);
 			in = d + 2;
 		} else if (d[1] == '{') {
-			in = expand_one(d + 2, &b, err);
+			in = expand_one(d + 2, &b, *budget, over, err);
 			if (!in) {
 				free(b.p);
 				return NULL;
@@ -76,5 +92,13 @@ char *scn_expand_vars(const char *in, ksr_err *err)
 			in = d + 1;
 		}
 	}
+	if (b.len > *budget) { /* the text around the variables did it */
+		ksr_err_set(err, "the scenario is larger than %d bytes after ${VAR} expansion",
+		            SCN_MAX_EXPANDED_BYTES);
+		*over = true;
+		free(b.p);
+		return NULL;
+	}
+	*budget -= b.len;
 	return b.p;
 }

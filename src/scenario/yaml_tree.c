@@ -13,6 +13,7 @@ typedef struct tb {
 	ksr_errlist *errs;
 	const char *text;
 	size_t len, nodes;
+	size_t expand_budget; /* bytes the scalars may still take after ${VAR} */
 	bool fatal;
 } tb;
 
@@ -99,16 +100,28 @@ static snode *scalar(tb *b, yaml_event_t *ev, bool is_key)
 	n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev->data.scalar.tag;
 	if (n->plain && is_null_plain(raw))
 		n->kind = SN_NULL;
+	if (strlen(raw) != ev->data.scalar.length) {
+		/* "\0" in double quotes: C strings would silently cut the value there. */
+		ksr_errlist_add(b->errs, n->line, n->col,
+		                "a NUL character (\\0) in a %s is not allowed: the text after it "
+		                "would be lost",
+		                is_key ? "key" : "value");
+		n->str = ksr_xstrdup(raw);
+		n->bad = true;
+		return n;
+	}
 	if (is_key) {
 		n->str = ksr_xstrdup(raw);
 		return n;
 	}
 	ksr_err err = {0};
-	n->str = scn_expand_vars(raw, &err);
+	bool over = false;
+	n->str = scn_expand_vars(raw, &b->expand_budget, &over, &err);
 	if (!n->str) {
 		ksr_errlist_add(b->errs, n->line, n->col, "%s", err.msg);
 		n->str = ksr_xstrdup(raw);
 		n->bad = true;
+		b->fatal |= over; /* one message, not one for every later use */
 	}
 	return n;
 }
@@ -290,7 +303,12 @@ static snode *document(tb *b)
 
 snode *scn_parse_yaml(const char *text, size_t len, ksr_errlist *errs)
 {
-	tb b = {.errs = errs, .text = text, .len = len};
+	/* A UTF-8 byte order mark (some Windows editors write one) is not
+	 * content; libyaml would read it as a stray character with the encoding
+	 * fixed. The sha256 stays the file's (file_facts). */
+	if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3))
+		text += 3, len -= 3;
+	tb b = {.errs = errs, .text = text, .len = len, .expand_budget = SCN_MAX_EXPANDED_BYTES};
 	if (!yaml_parser_initialize(&b.p)) {
 		ksr_errlist_add(errs, 0, 0, "cannot initialise the YAML parser");
 		return NULL;

@@ -6,6 +6,7 @@
 #include "ksr/junit.h"
 #include "ksr/json.h"
 #include "ksr/fleet.h"
+#include "ksr/utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,35 +15,56 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-/* Text and attribute values: the five entities; control characters XML 1.0
- * cannot carry (everything below 0x20 but tab, newline, return) become '?'. */
+static const char *entity(unsigned char c)
+{
+	switch (c) {
+	case '&':
+		return "&amp;";
+	case '<':
+		return "&lt;";
+	case '>':
+		return "&gt;";
+	case '"':
+		return "&quot;";
+	case '\'':
+		return "&apos;";
+	default:
+		return NULL;
+	}
+}
+
+/* What XML 1.0 cannot carry (Char production): a byte that is not part of
+ * well-formed UTF-8, a C0 control but tab, newline and return, U+FFFE and
+ * U+FFFF. len is ksr_utf8_seq_len's (0: invalid). */
+static bool not_xml_char(const unsigned char *p, size_t len)
+{
+	if (len == 0)
+		return true;
+	if (len == 1)
+		return *p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r';
+	return len == 3 && p[0] == 0xEF && p[1] == 0xBF && p[2] >= 0xBE;
+}
+
+/* Text and attribute values: the five entities; what XML 1.0 cannot carry
+ * is written as text instead, `\xNN` for a byte, `\uFFFE` for a code point,
+ * so the file is always well-formed and the byte is still said. */
 static void xesc(ksr_strbuf *b, const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		switch (*p) {
-		case '&':
-			ksr_strbuf_addn(b, "&amp;", 5);
-			break;
-		case '<':
-			ksr_strbuf_addn(b, "&lt;", 4);
-			break;
-		case '>':
-			ksr_strbuf_addn(b, "&gt;", 4);
-			break;
-		case '"':
-			ksr_strbuf_addn(b, "&quot;", 6);
-			break;
-		case '\'':
-			ksr_strbuf_addn(b, "&apos;", 6);
-			break;
-		default:
-			if (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r')
-				ksr_strbuf_addn(b, "?", 1);
-			else
-				ksr_strbuf_addn(b, (const char *)p, 1);
-		}
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
+		size_t len = ksr_utf8_seq_len(p);
+		const char *ent = entity(*p);
+		if (ent)
+			ksr_strbuf_add(b, ent);
+		else if (not_xml_char(p, len) && len == 3)
+			ksr_strbuf_addf(b, "\\u%s", p[2] == 0xBE ? "FFFE" : "FFFF");
+		else if (not_xml_char(p, len))
+			ksr_strbuf_addf(b, "\\x%02x", *p);
+		else
+			ksr_strbuf_addn(b, (const char *)p, len);
+		p += len ? len : 1;
 	}
 }
 
@@ -258,8 +280,39 @@ int ksr_junit_write(const char *path, const ksr_junit_run *runs, size_t n, ksr_e
 	return rc;
 }
 
+/* A target that exists and is not a regular file (/dev/stdout, a pipe, a
+ * device) is written in place: renaming a file over it would replace the
+ * node, not write to it. Every write and the close are checked, so a full
+ * device is an error, not a lost file. */
+static int write_in_place(const char *path, const char *xml, ksr_err *err)
+{
+	/* O_NONBLOCK: a FIFO nobody reads fails at once (ENXIO), never hangs. */
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return ksr_err_errno(err, path), -1;
+	int flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		(void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	int rc = write_all(fd, xml, strlen(xml));
+	int e = errno;
+	if (close(fd) < 0 && rc == 0)
+		rc = -1, e = errno;
+	if (rc < 0) {
+		errno = e;
+		ksr_err_errno(err, path);
+	}
+	return rc;
+}
+
 int ksr_watch_write_file(const char *path, const char *xml, ksr_err *err)
 {
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		return ksr_err_errno(err, path), -1;
+	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return write_in_place(path, xml, err);
 	/* The temporary file sits beside the target so that rename is atomic. */
 	const char *base = strrchr(path, '/');
 	char *tmp = base ? ksr_xasprintf("%.*s/.%s.tmp", (int)(base - path), path, base + 1)
@@ -276,7 +329,11 @@ int ksr_watch_write_file(const char *path, const char *xml, ksr_err *err)
 		unlink(tmp);
 		goto cleanup;
 	}
-	close(fd);
+	if (close(fd) < 0) {
+		ksr_err_errno(err, tmp);
+		unlink(tmp);
+		goto cleanup;
+	}
 	if (rename(tmp, path) < 0) {
 		ksr_err_errno(err, path);
 		unlink(tmp);

@@ -1,5 +1,6 @@
 /* A watch line as text (TYPE [event] key=value...) or as one JSON object. */
 #include "ksr/strbuf.h"
+#include "ksr/json.h"
 #include "watch/watch_priv.h"
 
 #include <math.h>
@@ -58,7 +59,7 @@ static void put_value(ksr_strbuf *b, const cJSON *v)
 	} else if (cJSON_IsBool(v)) {
 		ksr_strbuf_add(b, cJSON_IsTrue(v) ? "true" : "false");
 	} else {
-		char *text = cJSON_PrintUnformatted(v);
+		char *text = ksr_json_print(v, false);
 		put_quoted(b, text ? text : "");
 		cJSON_free(text);
 	}
@@ -94,7 +95,7 @@ char *ksr_watch_format(const cJSON *line, bool json)
 {
 	if (!json)
 		return format_text(line);
-	char *text = cJSON_PrintUnformatted(line);
+	char *text = ksr_json_print(line, false);
 	char *out = ksr_xstrdup(text ? text : "{}");
 	cJSON_free(text);
 	return out;

@@ -4,8 +4,53 @@
 #include <math.h>
 #include <stddef.h>
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "ksr/json.h"
+#include "ksr/utf8.h"
 #include "tap.h"
+
+/* Printing repairs what is not UTF-8 (in keys too), so the text parses in any
+ * strict reader; valid text, C1 controls and escapes are untouched. */
+static void test_print_repairs(void)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "title", "Error \xff\xfe \xc3 caf\xc3\xa9 \x1b[2J");
+	cJSON_AddStringToObject(o, "k\xfe", "v");
+	for (int pretty = 0; pretty < 2; pretty++) {
+		char *text = ksr_json_print(o, pretty);
+		ok(text && ksr_utf8_valid(text), "the printed text is valid UTF-8 (pretty %d)",
+		   pretty);
+		cJSON *back = cJSON_Parse(text);
+		is_str(ksr_json_str(back, "title", NULL),
+		       "Error \\xff\\xfe \\xc3 caf\xc3\xa9 \x1b[2J",
+		       "the bad bytes read back as \\xNN, the rest as it was");
+		is_str(ksr_json_str(back, "k\\xfe", NULL), "v", "a key is repaired too");
+		cJSON_Delete(back);
+		free(text);
+	}
+	ksr_json_repair(o);
+	is_str(ksr_json_str(o, "title", NULL), "Error \\xff\\xfe \\xc3 caf\xc3\xa9 \x1b[2J",
+	       "the tree repaired in place");
+	is_str(ksr_json_str(o, "k\\xfe", NULL), "v", "its key too");
+	cJSON_Delete(o);
+}
+
+/* Text for a terminal: one line, no control acts. */
+static void test_escape_controls(void)
+{
+	char *e = ksr_utf8_escape_controls(
+	        "a\x1b]0;t\x07\nksr [ 1s] x\r\t\x7f\xc2\x9b \xff caf\xc3\xa9 \\n");
+	is_str(e, "a\\x1b]0;t\\x07\\nksr [ 1s] x\\r\\t\\x7f\\u009b \\xff caf\xc3\xa9 \\n",
+	       "C0, DEL, C1 and bad bytes written out; the rest as it was");
+	free(e);
+	ok(ksr_utf8_has_controls("x\x1b"), "ESC is a control");
+	ok(ksr_utf8_has_controls("x\xc2\x85"), "NEL (C1) is a control");
+	ok(ksr_utf8_has_controls("x\xff"), "a bad byte counts");
+	ok(!ksr_utf8_has_controls("caf\xc3\xa9 \xc2\xa0"), "U+00A0 is not a control");
+	ok(ksr_utf8_escape_controls(NULL) == NULL, "NULL: NULL");
+}
 
 int main(void)
 {
@@ -36,5 +81,7 @@ int main(void)
 	ok(ksr_json_num(o, "N", 7) == 7, "keys are case-sensitive");
 
 	cJSON_Delete(o);
+	test_print_repairs();
+	test_escape_controls();
 	return tap_done();
 }

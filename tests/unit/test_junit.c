@@ -131,9 +131,32 @@ static void test_blockers(void)
 	cJSON_Delete(c);
 }
 
+/* Text from outside (a title, a shell's output) with bytes that are not UTF-8,
+ * C0 controls and U+FFFE: none reaches the XML raw (XML 1.0 cannot carry
+ * them), each is said as text, and what XML can carry stays. */
+static void test_outside_text(void)
+{
+	cJSON *rep = report("app-failed", "check-failed", "x");
+	cJSON_ReplaceItemInObject(rep, "reason",
+	                          cJSON_CreateString("bad \xff\xfe ctl \x01\x1b nc \xef\xbf\xbe "
+	                                             "cut \xc3 ok \xc3\xa9\t\xe2\x82\xac"));
+	ksr_junit_run r = {.report = rep, .out_dir = "/tmp/out"};
+	char *x = ksr_junit_render(&r, 1);
+	ok(strstr(x,
+	          "bad \\xff\\xfe ctl \\x01\\x1b nc \\uFFFE cut \\xc3 ok \xc3\xa9\t\xe2\x82\xac") !=
+	           NULL,
+	   "bad bytes, controls and U+FFFE written out, the rest kept:\n%s", x);
+	ok(!strchr(x, '\x01') && !strchr(x, '\x1b') && !strchr(x, '\xff') &&
+	           !strstr(x, "\xef\xbf\xbe"),
+	   "nothing XML 1.0 cannot carry");
+	free(x);
+	cJSON_Delete(rep);
+}
+
 int main(void)
 {
 	test_app_failed();
+	test_outside_text();
 	test_errors_and_pass();
 	test_blockers();
 	return tap_done();

@@ -368,8 +368,59 @@ static void bad_files(void)
 	ksr_errlist_free(&e);
 }
 
+/* Issue 31, item 9: a NUL is refused where it is, a byte order mark is not
+ * content, and the values after ${VAR} expansion have a cap that is checked
+ * while expanding and names the variable (docs/scenario.md#limits). */
+static void bounded_inputs(void)
+{
+	rejects("\\0 in a quoted value", "process: x\nname: \"a\\0b\"\n", 2, 7,
+	        "a NUL character (\\0) in a value is not allowed");
+	rejects("\\0 in a quoted key", "process: x\n\"k\\0\": 1\n", 2, 1,
+	        "a NUL character (\\0) in a key is not allowed");
+	accepts("a UTF-8 byte order mark", "\xef\xbb\xbfprocess: x\nname: bom\n");
+	rejects("positions after a byte order mark", "\xef\xbb\xbfprocess: x\nprocss: y\n", 2, 1,
+	        "unknown key 'procss'");
+
+	char *big = malloc(100001);
+	memset(big, 'v', 100000);
+	big[100000] = 0;
+	setenv("KSR_T_BIG", big, 1);
+	free(big);
+	char *text = malloc(64 * 30 + 64), *p = text;
+	p += sprintf(p, "process: x\nsteps:\n");
+	for (int i = 0; i < 41; i++)
+		p += sprintf(p, "  - shell: ${KSR_T_BIG}\n");
+	accepts("41 uses of 100,000 bytes: under the cap", text);
+	free(text);
+	text = malloc(64 * 60 + 64), p = text;
+	p += sprintf(p, "process: x\nsteps:\n");
+	for (int i = 0; i < 60; i++)
+		p += sprintf(p, "  - shell: ${KSR_T_BIG}\n");
+	ksr_errlist e = {0};
+	ksr_scenario *s = ksr_scenario_load_string(text, "t.yaml", &e);
+	if (!ok(!s && e.len == 1 &&
+	                has(&e, 44, 12,
+	                    "expanding ${KSR_T_BIG} (100000 bytes) makes the "
+	                    "scenario larger than 4194304 bytes"),
+	        "the 42nd use is refused, naming the variable, and only once"))
+		dump(&e);
+	ksr_scenario_free(s);
+	ksr_errlist_free(&e);
+	free(text);
+	unsetenv("KSR_T_BIG");
+
+	ksr_errlist d = {0};
+	s = ksr_scenario_load("/tmp", &d);
+	ok(!s && d.len == 1 &&
+	           strstr(d.items[0].msg, "the scenario is a directory, not a regular file"),
+	   "a directory is not a scenario: %s", d.len ? d.items[0].msg : "no error");
+	ksr_scenario_free(s);
+	ksr_errlist_free(&d);
+}
+
 int main(void)
 {
+	bounded_inputs();
 	unknown_keys();
 	duplicates_and_types();
 	fractions_and_targets();

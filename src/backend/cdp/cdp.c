@@ -3,6 +3,7 @@
  * One command is in flight at a time (the API is synchronous); a reply whose
  * id is not the awaited one is late and dropped. See docs/cdp.md. */
 #include "ksr/cdp.h"
+#include "ksr/json.h"
 
 #include "backend/cdp/fuzz.h"
 #include "backend/cdp/wire.h"
@@ -476,7 +477,7 @@ static int send_cmd(ksr_cdp *c, bool session, const char *method, cJSON *params)
 	cJSON_AddItemToObject(msg, "params", params ? params : cJSON_CreateObject());
 	if (session && c->session_id)
 		cJSON_AddStringToObject(msg, "sessionId", c->session_id);
-	char *text = cJSON_PrintUnformatted(msg);
+	char *text = ksr_json_print(msg, false);
 	cJSON_Delete(msg);
 	enqueue(c, text);
 	free(text);

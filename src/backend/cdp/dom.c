@@ -137,7 +137,7 @@ static ksr_cdp_status probe(ksr_cdp *c, const char *ref, const char *want, ksr_d
 		free(oid);
 	} else {
 		cJSON *sel = cJSON_CreateString(ref), *w = cJSON_CreateString(want);
-		char *s = cJSON_PrintUnformatted(sel), *ws = cJSON_PrintUnformatted(w);
+		char *s = ksr_json_print(sel, false), *ws = ksr_json_print(w, false);
 		char *expr = ksr_xasprintf("(%s)(document.querySelector(%s), %s)",
 		                           ksr_page_probe_js, s, ws);
 		cJSON_AddStringToObject(p, "expression", expr);
@@ -777,7 +777,7 @@ static char *dup_str(const cJSON *o, const char *k)
 char *ksr_page_state_js(const char *selector)
 {
 	cJSON *sel = selector ? cJSON_CreateString(selector) : cJSON_CreateNull();
-	char *s = cJSON_PrintUnformatted(sel);
+	char *s = ksr_json_print(sel, false);
 	char *js =
 	        ksr_xasprintf("(s => { const e = s === null ? null : document.querySelector(s);\n"
 	                      "return {found: s === null || !!e, text: e ? (e.innerText ?? "

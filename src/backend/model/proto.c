@@ -2,6 +2,7 @@
  * request bodies. The API key goes into a header only (model.c), never into a
  * body, a URL or a message. */
 #include "ksr/model.h"
+#include "ksr/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,7 +269,7 @@ char *ksr_model_request_body(const ksr_model_config *cfg, const char *b64, const
 	cJSON *root = cfg->api == KSR_MODEL_API_ANTHROPIC ? anthropic_body(cfg, b64, prompt, schema)
 	              : cfg->api == KSR_MODEL_API_OLLAMA  ? ollama_body(cfg, b64, prompt, schema)
 	                                                  : openai_body(cfg, b64, prompt, schema);
-	char *s = cJSON_PrintUnformatted(root);
+	char *s = ksr_json_print(root, false);
 	cJSON_Delete(root);
 	return s;
 }

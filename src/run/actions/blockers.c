@@ -5,6 +5,7 @@
  * blocker to be gone and resumes, or ends blocked when nobody cleared it in
  * time. The run deadline bounds the pause like everything else. */
 #include "run/actions/runner.h"
+#include "ksr/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,7 +82,7 @@ static void write_blocked_file(ksr_run *run, const blocker_pause *p)
 {
 	cJSON *f = pause_fields(p);
 	cJSON_AddStringToObject(f, "run_id", run->run_id);
-	char *text = cJSON_Print(f);
+	char *text = ksr_json_print(f, true);
 	size_t n = strlen(text);
 	char *body = ksr_xmalloc(n + 2);
 	memcpy(body, text, n);

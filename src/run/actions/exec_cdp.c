@@ -5,6 +5,7 @@
  * cdp, the protocol it took, the selector (or list id) and the box the
  * element resolved to. */
 #include "run/actions/exec.h"
+#include "ksr/json.h"
 #include "run/actions/runner.h"
 
 #include <cjson/cJSON.h>
@@ -277,7 +278,7 @@ void ksr_exec_cdp_eval(ksr_run *run, const ksr_step *step, const ksr_step_target
 		return;
 	ksr_deadline d = step_deadline(run, step, &secs);
 	ksr_page_status st = ksr_page_eval(run->page, step->text, d, &truthy, &v, &err);
-	char *text = v ? cJSON_PrintUnformatted(v) : NULL;
+	char *text = v ? ksr_json_print(v, false) : NULL;
 	cJSON_Delete(v);
 	if (text && strlen(text) > EVAL_VALUE_MAX)
 		strcpy(text + EVAL_VALUE_MAX - 3, "...");

@@ -2,6 +2,7 @@
  * success: checks deciding the verdict, and plan.yaml for a run that passed.
  * The planner's word never passes a run: success: checks do (docs/agentic.md). */
 #include "run/agent/goal.h"
+#include "ksr/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -411,7 +412,7 @@ static void act(loop *l, const ksr_goal_choice *c, const char *saw, const cJSON 
 	ksr_step_result res = {.extra = cJSON_CreateObject()};
 	ksr_step_run(run, &st, &res, NULL);
 	const char *reason = res.status == KSR_STEP_OK ? "done" : res.reason;
-	char *chose = cJSON_PrintUnformatted(a);
+	char *chose = ksr_json_print(a, false);
 	history_add(l, chose, res.status == KSR_STEP_OK ? "done" : res.reason);
 	free(chose);
 	if (res.status == KSR_STEP_OK && !run->failed)
@@ -437,7 +438,7 @@ static bool one_turn(loop *l)
 	if (!a) {
 		emit_turn(l, saw, NULL, "unusable", "the planner gave no usable answer", NULL);
 	} else if (ksr_goal_validate(&l->offer, a, &c, why, sizeof why) < 0) {
-		char *chose = cJSON_PrintUnformatted(a);
+		char *chose = ksr_json_print(a, false);
 		history_add(l, chose, why);
 		emit_turn(l, saw, a, "rejected", why, NULL);
 		free(chose);

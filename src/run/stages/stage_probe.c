@@ -4,6 +4,7 @@
  * decides the verdict, and no bus means "unavailable" (stage skipped with the
  * reason), not a failure. */
 #include "run/stages/stage.h"
+#include "ksr/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,7 +111,7 @@ static int write_tree(ksr_run *run, const ksr_run_atspi *t, const ksr_atspi_tree
 {
 	cJSON *doc = tree_doc(t, tree);
 	add_walk_fields(cJSON_AddObjectToObject(doc, "walk"), tree);
-	char *text = cJSON_Print(doc);
+	char *text = ksr_json_print(doc, true);
 	cJSON_Delete(doc);
 	ksr_err err = {0};
 	int rc = ksr_evidence_write(run->out, "atspi.json", text, strlen(text), &err);

@@ -4,6 +4,7 @@
  * pointer hovering a button, or anti-aliasing, must not miss; another window
  * or control there must. */
 #include "run/vision/grounding_cache.h"
+#include "ksr/json.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -227,7 +228,7 @@ int ksr_gcache_store(const char *path, const char *description, const ksr_gcache
 	if (find_entry(doc, description, &at))
 		cJSON_DeleteItemFromArray(entries, at);
 	cJSON_AddItemToArray(entries, make_entry(description, g, fp, sx, sy));
-	char *text = cJSON_Print(doc);
+	char *text = ksr_json_print(doc, true);
 	int rc = write_whole(path, text, err);
 	free(text);
 	cJSON_Delete(doc);
