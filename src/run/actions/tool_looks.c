@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ksr/atspi.h"
+#include "ksr/json.h"
 #include "run/actions/exec.h"
 #include "run/actions/exec_atspi.h"
 #include "run/diagnosis/dialogs.h"
@@ -96,7 +97,7 @@ static int write_tree(ksr_run *run, const ksr_tool *t, const ksr_run_atspi *a,
 		cJSON_AddNumberToObject(n, "parent", tree->nodes[i].parent);
 		cJSON_AddItemToArray(nodes, n);
 	}
-	char *text = cJSON_Print(doc);
+	char *text = ksr_json_print(doc, true);
 	cJSON_Delete(doc);
 	ksr_err err = {0};
 	int rc = ksr_evidence_write(run->out, name, text, strlen(text), &err);
