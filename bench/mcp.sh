@@ -28,3 +28,5 @@ sleep 1
 setsid xterm -geometry 100x30+100+100 -e sh -c 'ls -l /usr/bin | head -40; exec sleep 1000' >/dev/null 2>&1 & pids+=($!)
 sleep 1
 node bench/bench_mcp.mjs "$bin" "$n"
+# 2026-07-28 beside 2025-11-25, and scenario_run as a task against the streamed call.
+node bench/bench_mcp2026.mjs "$bin" "$n"

@@ -1,5 +1,7 @@
-/* MCP server core: JSON-RPC 2.0 per MCP revision 2025-11-25 (also answering
- * clients that ask for 2025-06-18 or 2025-03-26), transport-independent. A
+/* MCP server core: JSON-RPC 2.0 per MCP revision 2026-07-28 (stateless: a
+ * request whose _meta carries its protocol version) and 2025-11-25 (an
+ * initialize'd session; also 2025-06-18 and 2025-03-26), chosen per request,
+ * transport-independent. A
  * transport (stdio, Streamable HTTP) hands complete messages to ksr_mcp_handle
  * and writes back what it returns. The tools act through the same backends a
  * run uses (x11, atspi, cdp, model, ksr_run_scenario). No printing. */
@@ -28,8 +30,11 @@ typedef struct ksr_mcp_opts {
  * reply (ksr_mcp_error_reply) and the server keeps serving. */
 #define KSR_MCP_MAX_MESSAGE (16u * 1024u * 1024u)
 
-/* The newest protocol revision served (the default answer to initialize). */
+/* The newest session-based revision (the default answer to initialize). */
 #define KSR_MCP_PROTOCOL "2025-11-25"
+/* The stateless revision: no initialize, the version in every request's _meta. */
+#define KSR_MCP_PROTOCOL_MODERN "2026-07-28"
+#define KSR_MCP_META_VERSION    "io.modelcontextprotocol/protocolVersion"
 
 ksr_mcp *ksr_mcp_create(const ksr_mcp_opts *o, ksr_err *err);
 void ksr_mcp_destroy(ksr_mcp *m); /* NULL-safe; stops a private session */
@@ -44,6 +49,11 @@ void ksr_mcp_destroy(ksr_mcp *m); /* NULL-safe; stops a private session */
  * ksr_mcp_cancel. */
 char *ksr_mcp_handle(ksr_mcp *m, const char *msg, size_t len,
                      void (*notify)(void *ud, const char *line), void *ud);
+
+/* ksr_mcp_handle, also telling an HTTP transport the status to answer with
+ * (*http_status: 200, or 400/404 for the 2026-07-28 errors that call for one). */
+char *ksr_mcp_handle_status(ksr_mcp *m, const char *msg, size_t len,
+                            void (*notify)(void *ud, const char *line), void *ud, int *http_status);
 
 /* Cancel the in-flight request with this JSON-RPC id (compact JSON text of the
  * id, e.g. "7" or "\"abc\"", as in notifications/cancelled), from another

@@ -63,4 +63,11 @@ bool ksr_mcp_http_bearer_ok(const char *authorization, const char *token);
  * through "a/ *" or "* / *" (without spaces)? A NULL or empty header admits all. */
 bool ksr_mcp_http_accepts(const char *accept, const char *type);
 
+/* A 2026-07-28 mirrored header's value (Mcp-Name, Mcp-Param-*) as the body
+ * would carry it: "=?base64?...?=" decoded (the transport's sentinel for a
+ * value that is not plain visible ASCII), anything else as it is. false for a
+ * malformed sentinel, a value with control characters, or one too long for
+ * out (n bytes, NUL-terminated). */
+bool ksr_mcp_http_header_value(const char *v, char *out, size_t n);
+
 #endif

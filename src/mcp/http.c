@@ -2,7 +2,11 @@
  * HTTP server (include/ksr/http_server.h); docs/mcp.md, "Streamable HTTP".
  * This file holds the transport's rules: the endpoint, Host/Origin/token,
  * media types and protocol revision, sessions, 202/405/411/413, JSON-RPC
- * classification and SSE event framing.
+ * classification and SSE event framing. A 2026-07-28 request (its _meta names
+ * the version) is stateless: no session is looked up or minted, its mirrored
+ * headers (MCP-Protocol-Version, Mcp-Method, Mcp-Name) must match its body
+ * (400 -32020 otherwise), and a client closing its response before the reply
+ * cancels it.
  *
  * Threads: the server's serving thread owns every connection; one worker
  * thread runs ksr_mcp_handle for the queued messages in order (a tool may run
@@ -50,6 +54,8 @@ typedef struct job {
 	int refs;          /* the connection and the worker; under srv->lock */
 	ksr_strbuf events; /* framed SSE events not yet taken by the connection */
 	char *reply;       /* the reply (NULL: a notification, or a cancelled request) */
+	int status;        /* the HTTP status the core asked for (200, 400, 404) */
+	bool modern;       /* 2026-07-28: not run once its client has gone */
 	bool done;
 } job;
 
@@ -61,6 +67,8 @@ typedef struct waiter {
 	bool sse;                  /* the response is a stream */
 	char new_sid[SID_LEN + 1]; /* issued when this is an initialize */
 	char peer[PEER_LEN];       /* the client's address, for the session's bound */
+	char *cancel_id;           /* 2026-07-28: the request's id (compact JSON); a close
+	                              before the reply cancels it */
 } waiter;
 
 typedef struct session {
@@ -103,10 +111,11 @@ static void job_release(http_srv *s, job *j)
 	pthread_mutex_unlock(&s->lock);
 }
 
-static job *job_queue(http_srv *s, const char *msg, size_t len, bool sse_ok)
+static job *job_queue(http_srv *s, const char *msg, size_t len, bool sse_ok, bool modern)
 {
 	job *j = ksr_xcalloc(1, sizeof *j);
 	j->srv = s;
+	j->modern = modern;
 	j->msg = ksr_xstrndup(msg, len);
 	j->len = len;
 	j->sse_ok = sse_ok;
@@ -152,12 +161,18 @@ static void *worker(void *arg)
 		job *j = s->quit ? NULL : s->head;
 		if (j && !(s->head = j->next))
 			s->tail = NULL;
+		/* A 2026 request whose client closed its stream is cancelled: not run. */
+		bool gone = j && j->modern && j->refs < 2;
 		pthread_mutex_unlock(&s->lock);
 		if (!j)
 			return NULL;
-		char *reply = ksr_mcp_handle(s->m, j->msg, j->len, job_notify, j);
+		int status = 200;
+		char *reply =
+		        gone ? NULL
+		             : ksr_mcp_handle_status(s->m, j->msg, j->len, job_notify, j, &status);
 		pthread_mutex_lock(&s->lock);
 		j->reply = reply;
+		j->status = status;
 		j->done = true;
 		job_release_locked(j);
 		pthread_mutex_unlock(&s->lock);
@@ -246,6 +261,7 @@ static void waiter_free(http_srv *s, waiter *w)
 		w->next->prev = w->prev;
 	if (w->job)
 		job_release(s, w->job);
+	free(w->cancel_id);
 	free(w);
 }
 
@@ -272,22 +288,39 @@ static int respond(ksr_http_conn *hc, hdrs h, const char *body)
 	                        body ? strlen(body) : 0);
 }
 
-static int respond_error(ksr_http_conn *hc, int status, int code, const char *msg)
+/* An error the transport answers itself: id_json the request's id (NULL: null
+ * id); takes data (may be NULL). */
+static int respond_error_id(ksr_http_conn *hc, hdrs h, const char *id_json, int code,
+                            const char *msg, cJSON *data)
 {
 	cJSON *o = cJSON_CreateObject(), *e = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "jsonrpc", "2.0");
-	cJSON_AddNullToObject(o, "id");
+	cJSON *id = id_json ? cJSON_Parse(id_json) : NULL;
+	cJSON_AddItemToObject(o, "id", id ? id : cJSON_CreateNull());
 	cJSON_AddNumberToObject(e, "code", code);
 	cJSON_AddStringToObject(e, "message", msg);
+	if (data)
+		cJSON_AddItemToObject(e, "data", data);
 	cJSON_AddItemToObject(o, "error", e);
 	char *body = ksr_json_print(o, false);
 	cJSON_Delete(o);
-	hdrs h = {.status = status, .auth = status == 401};
-	if (status == 405)
-		h.allow = "POST, DELETE";
+	h.auth = h.status == 401;
 	int rc = respond(hc, h, body);
 	free(body);
 	return rc;
+}
+
+static int respond_error_data(ksr_http_conn *hc, hdrs h, int code, const char *msg, cJSON *data)
+{
+	return respond_error_id(hc, h, NULL, code, msg, data);
+}
+
+static int respond_error(ksr_http_conn *hc, int status, int code, const char *msg)
+{
+	hdrs h = {.status = status};
+	if (status == 405)
+		h.allow = "POST, DELETE";
+	return respond_error_data(hc, h, code, msg, NULL);
 }
 
 /* Did an initialize succeed (a result, not an error)? */
@@ -307,6 +340,7 @@ static void take_job(http_srv *s, waiter *w)
 	ksr_strbuf ev = j->events;
 	j->events = (ksr_strbuf){0};
 	bool done = j->done;
+	int status = j->status ? j->status : 200;
 	char *reply = j->reply;
 	j->reply = NULL;
 	pthread_mutex_unlock(&s->lock);
@@ -339,7 +373,8 @@ static void take_job(http_srv *s, waiter *w)
 			ksr_http_stream_end(hc);
 		} else if (!rc) {
 			/* No reply is due (a request cancelled while it ran): 202, no body. */
-			respond(hc, (hdrs){.status = reply ? 200 : 202, .sid = sid[0] ? sid : NULL},
+			respond(hc,
+			        (hdrs){.status = reply ? status : 202, .sid = sid[0] ? sid : NULL},
 			        reply);
 		}
 	}
@@ -359,6 +394,8 @@ static const char *const wanted_headers[] = {
         "transfer-encoding",
         "mcp-session-id",
         "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
         NULL,
 };
 
@@ -374,10 +411,36 @@ static void copy_hdr(const ksr_http_request *r, const char *name, char *buf, siz
 	buf[len] = '\0';
 }
 
+static const char *const versions[] = {KSR_MCP_PROTOCOL_MODERN, KSR_MCP_PROTOCOL, "2025-06-18",
+                                       "2025-03-26"};
+
+/* No header: a 2025-03-26 client (the transport allows it). */
 static bool version_ok(const char *v)
 {
-	return !v[0] || !strcmp(v, KSR_MCP_PROTOCOL) || !strcmp(v, "2025-06-18") ||
-	       !strcmp(v, "2025-03-26");
+	for (size_t i = 0; v[0] && i < sizeof versions / sizeof *versions; i++)
+		if (!strcmp(v, versions[i]))
+			return true;
+	return !v[0];
+}
+
+/* The answer to an unknown MCP-Protocol-Version (2026-07-28's
+ * UnsupportedProtocolVersionError: a dual-era client retries with one listed). */
+static const char bad_version[] = "Unsupported protocol version (MCP-Protocol-Version)";
+
+static int respond_unsupported(ksr_http_conn *hc, const char *asked)
+{
+	cJSON *data = cJSON_CreateObject();
+	cJSON *sup = cJSON_AddArrayToObject(data, "supported");
+	for (size_t i = 0; i < sizeof versions / sizeof *versions; i++)
+		cJSON_AddItemToArray(sup, cJSON_CreateString(versions[i]));
+	cJSON_AddStringToObject(data, "requested", asked);
+	return respond_error_data(hc, (hdrs){.status = 400}, -32022, bad_version, data);
+}
+
+static bool modern_header(const ksr_http_request *r)
+{
+	const char *v = ksr_http_request_header(r, "mcp-protocol-version");
+	return v && !strcmp(v, KSR_MCP_PROTOCOL_MODERN);
 }
 
 /* Host/Origin/token: the checks every method passes first. 0 = allowed. */
@@ -417,7 +480,7 @@ static int check_post(http_srv *s, const ksr_http_request *r, const char **why, 
 		return *why = "Accept must admit application/json or text/event-stream", 406;
 	copy_hdr(r, "mcp-protocol-version", buf, sizeof buf);
 	if (!version_ok(buf))
-		return *why = "unsupported MCP-Protocol-Version", 400;
+		return *why = bad_version, 400;
 	return 0;
 }
 
@@ -432,6 +495,8 @@ static int head_status(http_srv *s, const ksr_http_request *r, const char **why,
 	bool post = !strcmp(r->method, "POST"), del = !strcmp(r->method, "DELETE");
 	if (!st && !post && !del)
 		st = 405, *why = "POST JSON-RPC messages; no standalone SSE stream (GET)";
+	if (!st && del && modern_header(r)) /* 2026-07-28 has no sessions to end */
+		st = 405, *why = "2026-07-28 has no sessions: nothing to DELETE";
 	/* lws 4.1.6 (under the backend's server) does not decode a chunked request
 	 * body (its bytes would come as the body, framing and all, and it would wait
 	 * for 100 MB of them); a POST without Content-Length it takes as 100 MB long
@@ -470,7 +535,10 @@ static ksr_http_head_action on_head(void *ud, ksr_http_conn *hc, const ksr_http_
 	bool sse_ok = false;
 	int st = head_status(s, r, &why, &sse_ok);
 	if (strcmp(r->method, "POST") || st == 411) {
-		if (st)
+		if (st == 405 && modern_header(r))
+			respond_error_data(hc, (hdrs){.status = 405, .allow = "POST"}, -32000, why,
+			                   NULL);
+		else if (st)
 			respond_error(hc, st, -32000, why);
 		else
 			on_delete(s, hc, r);
@@ -480,8 +548,121 @@ static ksr_http_head_action on_head(void *ud, ksr_http_conn *hc, const ksr_http_
 	return st ? KSR_HTTP_SKIP_BODY : KSR_HTTP_READ_BODY;
 }
 
-/* One complete POST body: classify, check the session, queue or answer (an
- * answer now, or a queued job with a waiter as the connection's user). */
+/* What classify needs from a message, read before the parsed body is freed
+ * (keeping a pointer into it past cJSON_Delete once answered tools/call 202:
+ * the reparse in ksr_mcp_cancelled_id reuses the freed nodes). */
+typedef struct msg_info {
+	bool obj, request, init, modern;
+	char method[128];
+	char meta_version[64];
+	const char *name_key; /* the params member Mcp-Name mirrors, or NULL */
+	char *name;           /* its value (a string), or NULL */
+	char *id_json;        /* a request's id, compact JSON */
+} msg_info;
+
+/* The member Mcp-Name mirrors for a method (2026-07-28's transport and the
+ * tasks extension's routing rule); NULL: none. */
+static const char *name_key_of(const char *method)
+{
+	if (!strcmp(method, "tools/call") || !strcmp(method, "prompts/get"))
+		return "name";
+	if (!strcmp(method, "resources/read"))
+		return "uri";
+	if (!strncmp(method, "tasks/", 6))
+		return "taskId";
+	return NULL;
+}
+
+static void read_info(const cJSON *msg, msg_info *in)
+{
+	in->obj = cJSON_IsObject(msg);
+	const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+	const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
+	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(meta, KSR_MCP_META_VERSION);
+	if (!cJSON_IsString(method))
+		return;
+	in->request = id != NULL;
+	in->init = !strcmp(method->valuestring, "initialize");
+	in->modern = ver && !in->init; /* as the core decides (server.c, is_modern) */
+	snprintf(in->method, sizeof in->method, "%s", method->valuestring);
+	if (cJSON_IsString(ver))
+		snprintf(in->meta_version, sizeof in->meta_version, "%s", ver->valuestring);
+	in->name_key = name_key_of(method->valuestring);
+	const cJSON *name =
+	        in->name_key ? cJSON_GetObjectItemCaseSensitive(params, in->name_key) : NULL;
+	if (cJSON_IsString(name))
+		in->name = ksr_xstrdup(name->valuestring);
+	char *t = id ? cJSON_PrintUnformatted(id) : NULL;
+	in->id_json = t ? ksr_xstrdup(t) : NULL;
+	cJSON_free(t);
+}
+
+/* The 2026-07-28 mirrored headers against the body: NULL when they match,
+ * else what does not (400, HeaderMismatch -32020). */
+static const char *header_mismatch(const ksr_http_request *r, const msg_info *in, char *why,
+                                   size_t n)
+{
+	const char *ver = ksr_http_request_header(r, "mcp-protocol-version");
+	const char *method = ksr_http_request_header(r, "mcp-method");
+	const char *name = ksr_http_request_header(r, "mcp-name");
+	if (!in->modern) /* the 2026 header on a body that is not */
+		return modern_header(r) ? "Header mismatch: MCP-Protocol-Version is 2026-07-28 but "
+		                          "the body's _meta names no protocol version"
+		                        : NULL;
+	if (!ver || strcmp(ver, in->meta_version))
+		return "Header mismatch: MCP-Protocol-Version is missing or differs from "
+		       "_meta io.modelcontextprotocol/protocolVersion";
+	if (in->request && (!method || strcmp(method, in->method))) {
+		snprintf(why, n, "Header mismatch: Mcp-Method is missing or differs from '%.100s'",
+		         in->method);
+		return why;
+	}
+	if (!in->request || !in->name_key)
+		return NULL;
+	size_t len = name ? strlen(name) + 1 : 1;
+	char *decoded = ksr_xmalloc(len);
+	bool same = name && ksr_mcp_http_header_value(name, decoded, len) && in->name &&
+	            !strcmp(decoded, in->name);
+	free(decoded);
+	if (same)
+		return NULL;
+	snprintf(why, n, "Header mismatch: Mcp-Name is missing or differs from params.%s",
+	         in->name_key);
+	return why;
+}
+
+/* The session a 2025 request belongs to: 0, or the error answered. */
+static int check_session(http_srv *s, ksr_http_conn *hc, const ksr_http_request *r,
+                         const msg_info *in, char new_sid[SID_LEN + 1])
+{
+	char sid[SID_LEN + 8];
+	copy_hdr(r, "mcp-session-id", sid, sizeof sid);
+	if (in->modern) /* stateless: an inbound session header is ignored */
+		return 0;
+	if (in->init) {
+		session_new(new_sid);
+		return 0;
+	}
+	if (!sid[0])
+		return respond_error(hc, 400, -32000, "Mcp-Session-Id header is required"), -1;
+	session *x = session_find(s, sid);
+	if (!x)
+		return respond_error(hc, 404, -32001, "session not found"), -1;
+	x->used = ++s->clock;
+	return 0;
+}
+
+static void info_clear(msg_info *in)
+{
+	free(in->name);
+	free(in->id_json);
+}
+
+/* One complete POST body: classify, check headers or the session, queue or
+ * answer (an answer now, or a queued job with a waiter as the connection's
+ * user). */
 static void classify(http_srv *s, ksr_http_conn *hc, const ksr_http_request *r, bool sse_ok)
 {
 	cJSON *msg = r->body ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
@@ -489,50 +670,40 @@ static void classify(http_srv *s, ksr_http_conn *hc, const ksr_http_request *r, 
 		respond_error(hc, 400, -32700, "parse error: the body is not JSON");
 		return;
 	}
-	/* Everything needed from the parsed message is read here, before it is freed
-	 * (keeping a pointer into it past cJSON_Delete once answered tools/call 202:
-	 * the reparse in ksr_mcp_cancelled_id reuses the freed nodes). */
-	bool obj = cJSON_IsObject(msg);
-	const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
-	bool request = cJSON_IsString(method) && cJSON_GetObjectItemCaseSensitive(msg, "id");
-	bool init = cJSON_IsString(method) && !strcmp(method->valuestring, "initialize");
+	msg_info in = {0};
+	read_info(msg, &in);
 	cJSON_Delete(msg);
-	char sid[SID_LEN + 8], new_sid[SID_LEN + 1] = "";
-	copy_hdr(r, "mcp-session-id", sid, sizeof sid);
-	if (!obj) {
+	char new_sid[SID_LEN + 1] = "", why[200];
+	const char *mismatch = in.obj ? header_mismatch(r, &in, why, sizeof why) : NULL;
+	if (!in.obj)
 		respond_error(hc, 400, -32600, "one JSON-RPC message per POST (no batches)");
+	else if (mismatch)
+		respond_error_id(hc, (hdrs){.status = 400}, in.id_json, -32020, mismatch, NULL);
+	if (!in.obj || mismatch || check_session(s, hc, r, &in, new_sid) < 0) {
+		info_clear(&in);
 		return;
-	}
-	if (init)
-		session_new(new_sid);
-	else if (!sid[0]) {
-		respond_error(hc, 400, -32000, "Mcp-Session-Id header is required");
-		return;
-	} else {
-		session *x = session_find(s, sid);
-		if (!x) {
-			respond_error(hc, 404, -32001, "session not found");
-			return;
-		}
-		x->used = ++s->clock;
 	}
 	char *cancel = ksr_mcp_cancelled_id(r->body, r->body_len);
 	if (cancel) { /* applied now: the worker may be busy with that very request */
 		ksr_mcp_cancel(s->m, cancel);
 		free(cancel);
 		respond(hc, (hdrs){.status = 202}, NULL);
+		info_clear(&in);
 		return;
 	}
-	job *j = job_queue(s, r->body, r->body_len, sse_ok);
-	if (!request) {
+	job *j = job_queue(s, r->body, r->body_len, sse_ok, in.modern);
+	if (!in.request) {
 		/* A notification or a client's response: accepted now, handled in order. */
 		job_release(s, j);
 		respond(hc, (hdrs){.status = 202}, NULL);
+		info_clear(&in);
 		return;
 	}
 	waiter *w = ksr_xcalloc(1, sizeof *w);
 	w->hc = hc;
 	w->job = j;
+	if (in.modern)
+		w->cancel_id = in.id_json, in.id_json = NULL;
 	memcpy(w->new_sid, new_sid, sizeof w->new_sid);
 	snprintf(w->peer, sizeof w->peer, "%s", r->peer ? r->peer : "");
 	w->next = s->waiters;
@@ -540,6 +711,7 @@ static void classify(http_srv *s, ksr_http_conn *hc, const ksr_http_request *r, 
 		s->waiters->prev = w;
 	s->waiters = w;
 	ksr_http_conn_set_user(hc, w);
+	info_clear(&in);
 }
 
 static void on_request(void *ud, ksr_http_conn *hc, const ksr_http_request *r)
@@ -550,7 +722,11 @@ static void on_request(void *ud, ksr_http_conn *hc, const ksr_http_request *r)
 	int st = head_status(s, r, &why, &sse_ok);
 	if (!st && r->body_too_large) /* no Content-Length said so */
 		st = 413, why = "request body too large";
-	if (st)
+	if (why == bad_version) {
+		char v[64];
+		copy_hdr(r, "mcp-protocol-version", v, sizeof v);
+		respond_unsupported(hc, v);
+	} else if (st)
 		respond_error(hc, st, st == 413 ? -32600 : -32000, why);
 	else
 		classify(s, hc, r, sse_ok);
@@ -565,11 +741,20 @@ static void on_wake(void *ud)
 	}
 }
 
-/* The client left (or the server is going): the job is let go, not cancelled. */
+/* The client left (or the server is going): a 2025 request's job is let go,
+ * not cancelled; a 2026-07-28 one's is cancelled (its transport: closing the
+ * response stream is the cancellation). */
 static void on_close(void *ud, ksr_http_conn *hc, void *user)
 {
 	(void)hc;
-	waiter_free(ud, user);
+	http_srv *s = ud;
+	waiter *w = user;
+	pthread_mutex_lock(&s->lock);
+	bool running = w->cancel_id && w->job && !w->job->done;
+	pthread_mutex_unlock(&s->lock);
+	if (running)
+		ksr_mcp_cancel(s->m, w->cancel_id);
+	waiter_free(s, w);
 }
 
 /* ---- the loop --------------------------------------------------------------------- */

@@ -1,5 +1,6 @@
 /* The pure parts of the Streamable HTTP transport: the listen address, the
- * loopback tests behind the Host/Origin checks, the bearer token, Accept. */
+ * loopback tests behind the Host/Origin checks, the bearer token, Accept, the
+ * 2026-07-28 mirrored header values. */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
@@ -164,4 +165,59 @@ bool ksr_mcp_http_accepts(const char *accept, const char *type)
 			return false;
 		p = comma + 1;
 	}
+}
+
+static int b64_digit(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/* Standard base64 with '=' padding; false on anything else. */
+static bool b64_decode(const char *s, size_t len, char *out, size_t n)
+{
+	if (len % 4)
+		return false;
+	size_t o = 0;
+	for (size_t i = 0; i < len; i += 4) {
+		int d[4], pad = 0;
+		for (int k = 0; k < 4; k++) {
+			unsigned char c = (unsigned char)s[i + k];
+			bool last = i + 4 == len;
+			d[k] = c == '=' && last && k >= 2 ? (pad++, 0) : b64_digit(c);
+			if (d[k] < 0 || (pad && c != '='))
+				return false;
+		}
+		unsigned v = (unsigned)d[0] << 18 | (unsigned)d[1] << 12 | (unsigned)d[2] << 6 |
+		             (unsigned)d[3];
+		for (int k = 0; k < 3 - pad; k++) {
+			if (o + 1 >= n)
+				return false;
+			out[o++] = (char)(v >> (16 - 8 * k) & 0xff);
+		}
+	}
+	out[o] = '\0';
+	return strlen(out) == o; /* a NUL inside is not a name */
+}
+
+bool ksr_mcp_http_header_value(const char *v, char *out, size_t n)
+{
+	size_t len = v ? strlen(v) : 0;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)v[i] < 0x20 && v[i] != '\t')
+			return false;
+	static const char pre[] = "=?base64?", post[] = "?=";
+	size_t np = sizeof pre - 1, nq = sizeof post - 1;
+	if (len >= np + nq && !strncmp(v, pre, np) && !strcmp(v + len - nq, post))
+		return b64_decode(v + np, len - np - nq, out, n);
+	if (len >= n)
+		return false;
+	memcpy(out, v ? v : "", len);
+	out[len] = '\0';
+	return true;
 }

@@ -14,7 +14,6 @@
 #include "ksr/session.h"
 #include "ksr/x11.h"
 
-/* How the last screenshot maps to the screen: screen = origin + shot / scale. */
 /* A file the server wrote into its evidence folder, served by resources/read. */
 typedef struct mcp_file {
 	char *name; /* plain file name in the folder */
@@ -22,12 +21,33 @@ typedef struct mcp_file {
 	size_t size;
 } mcp_file;
 
+/* How a screenshot maps to the screen: screen = origin + shot / scale. */
 typedef struct mcp_view {
 	int origin_x, origin_y; /* screen pixels of the screenshot's top-left */
 	int w, h;               /* the screenshot's size (its coordinate space) */
 	double scale;           /* screenshot pixels per screen pixel (<= 1 when downscaled) */
 	bool have;              /* a capture was made; else the whole screen at scale 1 */
 } mcp_view;
+
+/* A view kept under a handle (docs/mcp.md, "Handles"): screen_capture and
+ * screen_ground return its id, the coordinate tools take it back as "view". */
+#define MCP_VIEWS 64
+typedef struct mcp_view_slot {
+	char id[24]; /* "view-" and 16 hex digits; "" = free */
+	mcp_view v;
+} mcp_view_slot;
+
+/* What the request being handled declared: the era it is served under and,
+ * for 2026-07-28 (stateless), what its _meta carried. */
+typedef struct mcp_req {
+	bool modern;     /* 2026-07-28: per-request _meta, no session state */
+	bool tasks_ok;   /* its clientCapabilities name io.modelcontextprotocol/tasks */
+	int log_level;   /* modern: its _meta logLevel; N levels (none) when absent */
+	int http_status; /* for an HTTP transport: 0 (200), 400 or 404 */
+} mcp_req;
+
+typedef struct mcp_task mcp_task; /* tasks.c */
+#define MCP_TASKS 32
 
 struct ksr_mcp {
 	ksr_mcp_opts opts;
@@ -36,7 +56,11 @@ struct ksr_mcp {
 	ksr_atspi *atspi;
 	ksr_cdp *cdp;
 	int cdp_port;
-	mcp_view view;
+	mcp_view view;         /* the view the current call works in */
+	mcp_view session_view; /* 2025 sessions: the last screenshot's (implicit state) */
+	mcp_view_slot views[MCP_VIEWS];
+	unsigned next_view;
+	mcp_req req; /* the request being handled (one at a time) */
 	char protocol[16];
 	int log_level;   /* index into the syslog-style levels; messages below are dropped */
 	cJSON **schemas; /* parsed input/output schemas, two per tool row */
@@ -52,6 +76,9 @@ struct ksr_mcp {
 	pthread_mutex_t lock;
 	char *inflight_id;
 	bool cancel_hit;
+	int cancel_holds; /* cancel requests not yet over (a call's, tasks'): reset at 0 */
+	/* Tasks (tasks.c): scenario runs on their own threads, polled with tasks/get. */
+	mcp_task *tasks[MCP_TASKS];
 	/* Where notifications go during ksr_mcp_handle. */
 	void (*notify)(void *ud, const char *line);
 	void *notify_ud;
@@ -67,6 +94,9 @@ typedef struct mcp_result {
 } mcp_result;
 
 typedef int (*mcp_tool_fn)(ksr_mcp *m, const cJSON *args, mcp_result *r);
+/* The same tool run as a task, on the task's own thread: it reports to t and
+ * touches none of m's per-call state. */
+typedef int (*mcp_task_fn)(ksr_mcp *m, mcp_task *t, const cJSON *args, mcp_result *r);
 
 typedef struct mcp_tool {
 	const char *name; /* with dots: "input.click" (listed as input_click unless --tool-names
@@ -79,6 +109,10 @@ typedef struct mcp_tool {
 	bool destructive;
 	bool open_world;
 	mcp_tool_fn run;
+	bool takes_view; /* its coordinates are in a screenshot's space: "view" argument */
+	/* Runs as a task for a 2026-07-28 client that declares the tasks extension
+	 * (long, and needs none of the server's shared connections). */
+	mcp_task_fn run_task;
 } mcp_tool;
 
 extern const mcp_tool mcp_tools[];
@@ -88,8 +122,9 @@ extern const size_t mcp_n_tools;
 int mcp_tool_find(const char *name);
 /* The name as listed: underscores (portable, the default), or dots when asked. Writes into buf. */
 const char *mcp_tool_listed_name(const mcp_tool *t, bool dotted, char *buf, size_t len);
-/* Add the max_text argument every tool takes to a parsed inputSchema. */
-void mcp_schema_add_common(cJSON *input_schema);
+/* Add the max_text argument every tool takes to a parsed inputSchema (and
+ * view, for a row that takes_view). */
+void mcp_schema_add_common(cJSON *input_schema, bool takes_view);
 /* Check args against a tool's inputSchema (type, required, enum, bounds, no
  * unknown properties). 0, or -1 with why. */
 int mcp_check_args(const cJSON *schema, const cJSON *args, char *why, size_t len);
@@ -114,6 +149,38 @@ int mcp_structured_list(ksr_mcp *m, mcp_result *r, cJSON *obj, const char *key);
  * structured result over it becomes an isError telling how to narrow it. */
 void mcp_cap_text(ksr_mcp *m, mcp_result *r);
 #define MCP_DEFAULT_TEXT_CAP 40000
+
+/* The CallToolResult object for a finished call (takes res's parts); modern
+ * adds resultType. */
+cJSON *mcp_call_result_json(mcp_result *res, bool modern);
+
+/* ---- views as handles (tools_screen.c) ---- */
+
+/* Make v the current call's view and keep it under a new handle; its id
+ * (valid until MCP_VIEWS more are kept). */
+const char *mcp_view_keep(ksr_mcp *m, mcp_view v);
+/* The view a call names by handle; NULL when unknown or expired. */
+const mcp_view *mcp_view_find(const ksr_mcp *m, const char *id);
+
+/* ---- tasks (tasks.c) ---- */
+
+/* Start tool row i as a task: its CreateTaskResult, or NULL with why (a tool
+ * error the client can read). Takes args. */
+cJSON *mcp_task_start(ksr_mcp *m, size_t i, cJSON *args, char *why, size_t len);
+/* tasks/get, tasks/cancel, tasks/update: the result, or NULL with *code and why. */
+cJSON *mcp_task_request(ksr_mcp *m, const char *method, const cJSON *params, int *code, char *why,
+                        size_t len);
+/* Cancel every running task and wait for them (at destroy). */
+void mcp_tasks_stop(ksr_mcp *m);
+/* A task reports its stage (from its thread). */
+void mcp_task_status(mcp_task *t, const char *message);
+/* Is a task of row i working? Its id into id (MCP_TASK_ID bytes). */
+bool mcp_task_busy(ksr_mcp *m, size_t i, char *id);
+#define MCP_TASK_ID 40
+/* Cancellation that may outlive a call: the process-wide cancel request is
+ * reset only when the last holder lets go (server.c). Under m->lock. */
+void mcp_cancel_hold_locked(ksr_mcp *m);
+void mcp_cancel_release_locked(ksr_mcp *m);
 
 /* Base64 (RFC 4648), NUL-terminated; free it. */
 char *mcp_base64(const unsigned char *d, size_t n);
@@ -175,5 +242,7 @@ int mcp_tool_cdp_click(ksr_mcp *m, const cJSON *a, mcp_result *r);
 int mcp_tool_cdp_fill(ksr_mcp *m, const cJSON *a, mcp_result *r);
 int mcp_tool_cdp_navigate(ksr_mcp *m, const cJSON *a, mcp_result *r);
 int mcp_tool_scenario_run(ksr_mcp *m, const cJSON *a, mcp_result *r);
+/* scenario.run as a task: the same run, its stages reported to the task. */
+int mcp_task_scenario_run(ksr_mcp *m, mcp_task *t, const cJSON *a, mcp_result *r);
 
 #endif

@@ -63,10 +63,11 @@ const mcp_tool mcp_tools[] = {
          "\"origin_x\":{\"type\":\"integer\"},\"origin_y\":{\"type\":\"integer\"},"
          "\"screen_width\":{\"type\":\"integer\"},\"screen_height\":{\"type\":\"integer\"},"
          "\"png_bytes\":{\"type\":\"integer\"},\"delivery\":{\"type\":\"string\",\"enum\":["
-         "\"inline\",\"link\"]},\"uri\":{\"type\":\"string\"}},\"required\":[\"width\",\"height\","
+         "\"inline\",\"link\"]},\"uri\":{\"type\":\"string\"},\"view\":{\"type\":\"string\"}},"
+         "\"required\":[\"width\",\"height\","
          "\"scale\",\"origin_x\",\"origin_y\",\"screen_width\",\"screen_height\",\"png_bytes\","
          "\"delivery\"]}",
-         true, false, false, mcp_tool_capture},
+         true, false, false, mcp_tool_capture, .takes_view = true},
         {"screen.wait", "Wait for the screen",
          "Wait, instead of polling, until a window whose title matches a pattern appears "
          "(until: appears) or is gone (until: gone), or until the screen or one window stops "
@@ -95,28 +96,28 @@ const mcp_tool mcp_tools[] = {
          "\"required\":[\"description\"]}",
          "{\"type\":\"object\",\"properties\":{\"found\":{\"type\":\"boolean\"},"
          "\"x\":{\"type\":\"number\"},\"y\":{\"type\":\"number\"},\"scale\":{\"type\":\"number\"},"
-         "\"screen_x\":{\"type\":\"integer\"},\"screen_y\":{\"type\":\"integer\"}},"
-         "\"required\":[\"found\"]}",
+         "\"screen_x\":{\"type\":\"integer\"},\"screen_y\":{\"type\":\"integer\"},"
+         "\"view\":{\"type\":\"string\"}},\"required\":[\"found\"]}",
          true, false, true, mcp_tool_ground},
         {"input.click", "Click", "Click at a point in screenshot space (XTest).",
          "{\"type\":\"object\",\"properties\":{" XY_IN ",\"button\":{\"type\":\"string\","
          "\"enum\":[\"left\",\"middle\",\"right\"]},\"count\":{\"type\":\"integer\",\"minimum\":1,"
          "\"maximum\":3}},\"required\":[\"x\",\"y\"]}",
-         POINT_OUT, false, true, false, mcp_tool_click},
+         POINT_OUT, false, true, false, mcp_tool_click, .takes_view = true},
         {"input.move", "Move the pointer", "Move the pointer to a point in screenshot space.",
          "{\"type\":\"object\",\"properties\":{" XY_IN "},\"required\":[\"x\",\"y\"]}", POINT_OUT,
-         false, true, false, mcp_tool_move},
+         false, true, false, mcp_tool_move, .takes_view = true},
         {"input.drag", "Drag", "Press at (x1, y1), move to (x2, y2), release; screenshot space.",
          "{\"type\":\"object\",\"properties\":{\"x1\":{\"type\":\"number\"},\"y1\":{\"type\":"
          "\"number\"},\"x2\":{\"type\":\"number\"},\"y2\":{\"type\":\"number\"},\"button\":{"
          "\"type\":\"string\",\"enum\":[\"left\",\"middle\",\"right\"]}},"
          "\"required\":[\"x1\",\"y1\",\"x2\",\"y2\"]}",
-         DONE_OUT, false, true, false, mcp_tool_drag},
+         DONE_OUT, false, true, false, mcp_tool_drag, .takes_view = true},
         {"input.scroll", "Scroll",
          "Scroll at a point in screenshot space: amount wheel clicks, negative up.",
          "{\"type\":\"object\",\"properties\":{" XY_IN ",\"amount\":{\"type\":\"integer\","
          "\"minimum\":-50,\"maximum\":50}},\"required\":[\"x\",\"y\",\"amount\"]}",
-         POINT_OUT, false, true, false, mcp_tool_scroll},
+         POINT_OUT, false, true, false, mcp_tool_scroll, .takes_view = true},
         {"input.type", "Type text", "Type UTF-8 text into the focused window (\\n is Return).",
          "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},"
          "\"required\":[\"text\"]}",
@@ -236,7 +237,9 @@ const mcp_tool mcp_tools[] = {
          false, true, true, mcp_tool_cdp_navigate},
         {"scenario.run", "Run a scenario",
          "Run a scenario (a file path or inline YAML) as `kasm-session-runtime run` does; "
-         "returns the verdict, outcome, reason and the evidence folder. Progress per stage.",
+         "returns the verdict, outcome, reason and the evidence folder. Progress per stage; "
+         "a 2026-07-28 client with the tasks extension gets a task to poll (tasks/get, the "
+         "stage as its status) and may cancel it (tasks/cancel: outcome interrupted).",
          "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"yaml\":{\"type\":"
          "\"string\"},\"out\":{\"type\":\"string\",\"description\":\"evidence folder; default a "
          "new temporary one\"},\"xvfb\":{\"type\":\"boolean\"},\"deadline_s\":{\"type\":"
@@ -246,7 +249,7 @@ const mcp_tool mcp_tools[] = {
          "\"integer\"},\"outcome\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},"
          "\"evidence\":{\"type\":\"string\"}},\"required\":[\"verdict\",\"exit_code\",\"outcome\","
          "\"reason\",\"evidence\"]}",
-         false, true, true, mcp_tool_scenario_run},
+         false, true, true, mcp_tool_scenario_run, .run_task = mcp_task_scenario_run},
 };
 const size_t mcp_n_tools = sizeof mcp_tools / sizeof mcp_tools[0];
 
@@ -518,11 +521,25 @@ bool mcp_arg_bool(const cJSON *args, const char *name, bool def)
 
 /* ---- size caps ------------------------------------------------------------------ */
 
-void mcp_schema_add_common(cJSON *in)
+/* The view argument of the tools whose coordinates are in a screenshot's space. */
+static void add_view_arg(cJSON *props)
+{
+	cJSON *p = cJSON_AddObjectToObject(props, "view");
+	cJSON_AddStringToObject(p, "type", "string");
+	cJSON_AddStringToObject(
+	        p, "description",
+	        "the view handle a screen_capture returned: coordinates are in that "
+	        "screenshot's space (default: the last screenshot's in a 2025 session, screen "
+	        "pixels under 2026-07-28)");
+}
+
+void mcp_schema_add_common(cJSON *in, bool takes_view)
 {
 	cJSON *props = cJSON_GetObjectItemCaseSensitive(in, "properties");
 	if (!cJSON_IsObject(props) || cJSON_GetObjectItemCaseSensitive(props, "max_text"))
 		return;
+	if (takes_view)
+		add_view_arg(props);
 	cJSON *p = cJSON_AddObjectToObject(props, "max_text");
 	cJSON_AddStringToObject(p, "type", "integer");
 	cJSON_AddNumberToObject(p, "minimum", 256);

@@ -1,5 +1,7 @@
 /* scenario.run: the whole staged run (ksr_run_scenario), as the run command
- * does it, with a progress notification per stage. */
+ * does it, with a progress notification per stage; or, as a task (2026-07-28
+ * with the tasks extension), on the task's thread with the stage as the
+ * task's status message. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 
 typedef struct scn_ctx {
 	ksr_mcp *m;
+	mcp_task *task; /* NULL: a plain call, progress goes on the request */
 	cJSON *report;
 } scn_ctx;
 
@@ -23,7 +26,10 @@ static void on_event(void *ud, const cJSON *ev)
 	if (!strcmp(name->valuestring, "stage.start")) {
 		char msg[160];
 		snprintf(msg, sizeof msg, "stage %s", stage->valuestring);
-		mcp_progress(c->m, 0, msg);
+		if (c->task)
+			mcp_task_status(c->task, msg);
+		else
+			mcp_progress(c->m, 0, msg);
 	}
 }
 
@@ -34,9 +40,13 @@ static void on_report(void *ud, const cJSON *report)
 	c->report = cJSON_Duplicate(report, 1);
 }
 
+/* A task sends no notifications (the extension has none on tasks): its
+ * messages are in the run's evidence. */
 static void on_message(void *ud, const char *message)
 {
-	mcp_log(((scn_ctx *)ud)->m, "warning", "%s", message);
+	scn_ctx *c = ud;
+	if (!c->task)
+		mcp_log(c->m, "warning", "%s", message);
 }
 
 static const char *str_of(const cJSON *o, const char *k, const char *def)
@@ -74,7 +84,7 @@ static void answer(scn_ctx *c, int code, const char *out, mcp_result *r)
 	mcp_structured(r, o);
 }
 
-int mcp_tool_scenario_run(ksr_mcp *m, const cJSON *a, mcp_result *r)
+static int scenario_run(ksr_mcp *m, mcp_task *task, const cJSON *a, mcp_result *r)
 {
 	const char *path = mcp_arg_str(a, "path"), *yaml = mcp_arg_str(a, "yaml");
 	if (!path == !yaml)
@@ -86,7 +96,7 @@ int mcp_tool_scenario_run(ksr_mcp *m, const cJSON *a, mcp_result *r)
 	char *written = yaml ? write_yaml(out, yaml, r) : NULL;
 	if (yaml && !written)
 		return 0;
-	scn_ctx c = {.m = m};
+	scn_ctx c = {.m = m, .task = task};
 	ksr_run_opts o = {.scenario_path = written ? written : path,
 	                  .out_dir = out,
 	                  .xvfb = mcp_arg_bool(a, "xvfb", false),
@@ -99,10 +109,21 @@ int mcp_tool_scenario_run(ksr_mcp *m, const cJSON *a, mcp_result *r)
 	                  .on_report_ud = &c,
 	                  .on_message = on_message,
 	                  .on_message_ud = &c};
-	mcp_log(m, "info", "scenario.run: %s -> %s", o.scenario_path, out);
+	if (!task)
+		mcp_log(m, "info", "scenario.run: %s -> %s", o.scenario_path, out);
 	int code = ksr_run_scenario(&o);
 	answer(&c, code, out, r);
 	cJSON_Delete(c.report);
 	free(written);
 	return 0;
+}
+
+int mcp_tool_scenario_run(ksr_mcp *m, const cJSON *a, mcp_result *r)
+{
+	return scenario_run(m, NULL, a, r);
+}
+
+int mcp_task_scenario_run(ksr_mcp *m, mcp_task *t, const cJSON *a, mcp_result *r)
+{
+	return scenario_run(m, t, a, r);
 }

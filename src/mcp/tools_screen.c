@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "ksr/model.h"
 #include "ksr/pattern.h"
@@ -25,6 +26,37 @@ int mcp_need_x11(ksr_mcp *m, mcp_result *r)
 		return 0;
 	mcp_fail(r, "no X display: %s", w == KSR_WAIT_ERROR ? e.msg : ksr_wait_name(w));
 	return -1;
+}
+
+/* ---- views as handles --------------------------------------------------------- */
+
+/* An opaque, unguessable id: the spec's advice for an unauthenticated
+ * server's handles (a bearer name). */
+static void view_id(char out[24])
+{
+	unsigned char r[8];
+	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+		memset(r, 0, sizeof r);
+	int n = snprintf(out, 24, "view-");
+	for (size_t i = 0; i < sizeof r; i++)
+		n += snprintf(out + n, (size_t)(24 - n), "%02x", r[i]);
+}
+
+const char *mcp_view_keep(ksr_mcp *m, mcp_view v)
+{
+	m->view = v;
+	mcp_view_slot *s = &m->views[m->next_view++ % MCP_VIEWS]; /* the oldest goes */
+	view_id(s->id);
+	s->v = v;
+	return s->id;
+}
+
+const mcp_view *mcp_view_find(const ksr_mcp *m, const char *id)
+{
+	for (size_t i = 0; id && i < MCP_VIEWS; i++)
+		if (m->views[i].id[0] && !strcmp(m->views[i].id, id))
+			return &m->views[i].v;
+	return NULL;
 }
 
 int mcp_to_screen(ksr_mcp *m, double sx, double sy, int *px, int *py, mcp_result *r)
@@ -248,7 +280,7 @@ static void add_link(ksr_mcp *m, mcp_result *r, const char *uri, const encoded *
 }
 
 static void capture_answer(ksr_mcp *m, const shot *s, const encoded *en, const char *uri,
-                           mcp_result *r)
+                           const char *view, mcp_result *r)
 {
 	int sw, sh;
 	ksr_x11_screen_size(m->x, &sw, &sh);
@@ -264,6 +296,7 @@ static void capture_answer(ksr_mcp *m, const shot *s, const encoded *en, const c
 	cJSON_AddStringToObject(o, "delivery", uri ? "link" : "inline");
 	if (uri)
 		cJSON_AddStringToObject(o, "uri", uri);
+	cJSON_AddStringToObject(o, "view", view);
 	mcp_structured(r, o);
 }
 
@@ -289,14 +322,14 @@ int mcp_tool_capture(ksr_mcp *m, const cJSON *a, mcp_result *r)
 	    !(uri = mcp_evidence_write(m, "capture", "png", "image/png", en.png, en.png_len, r)))
 		rc = -1;
 	if (rc == 0) {
-		m->view = (mcp_view){
-		        s.origin_x, s.origin_y, en.img->w, en.img->h, (double)en.img->w / src_w,
-		        true};
+		const char *view =
+		        mcp_view_keep(m, (mcp_view){s.origin_x, s.origin_y, en.img->w, en.img->h,
+		                                    (double)en.img->w / src_w, true});
 		if (uri)
 			add_link(m, r, uri, &en);
 		else
 			add_image(r, &en);
-		capture_answer(m, &s, &en, uri, r);
+		capture_answer(m, &s, &en, uri, view, r);
 	}
 	free(uri);
 	encoded_clear(&en);
@@ -306,7 +339,8 @@ int mcp_tool_capture(ksr_mcp *m, const cJSON *a, mcp_result *r)
 
 static void ground_answer(ksr_mcp *m, const ksr_model_image *img, int sx, int sy, mcp_result *r)
 {
-	m->view = (mcp_view){0, 0, img->w, img->h, (double)img->w / img->screen_w, true};
+	const char *view = mcp_view_keep(
+	        m, (mcp_view){0, 0, img->w, img->h, (double)img->w / img->screen_w, true});
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddBoolToObject(o, "found", true);
 	cJSON_AddNumberToObject(o, "x", floor(sx * m->view.scale));
@@ -314,6 +348,7 @@ static void ground_answer(ksr_mcp *m, const ksr_model_image *img, int sx, int sy
 	cJSON_AddNumberToObject(o, "scale", m->view.scale);
 	cJSON_AddNumberToObject(o, "screen_x", sx);
 	cJSON_AddNumberToObject(o, "screen_y", sy);
+	cJSON_AddStringToObject(o, "view", view);
 	mcp_structured(r, o);
 }
 

@@ -128,7 +128,7 @@ class TestHttpRules(McpHttpTestCase):
             ("malformed JSON", b'{"jsonrpc": "2.0", "id": 3, "meth', {}, 400, -32700),
             ("a batch", [ping, ping], {}, 400, -32600),
             ("unknown protocol revision", ping, {"MCP-Protocol-Version": "1999-01-01"}, 400,
-             -32000),
+             -32022),
             ("not JSON media type", ping, {"Content-Type": "text/plain"}, 415, -32000),
             ("unknown session", ping, {"Mcp-Session-Id": "0" * 32}, 404, -32001),
         ]

@@ -1,0 +1,242 @@
+"""Issue 33: MCP 2026-07-28 beside 2025-11-25 on the same server.
+
+A real 2026-07-28 client from npm (the MCP TypeScript SDK v2,
+@modelcontextprotocol/client pinned to 2026-07-28, with the tasks extension's
+client @modelcontextprotocol/ext-tasks; tests/integration/mcp_client/
+client2026.mjs) over stdio and Streamable HTTP: no initialize on the wire, tools
+listed and called, view handles instead of the session's last screenshot, one
+scenario run as a task to its verdict and another cancelled (outcome
+interrupted, DONE written). Then the transport's 2026 rules by hand over HTTP
+(header checks, -32022, 405, session headers ignored). The 2025 SDK client and
+the Inspector CLI keep their own tests (test_mcp_stdio.py, test_mcp_http.py)."""
+
+import http.client
+import json
+import os
+import re
+import subprocess
+import time
+import unittest
+
+import ksr
+import mcplib
+
+CLIENT = os.path.join(mcplib.CLIENT_DIR, "client2026.mjs")
+V = "2026-07-28"
+META = {"io.modelcontextprotocol/protocolVersion": V,
+        "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+class Client2026(mcplib.SdkClient):
+    """client2026.mjs: the same JSON-lines bridge as client.mjs."""
+
+    def __init__(self, tc, server_args=None, env=None, url=None):
+        target = ["--url", url] if url else ["--", ksr.BIN] + server_args
+        self.proc = subprocess.Popen(
+            ["node", CLIENT] + target, env=env, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        tc.procs.append(self.proc)
+        self.err = open(os.path.join(tc.tmp, "client26-%d.stderr" % self.proc.pid), "wb")
+        self.buf = b""
+        first = self.read(60)
+        tc.assertTrue(first.get("connected"), first)
+
+
+def start_http(tc, env):
+    rt = tc.start_rt(["mcp", "--http", "127.0.0.1:0"], env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        m = re.search(r"listening on http://\S+:(\d+)/mcp", rt.stderr)
+        if m:
+            return rt, int(m.group(1))
+        tc.assertIsNone(rt.poll(), rt.stderr[-3000:])
+        time.sleep(0.05)
+    tc.fail("mcp --http did not report its port")
+
+
+class Mcp2026Suite:
+    """The client tests; a subclass says how to connect (connect() -> client)."""
+
+    def setUp(self):
+        super().setUp()
+        mcplib.require_client(self)
+        self.display = self.start_xvfb()
+        self.denv = self.env(DISPLAY=self.display)
+
+    def scenario_yaml(self, steps):
+        return ("name: mcp2026\nlaunch: %s\nprocess: ^ksr-testapp$\nwindow: ^KSR Test App$\n"
+                "settle_s: 0.3\natspi: false\nsteps:\n%s" % (ksr.TESTAPP, steps))
+
+    def ok(self, ans):
+        self.assertTrue(ans.get("ok"), ans)
+        self.assertFalse(ans["result"].get("isError"), ans)
+        return ans["result"]
+
+    def test_modern_client(self):
+        c = self.connect()
+        hello = c.op(op="hello")
+        self.assertEqual(hello["era"], "modern", hello)
+        self.assertIn("io.modelcontextprotocol/tasks", hello["caps"]["extensions"])
+        listed = c.op(op="list")["result"]
+        self.assertEqual(listed["cacheScope"], "public")
+        self.assertGreater(listed["ttlMs"], 0)
+        names = [t["name"] for t in listed["tools"]]
+        self.assertIn("scenario_run", names)
+        self.assertIn("view", [t for t in listed["tools"] if t["name"] == "input_click"][0]
+                      ["inputSchema"]["properties"])
+        self.assertIn("windows", self.ok(c.call("window_list"))["structuredContent"])
+
+        # Views are handles: the click's space is the one its view names.
+        shot = self.ok(c.call("screen_capture", {"max_edge": 640}))["structuredContent"]
+        self.assertEqual(shot["scale"], 0.5)
+        self.assertTrue(shot["view"].startswith("view-"), shot)
+        at = self.ok(c.call("input_click", {"x": 100, "y": 50, "view": shot["view"]}))
+        self.assertEqual((at["structuredContent"]["screen_x"],
+                          at["structuredContent"]["screen_y"]), (200, 100))
+        # Stateless: no view named, screen pixels, whatever was captured before.
+        at = self.ok(c.call("input_click", {"x": 100, "y": 50}))
+        self.assertEqual((at["structuredContent"]["screen_x"],
+                          at["structuredContent"]["screen_y"]), (100, 50))
+        bad = c.call("input_click", {"x": 1, "y": 1, "view": "view-0000000000000000"})
+        self.assertTrue(bad["result"]["isError"], bad)
+        self.assertIn("unknown or expired view", bad["result"]["content"][0]["text"])
+
+        # A scenario as a task: polled to its verdict, the stage as status.
+        out = self.out("task-pass")
+        run = c.op(op="task_run", name="scenario_run", timeout=180,
+                   args={"yaml": self.scenario_yaml("  - sleep: 0.2\n"), "out": out})
+        self.assertEqual((run["kind"], run["outcome"]), ("task", "completed"), run)
+        sc = run["result"]["structuredContent"]
+        self.assertEqual((sc["verdict"], sc["outcome"], sc["evidence"]),
+                         ("pass", "completed", out))
+        self.assertEvidence(out, "pass", "completed")
+        self.assertTrue(any((s["message"] or "").startswith("stage ") for s in run["statuses"]),
+                        run["statuses"])
+
+        # Another, cancelled during its steps: the run is interrupted, DONE written.
+        out2 = self.out("task-cancel")
+        run = c.op(op="task_run", name="scenario_run", timeout=180, cancel_on="stage steps",
+                   args={"yaml": self.scenario_yaml("  - sleep: 300\n"), "out": out2})
+        self.assertTrue(run["cancelled"], run)
+        deadline = time.monotonic() + 60
+        while True:
+            got = c.op(op="task_get", taskId=run["taskId"])
+            self.assertTrue(got["ok"], got)
+            if got["result"]["status"] != "working" or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        self.assertEqual(got["result"]["status"], "cancelled", got)
+        self.assertIn(out2, got["result"]["statusMessage"])
+        self.assertEvidence(out2, "test-error", "interrupted")
+        # The server serves on after the cancellation.
+        self.ok(c.call("window_list"))
+
+        sent = c.op(op="traffic")["sent"]
+        methods = [s["method"] for s in sent]
+        self.assertNotIn("initialize", methods)
+        self.assertNotIn("notifications/initialized", methods)
+        self.assertIn("tasks/get", methods)
+        self.assertIn("tasks/cancel", methods)
+        c.close()
+
+
+class Mcp2026Stdio(Mcp2026Suite, ksr.KsrTestCase):
+    def connect(self):
+        return Client2026(self, ["mcp"], self.denv)
+
+
+class Mcp2026Http(Mcp2026Suite, ksr.KsrTestCase):
+    def connect(self):
+        _, self.port = start_http(self, self.denv)
+        return Client2026(self, url="http://127.0.0.1:%d/mcp" % self.port, env=self.denv)
+
+
+class Mcp2026HttpRules(ksr.KsrTestCase):
+    """The 2026 transport rules by hand (http.client), beside a 2025 session."""
+    needs_testapp = False
+
+    def post(self, body, headers, method="POST"):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        h.update(headers)
+        c.request(method, "/mcp", body=json.dumps(body) if body is not None else None, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, \
+            json.loads(data) if data else None
+
+    def req(self, id_, method, params=None, meta=META):
+        p = dict(params or {})
+        if meta is not None:
+            p["_meta"] = meta
+        return {"jsonrpc": "2.0", "id": id_, "method": method, "params": p}
+
+    def test_transport_rules(self):
+        display = self.start_xvfb()
+        _, self.port = start_http(self, self.env(DISPLAY=display))
+        h = {"MCP-Protocol-Version": V, "Mcp-Method": "tools/call", "Mcp-Name": "window_list"}
+        call = self.req(1, "tools/call", {"name": "window_list", "arguments": {}})
+        st, hd, body = self.post(call, dict(h, **{"Mcp-Session-Id": "not-a-session"}))
+        self.assertEqual(st, 200, body)  # no session needed, an inbound one ignored
+        self.assertNotIn("mcp-session-id", hd)
+        self.assertEqual(body["result"]["resultType"], "complete")
+        self.assertEqual(body["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+                         "kasm-session-runtime")
+        # Mcp-Name as the base64 sentinel is decoded before the comparison.
+        st, _, body = self.post(call, dict(h, **{"Mcp-Name": "=?base64?d2luZG93X2xpc3Q=?="}))
+        self.assertEqual(st, 200, body)
+        for name, hdrs in (("Mcp-Name differs", dict(h, **{"Mcp-Name": "input_click"})),
+                           ("Mcp-Name missing", {k: v for k, v in h.items() if k != "Mcp-Name"}),
+                           ("Mcp-Method differs", dict(h, **{"Mcp-Method": "tools/list"})),
+                           ("no MCP-Protocol-Version", {"Mcp-Method": "tools/call",
+                                                        "Mcp-Name": "window_list"}),
+                           ("MCP-Protocol-Version differs",
+                            dict(h, **{"MCP-Protocol-Version": "2025-11-25"}))):
+            st, _, body = self.post(call, hdrs)
+            self.assertEqual((st, body["error"]["code"]), (400, -32020), name)
+            self.assertEqual(body["id"], 1, name)
+        st, _, body = self.post(self.req(2, "tools/list", meta=dict(
+            META, **{"io.modelcontextprotocol/protocolVersion": "1900-01-01"})),
+            {"MCP-Protocol-Version": "1900-01-01", "Mcp-Method": "tools/list"})
+        self.assertEqual((st, body["error"]["code"]), (400, -32022))
+        self.assertIn(V, body["error"]["data"]["supported"])
+        self.assertIn("2025-11-25", body["error"]["data"]["supported"])
+        st, _, body = self.post(self.req(3, "tools/list", meta={
+            "io.modelcontextprotocol/protocolVersion": V}),
+            {"MCP-Protocol-Version": V, "Mcp-Method": "tools/list"})
+        self.assertEqual((st, body["error"]["code"]), (400, -32602))  # no clientCapabilities
+        st, _, body = self.post(self.req(4, "ping"), {"MCP-Protocol-Version": V,
+                                                      "Mcp-Method": "ping"})
+        self.assertEqual((st, body["error"]["code"]), (404, -32601))  # 2025-only
+        st, _, body = self.post(self.req(5, "tasks/get", {"taskId": "x"}),
+                                {"MCP-Protocol-Version": V, "Mcp-Method": "tasks/get",
+                                 "Mcp-Name": "x"})
+        self.assertEqual((st, body["error"]["code"]), (400, -32021))  # no tasks extension
+        st, _, body = self.post(self.req(6, "resources/read", {"uri": "file:///etc/passwd"}),
+                                {"MCP-Protocol-Version": V, "Mcp-Method": "resources/read",
+                                 "Mcp-Name": "file:///etc/passwd"})
+        self.assertEqual(body["error"]["code"], -32602)  # not -32002 under 2026
+        st, _, body = self.post(self.req(7, "server/discover"),
+                                {"MCP-Protocol-Version": V, "Mcp-Method": "server/discover"})
+        self.assertEqual(st, 200, body)
+        self.assertEqual(body["result"]["supportedVersions"][0], V)
+        self.assertEqual(body["result"]["cacheScope"], "public")
+        for method in ("GET", "DELETE"):
+            st, hd, _ = self.post(None, {"MCP-Protocol-Version": V, "Mcp-Session-Id": "x"},
+                                  method)
+            self.assertEqual((st, hd.get("allow")), (405, "POST"), method)
+        # A 2025 session on the same endpoint, as before.
+        init = {"jsonrpc": "2.0", "id": 8, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "t", "version": "1"}}}
+        st, hd, body = self.post(init, {})
+        self.assertEqual(body["result"]["protocolVersion"], "2025-11-25")
+        sid = hd["mcp-session-id"]
+        st, _, body = self.post({"jsonrpc": "2.0", "id": 9, "method": "ping"},
+                                {"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"})
+        self.assertEqual((st, body["result"]), (200, {}))
+
+
+if __name__ == "__main__":
+    unittest.main()
