@@ -34,8 +34,9 @@ struct ksr_mcp {
 	ksr_session *session;
 	ksr_x11 *x;
 	ksr_atspi *atspi;
-	ksr_cdp *cdp;
+	ksr_cdp *cdp; /* the page's connection; closing it closes page (tools_cdp.c) */
 	int cdp_port;
+	ksr_page *page; /* the page tools' handle, CDP or WebDriver BiDi */
 	mcp_view view;
 	char protocol[16];
 	int log_level;   /* index into the syslog-style levels; messages below are dropped */
