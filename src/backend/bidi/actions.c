@@ -443,8 +443,9 @@ ksr_page_status ksr_bidi_locate(ksr_bidi *b, const char *selector, int max, ksr_
 	return st;
 }
 
-/* The visible interactive elements, each [id, role, name]; ids are kept in
- * the page (a WeakMap and WeakRefs: a removed node is not held alive). */
+/* The visible interactive elements, each [id, role, name], and the page's
+ * URL; ids are kept in the page (a WeakMap and WeakRefs: a removed node is
+ * not held alive). */
 static const char LIST_JS[] =
         "(() => { const w = window;\n"
         "if (!w.__ksrRefs) { w.__ksrIds = new WeakMap(); w.__ksrRefs = new Map(); w.__ksrNext = 1; "
@@ -475,7 +476,7 @@ static const char LIST_JS[] =
         "  if (!id) { id = w.__ksrNext++; w.__ksrIds.set(e, id); w.__ksrRefs.set(id, new "
         "WeakRef(e)); }\n"
         "  out.push([id, role, nameOf(e)]); }\n"
-        "return out; })()";
+        "return {url: location.href, rows: out}; })()";
 
 static void add_listed(ksr_page_element_list *l, const cJSON *row)
 {
@@ -499,7 +500,10 @@ ksr_page_status ksr_bidi_list_interactive(ksr_bidi *b, ksr_deadline d, ksr_page_
 	cJSON *v = NULL, *row;
 	bool truthy;
 	ksr_page_status st = eval_js(b, LIST_JS, true, d, &truthy, &v, err);
-	cJSON_ArrayForEach(row, v) add_listed(out, row);
+	cJSON_ArrayForEach(row, cJSON_GetObjectItem(v, "rows")) add_listed(out, row);
+	const char *url = cJSON_GetStringValue(cJSON_GetObjectItem(v, "url"));
+	if (url) /* the page's URL now: a click may have navigated since attach */
+		ksr_cdp_wire_set_url(b->wire, url);
 	cJSON_Delete(v);
 	return st;
 }
