@@ -5,7 +5,7 @@
  * Tools that need a display must fail cleanly. The contract checked: every
  * reply and notification is one line of JSON-RPC 2.0, never a crash.
  *
- * Lines that could name scenario.run or a cdp.* tool are skipped: the first
+ * Lines that could name scenario.run or a page.* (cdp.*) tool are skipped: the first
  * runs a scenario (processes, files, shell steps), the second connects to
  * whatever listens on a local port; neither belongs in a fuzzing loop. */
 #include <stdint.h>
@@ -26,7 +26,8 @@ static bool risky(const cJSON *o)
 	for (; o; o = o->next) {
 		const char *s[2] = {o->string, cJSON_IsString(o) ? o->valuestring : NULL};
 		for (int i = 0; i < 2; i++)
-			if (s[i] && (strcasestr(s[i], "scenario") || strcasestr(s[i], "cdp")))
+			if (s[i] && (strcasestr(s[i], "scenario") || strcasestr(s[i], "cdp") ||
+			             strcasestr(s[i], "page")))
 				return true;
 		if (risky(o->child))
 			return true;

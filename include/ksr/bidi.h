@@ -43,6 +43,21 @@ const char *ksr_bidi_context(const ksr_bidi *b); /* the browsing context's id */
 const char *ksr_bidi_page_url(const ksr_bidi *b);
 double ksr_bidi_connect_ms(const ksr_bidi *b);
 
+/* The WebSocket under the session (ksr_cdp_set_closer closes the session
+ * with it). */
+struct ksr_cdp *ksr_bidi_wire(ksr_bidi *b);
+
+/* ---- either protocol (the front ends' attach) ---------------------------- */
+
+/* The page at host:port in browser's protocol; ANY: CDP, then WebDriver BiDi
+ * on the same port when no DevTools endpoint answered there. *transport (may
+ * be NULL) gets the connection under the handle. NULL with *st and err set. */
+ksr_page *ksr_page_connect(const char *host, int port, ksr_page_browser browser, ksr_deadline d,
+                           struct ksr_cdp **transport, ksr_page_status *st, ksr_err *err);
+/* The debugging port a browser process announces, in its protocol's way
+ * (a Firefox: BiDi's; else CDP's), and *browser (FIREFOX or ANY). 0: none. */
+int ksr_page_port_of_pid(int pid, ksr_page_browser *browser);
+
 /* ---- protocol ------------------------------------------------------------ */
 
 /* Send method with params (consumed; NULL = {}) and wait for its reply until

@@ -49,6 +49,10 @@ typedef struct ksr_cdp_timing {
 ksr_cdp *ksr_cdp_connect(const char *host, int port, ksr_deadline d, ksr_cdp_status *st,
                          ksr_err *err);
 void ksr_cdp_close(ksr_cdp *c); /* NULL-safe; fails a pending command */
+/* ksr_cdp_close(c) calls closer(ud) instead, once: a handle built over c (a
+ * page handle, a WebDriver BiDi session on it) is closed whole by whoever
+ * holds only c; closer closes c in turn, which then closes plainly. */
+void ksr_cdp_set_closer(ksr_cdp *c, void (*closer)(void *ud), void *ud);
 
 const ksr_cdp_timing *ksr_cdp_timings(const ksr_cdp *c);
 const char *ksr_cdp_page_url(const ksr_cdp *c); /* the target's URL when attached */

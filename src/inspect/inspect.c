@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ksr/bidi.h"
 #include "ksr/cdp.h"
 #include "ksr/atspi.h"
 #include "ksr/proc.h"
@@ -384,7 +385,7 @@ static void add_accessibility(insp *s)
 
 /* ---- page elements (rung 0) ---- */
 
-static void add_elements(cJSON *page, const ksr_cdp_element_list *l)
+static void add_elements(cJSON *page, const ksr_page_element_list *l)
 {
 	cJSON *arr = cJSON_AddArrayToObject(page, "elements");
 	for (size_t i = 0; i < l->len; i++) {
@@ -396,6 +397,8 @@ static void add_elements(cJSON *page, const ksr_cdp_element_list *l)
 	}
 }
 
+/* The page on --cdp PORT in either protocol: Chromium's DevTools, else
+ * Firefox's WebDriver BiDi on the same port. */
 static void add_page(insp *s)
 {
 	cJSON *page = cJSON_AddObjectToObject(s->doc, "page");
@@ -406,24 +409,27 @@ static void add_page(insp *s)
 		                        "list the page's elements");
 		return;
 	}
-	ksr_cdp_status st = KSR_CDP_OK;
+	ksr_page_status st = KSR_PAGE_OK;
 	ksr_err e = {0};
-	ksr_cdp_element_list l = {0};
-	ksr_cdp *c = ksr_cdp_connect("127.0.0.1", s->o->cdp_port, s->d, &st, &e);
-	if (c)
-		st = ksr_cdp_list_interactive(c, s->d, &l, &e);
-	cJSON_AddStringToObject(page, "status", st == KSR_CDP_OK ? "ok" : ksr_cdp_status_name(st));
-	if (st != KSR_CDP_OK) {
+	ksr_page_element_list l = {0};
+	ksr_page *p = ksr_page_connect("127.0.0.1", s->o->cdp_port, KSR_PAGE_BROWSER_ANY, s->d,
+	                               NULL, &st, &e);
+	if (p)
+		st = ksr_page_list_interactive(p, s->d, &l, &e);
+	cJSON_AddStringToObject(page, "status",
+	                        st == KSR_PAGE_OK ? "ok" : ksr_page_status_name(st));
+	if (p)
+		cJSON_AddStringToObject(page, "protocol", ksr_page_protocol(p));
+	if (st != KSR_PAGE_OK) {
 		cJSON_AddStringToObject(page, "reason", e.msg);
 	} else {
-		cJSON_AddStringToObject(page, "url",
-		                        ksr_cdp_page_url(c) ? ksr_cdp_page_url(c) : "");
+		cJSON_AddStringToObject(page, "url", ksr_page_url(p) ? ksr_page_url(p) : "");
 		/* Element ids live only as long as the page: a scenario names a
 		 * CSS selector (cdp_targets) instead, so no line is offered. */
 		add_elements(page, &l);
 	}
-	ksr_cdp_element_list_clear(&l);
-	ksr_cdp_close(c);
+	ksr_page_element_list_clear(&l);
+	ksr_page_close(p);
 }
 
 /* ---- the whole ---- */

@@ -54,13 +54,14 @@ struct ksr_mcp {
 	ksr_session *session;
 	ksr_x11 *x;
 	ksr_atspi *atspi;
-	ksr_cdp *cdp;
+	ksr_cdp *cdp; /* the page's connection; closing it closes page (tools_cdp.c) */
 	int cdp_port;
 	mcp_view view;         /* the view the current call works in */
 	mcp_view session_view; /* 2025 sessions: the last screenshot's (implicit state) */
 	mcp_view_slot views[MCP_VIEWS];
 	unsigned next_view;
 	mcp_req req; /* the request being handled (one at a time) */
+	ksr_page *page; /* the page tools' handle, CDP or WebDriver BiDi */
 	char protocol[16];
 	int log_level;   /* index into the syslog-style levels; messages below are dropped */
 	cJSON **schemas; /* parsed input/output schemas, two per tool row */

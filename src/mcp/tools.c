@@ -31,7 +31,7 @@
 	"\"the browser's debugging port; default: found from the windows' processes\"}"
 #define REF_IN                                                                                     \
 	"\"ref\":{\"type\":\"string\",\"description\":\"a CSS selector or an id from "             \
-	"cdp_list_interactive (@e123)\"}"
+	"page_list_interactive (@e123)\"}"
 
 const mcp_tool mcp_tools[] = {
         {"screen.capture", "Capture the screen",
@@ -211,25 +211,27 @@ const mcp_tool mcp_tools[] = {
          "\"enum\":[\"text\",\"value\"]},\"text\":{\"type\":\"string\"}},\"required\":["
          "\"path\",\"role\",\"name\",\"from\",\"text\"]}",
          true, false, false, mcp_tool_a11y_text},
-        {"cdp.list_interactive", "Page elements",
-         "The browser page's interactive elements (CDP accessibility tree) with ids for "
-         "cdp_click and cdp_fill.",
+        {"page.list_interactive", "Page elements",
+         "The browser page's interactive elements with ids for page_click and page_fill: "
+         "Chromium over CDP (its accessibility tree), Firefox over WebDriver BiDi (found in "
+         "the page). The cdp_* names of the page tools still work.",
          "{\"type\":\"object\",\"properties\":{" PORT_IN "}}",
-         "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"},\"elements\":{"
+         "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"},"
+         "\"protocol\":{\"type\":\"string\",\"enum\":[\"cdp\",\"bidi\"]},\"elements\":{"
          "\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":"
          "\"string\"},\"role\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"}}}},"
          "\"truncated\":{\"type\":\"boolean\"},\"total\":{\"type\":\"integer\"}},"
          "\"required\":[\"url\",\"elements\"]}",
          true, false, false, mcp_tool_cdp_list},
-        {"cdp.click", "Click a page element",
+        {"page.click", "Click a page element",
          "Click an element once it is actionable (visible, enabled, stable, not covered).",
          "{\"type\":\"object\",\"properties\":{" PORT_IN "," REF_IN "},\"required\":[\"ref\"]}",
          DONE_OUT, false, true, false, mcp_tool_cdp_click},
-        {"cdp.fill", "Fill a page field", "Focus an editable element and replace its text.",
+        {"page.fill", "Fill a page field", "Focus an editable element and replace its text.",
          "{\"type\":\"object\",\"properties\":{" PORT_IN "," REF_IN ",\"text\":{\"type\":"
          "\"string\"}},\"required\":[\"ref\",\"text\"]}",
          DONE_OUT, false, true, false, mcp_tool_cdp_fill},
-        {"cdp.navigate", "Navigate the page", "Load a URL and wait for the load event.",
+        {"page.navigate", "Navigate the page", "Load a URL and wait for the load event.",
          "{\"type\":\"object\",\"properties\":{" PORT_IN ",\"url\":{\"type\":\"string\","
          "\"minLength\":1}},\"required\":[\"url\"]}",
          "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"}},"
@@ -273,6 +275,12 @@ int mcp_tool_find(const char *name)
 	for (size_t i = 0; i < mcp_n_tools; i++)
 		if (same_name(mcp_tools[i].name, name))
 			return (int)i;
+	/* The page tools' older names (cdp_click...), kept for every client
+	 * written before Firefox's page rung. */
+	char page[64];
+	if ((!strncmp(name, "cdp.", 4) || !strncmp(name, "cdp_", 4)) &&
+	    snprintf(page, sizeof page, "page.%s", name + 4) < (int)sizeof page)
+		return mcp_tool_find(page);
 	return -1;
 }
 

@@ -1,8 +1,11 @@
-/* A click in a browser the app's process serves the DevTools protocol for
- * (--remote-debugging-port): the page element under the pointer, named by
- * a selector that finds it alone (id, data-testid, name, aria-label, then a
- * short CSS path), becomes a cdp_click (rung 0). The page answers for its
- * own layout: the recorder only says where in the X window the press was. */
+/* A click in a browser the app's process serves a page protocol for
+ * (--remote-debugging-port: Chromium's DevTools, Firefox's WebDriver BiDi,
+ * through the page handle, ksr/page.h): the page element under the pointer,
+ * named by a selector that finds it alone (id, data-testid, name,
+ * aria-label, then a short CSS path), becomes a page_click (rung 0). The
+ * page is asked at the press, before it has acted on the click (a link
+ * that navigates still names what was pressed). The page answers for its
+ * own layout: the recorder only says where the press was. */
 #include "record/record_priv.h"
 
 #include <stdio.h>
@@ -11,18 +14,22 @@
 
 #include <cjson/cJSON.h>
 
-#include "ksr/cdp.h"
+#include "ksr/bidi.h"
+#include "ksr/page.h"
 
 #define CDP_MS 3000
 
-/* Run in the page: the viewport fills the bottom of the browser's X window
- * (tab strip and toolbar above it, borders alike left and right); the
- * clickable element at the point (or the element itself), then the first
- * selector that matches it and nothing else. null: none there. */
+/* Run in the page: the press in the viewport's CSS pixels (Firefox says
+ * where its viewport is on the screen: mozInnerScreenX/Y; elsewhere the
+ * viewport fills the bottom of the browser's X window, tab strip and
+ * toolbar above it, borders alike left and right); the clickable element at
+ * the point (or the element itself), then the first selector that matches
+ * it and nothing else. null: none there. */
 static const char PICK_JS[] =
-        "((X, Y) => {"
-        " const x = X - (%d - innerWidth) / 2,"
-        "       y = Y - (%d - innerHeight);"
+        "((X, Y, SX, SY) => {"
+        " const moz = typeof mozInnerScreenX === 'number', r = devicePixelRatio || 1,"
+        "       x = moz ? SX / r - mozInnerScreenX : X - (%d - innerWidth) / 2,"
+        "       y = moz ? SY / r - mozInnerScreenY : Y - (%d - innerHeight);"
         " if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) return null;"
         " let el = document.elementFromPoint(x, y);"
         " if (!el) return null;"
@@ -50,25 +57,27 @@ static const char PICK_JS[] =
         "   if (n.id) break;"
         " }"
         " return null;"
-        "})(%d, %d)";
+        "})(%d, %d, %d, %d)";
 
-static ksr_cdp *connection(rec *r, int pid)
+static ksr_page *connection(rec *r, int pid)
 {
-	if (r->cdp || r->cdp_tried)
-		return r->cdp;
+	if (r->page || r->cdp_tried)
+		return r->page;
 	r->cdp_tried = true; /* asked once: a browser without the port stays without */
-	int port = ksr_cdp_port_of_pid(pid);
+	ksr_page_browser browser;
+	int port = ksr_page_port_of_pid(pid, &browser);
 	if (port <= 0)
 		return NULL;
-	ksr_cdp_status st;
+	ksr_page_status st;
 	ksr_err err = {0};
-	r->cdp = ksr_cdp_connect("127.0.0.1", port, ksr_deadline_in_ms(CDP_MS), &st, &err);
+	r->page = ksr_page_connect("127.0.0.1", port, browser, ksr_deadline_in_ms(CDP_MS), NULL,
+	                           &st, &err);
 	r->cdp_port = port;
-	return r->cdp;
+	return r->page;
 }
 
 static void set_step(rec_step *s, const cJSON *v, const ksr_rec_event *e, const ksr_window *w,
-                     int port)
+                     const char *protocol, int port)
 {
 	const char *sel = cJSON_GetStringValue(cJSON_GetObjectItem(v, "selector"));
 	const char *tag = cJSON_GetStringValue(cJSON_GetObjectItem(v, "tag"));
@@ -77,26 +86,27 @@ static void set_step(rec_step *s, const cJSON *v, const ksr_rec_event *e, const 
 	rec_set_kind(s, KSR_KIND_CDP_CLICK);
 	s->value = ksr_xstrdup(sel);
 	if (asprintf(&s->comment,
-	             "a click at %d,%d on <%s> \"%s\" in the page %s of \"%s\" (CDP port %d)", e->x,
+	             "a click at %d,%d on <%s> \"%s\" in the page %s of \"%s\" (%s port %d)", e->x,
 	             e->y, tag ? tag : "?", text ? text : "", url ? url : "?",
-	             w->title ? w->title : "", port) < 0)
+	             w->title ? w->title : "", strcmp(protocol, "bidi") ? "CDP" : "WebDriver BiDi",
+	             port) < 0)
 		abort();
 }
 
 int rec_cdp_click(rec *r, const ksr_window *w, const ksr_rec_event *e, rec_step *s)
 {
-	ksr_cdp *c = e->detail == 1 ? connection(r, w->pid) : NULL;
-	if (!c)
+	ksr_page *p = e->detail == 1 ? connection(r, w->pid) : NULL;
+	if (!p)
 		return 0;
-	char js[sizeof PICK_JS + 64];
-	snprintf(js, sizeof js, PICK_JS, w->w, w->h, e->x - w->x, e->y - w->y);
+	char js[sizeof PICK_JS + 96];
+	snprintf(js, sizeof js, PICK_JS, w->w, w->h, e->x - w->x, e->y - w->y, e->x, e->y);
 	bool truthy = false;
 	cJSON *v = NULL;
 	ksr_err err = {0};
 	int placed = 0;
-	if (ksr_cdp_eval(c, js, ksr_deadline_in_ms(CDP_MS), &truthy, &v, &err) == KSR_CDP_OK &&
+	if (ksr_page_eval(p, js, ksr_deadline_in_ms(CDP_MS), &truthy, &v, &err) == KSR_PAGE_OK &&
 	    truthy && cJSON_GetStringValue(cJSON_GetObjectItem(v, "selector"))) {
-		set_step(s, v, e, w, r->cdp_port);
+		set_step(s, v, e, w, ksr_page_protocol(p), r->cdp_port);
 		placed = 1;
 	}
 	cJSON_Delete(v);
@@ -105,6 +115,6 @@ int rec_cdp_click(rec *r, const ksr_window *w, const ksr_rec_event *e, rec_step 
 
 void rec_cdp_close(rec *r)
 {
-	ksr_cdp_close(r->cdp);
-	r->cdp = NULL;
+	ksr_page_close(r->page);
+	r->page = NULL;
 }

@@ -88,7 +88,7 @@ typedef struct rec {
 	size_t n_files;
 	int unplaced;
 	char *display;
-	struct ksr_cdp *cdp; /* the browser's DevTools connection, once asked (record_cdp.c) */
+	struct ksr_page *page; /* the browser's page (CDP or BiDi), once asked (record_cdp.c) */
 	int cdp_port;
 	bool cdp_tried;
 } rec;
@@ -109,7 +109,7 @@ void rec_boundary(rec *r, bool can_ask);
 char *rec_exact_pattern(const char *title);
 void rec_files(rec *r);
 
-/* record_cdp.c: a left click on a page element as cdp_click: 1, else 0 */
+/* record_cdp.c: a left click on a page element as page_click: 1, else 0 */
 int rec_cdp_click(rec *r, const ksr_window *w, const ksr_rec_event *e, rec_step *s);
 void rec_cdp_close(rec *r);
 

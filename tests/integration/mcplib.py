@@ -161,7 +161,7 @@ class ToolsSuite:
             bad = [n for n in names if not rule.match(n)]
             self.assertEqual(bad, [], "%s would reject these names" % client_name)
         for n in ("screen_capture", "screen_wait", "screen_ground", "input_click", "a11y_tree",
-                  "a11y_find", "cdp_list_interactive", "scenario_run"):
+                  "a11y_find", "page_list_interactive", "scenario_run"):
             self.assertIn(n, names)
         self.wait_listed(client, "KSR Test App")
         # Every tool by both spellings: the name resolves (a result, perhaps an

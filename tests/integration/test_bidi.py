@@ -2,9 +2,11 @@
 BiDi, on the pages the CDP tests use (served by a local HTTP server): form
 fill + type + click + page: check; covered and disabled elements; hover and
 a moving element; keys pressed; the protocol told from the browser and the
-port read from the profile (port 0); the browser killed mid-command, a page
-that never loads, no debugging port; and one scenario file that runs
-unchanged on Chromium and on Firefox."""
+port read from the profile (port 0); the browser killed or stopped
+mid-command, its content process crashed, a navigation during a step's
+script, a page that never loads, no debugging port; one scenario file that
+runs unchanged on Chromium and on Firefox; MCP's page tools and `inspect
+--cdp` on a Firefox (recording a click: test_record_apps)."""
 
 import os
 import re
@@ -16,8 +18,16 @@ import textwrap
 import time
 import unittest
 
+import json
+
 import ksr
+import mcplib
 import test_cdp
+import test_faults
+
+# Liveness bound after a fault (a wide margin, not a timing figure): the
+# waits the faults interrupt would take minutes.
+EXIT_BOUND_S = 40
 
 FIREFOX = shutil.which("firefox-esr") or "/usr/bin/firefox-esr"
 # A fresh profile must not open its first-run pages over the test's page.
@@ -280,6 +290,116 @@ class BidiTest(ksr.KsrTestCase):
             """ % url)
         report = self.assertEvidence(out, "app-failed", "step-failed", rc=rc, stderr=se)
         self.assertIn("after 2 s", report["reason"])
+
+    def fault_scenario(self, name, profile, port, steps):
+        return self.scenario(textwrap.dedent("""\
+            name: %s
+            process: ^firefox-esr$
+            process_cmdline: '%s'
+            window: "KSR Form"
+            settle_s: 0.2
+            atspi: false
+            cdp: {port: %d, browser: firefox}
+            steps:
+            """) % (name, re.escape(profile), port) + textwrap.indent(
+                textwrap.dedent(steps), "  "))
+
+    def test_browser_stopped_mid_command(self):
+        """Firefox's parent process relays every BiDi message: SIGSTOPped once
+        the page runs the page_eval, nothing answers; the step ends at its
+        own timeout as a failed step, and closing the session is bounded."""
+        display = self.start_xvfb()
+        profile, port = self.start_firefox(display, "form.html")
+        path = self.fault_scenario("bidi-stopped", profile, port, """\
+            - page_eval: "(document.title = 'KSR in flight',
+                new Promise(r => setTimeout(() => r(true), 60000)))"
+              timeout_s: 8
+            """)
+        out = self.out()
+        rt = self.start_rt(["run", path], env=self.env(DISPLAY=display), out=out)
+        ksr.wait_window_title(self, display, "KSR in flight", proc=rt)
+        self.addCleanup(test_faults.cont, self.firefox.pid)
+        os.kill(self.firefox.pid, signal.SIGSTOP)
+        t0 = time.monotonic()
+        rc = rt.wait(timeout=EXIT_BOUND_S + 60)
+        self.assertLess(time.monotonic() - t0, EXIT_BOUND_S, rt.stderr[-3000:])
+        self.assertNoSanitizerReport(rt.stderr)
+        report = self.assertEvidence(out, "app-failed", "step-failed", rc=rc,
+                                     stderr=rt.stderr)
+        self.assertIn("did not answer script.evaluate in time", report["reason"])
+
+    def test_navigation_during_a_step_script(self):
+        """The page navigates away while a page_eval awaits a promise of the
+        old page: Firefox never answers that call; the new document's load
+        ends the step at once as a failed step saying so, not at its
+        timeout. The page: check after a navigating click (its probe may
+        meet the old document) still holds."""
+        display = self.start_xvfb()
+        profile, port = self.start_firefox(display, "form.html")
+        path = self.fault_scenario("bidi-navigated", profile, port, """\
+            - page_click: "#send"
+              checks:
+                - page: {selector: "#greeting", text: "Hello"}
+            - page_eval: "(setTimeout(() => location.href = 'form.html?again', 200),
+                new Promise(() => {}))"
+              timeout_s: 120
+            """)
+        out = self.out()
+        t0 = time.monotonic()
+        rc, so, se, _ = self.run_rt(["run", path], env=self.env(DISPLAY=display), out=out,
+                                    timeout=180)
+        self.assertLess(time.monotonic() - t0, EXIT_BOUND_S + 20, se[-3000:])
+        self.assertNoSanitizerReport(se)
+        report = self.assertEvidence(out, "app-failed", "step-failed", rc=rc, stderr=se)
+        self.assertEqual(report["steps"][0]["status"], "ok", report["steps"])
+        self.assertIn("loaded a new document (http://127.0.0.1:%d/form.html?again)"
+                      % self.http_port, report["reason"])
+        self.assertIn("result is lost", report["reason"])
+
+    # --- the other front ends ------------------------------------------------
+
+    def test_mcp_page_tools_on_firefox(self):
+        """MCP's page tools over WebDriver BiDi: page_list_interactive finds
+        the browser from the windows' processes (a Firefox: its BiDi port
+        from the profile); cdp_fill, the older name, still answers; the
+        click submits the form (the page server's log has the query)."""
+        mcplib.require_client(self)
+        display = self.start_xvfb()
+        self.start_firefox(display, "form.html")
+        ksr.wait_window_title(self, display, "KSR Form")
+        client = mcplib.SdkClient(self, ["mcp"], self.env(DISPLAY=display))
+        ans = client.call("page_list_interactive")
+        self.assertTrue(ans.get("ok") and not ans["result"].get("isError"), ans)
+        got = ans["result"]["structuredContent"]
+        self.assertEqual(got["protocol"], "bidi", got)
+        self.assertIn("/form.html", got["url"])
+        named = {(e["role"], e["name"]) for e in got["elements"]}
+        self.assertIn(("button", "Send"), named, got)
+        self.assertIn(("textbox", "Name"), named, got)
+        send = [e["id"] for e in got["elements"] if e["name"] == "Send"][0]
+        ans = client.call("cdp_fill", {"ref": "#name", "text": "Ada"})
+        self.assertFalse(ans["result"].get("isError"), ans)
+        ans = client.call("page_click", {"ref": send})
+        self.assertFalse(ans["result"].get("isError"), ans)
+        ksr.wait_window_title(self, display, "KSR Done")
+        ans = client.call("page_list_interactive")
+        self.assertIn("/done.html?name=Ada&email=", ans["result"]["structuredContent"]["url"])
+        self.assertNoSanitizerReport(client.close())
+
+    def test_inspect_cdp_lists_a_firefox_page(self):
+        """inspect --cdp PORT on Firefox's port: the page's elements over
+        WebDriver BiDi (no DevTools endpoint answers there)."""
+        display = self.start_xvfb()
+        _profile, port = self.start_firefox(display, "form.html")
+        ksr.wait_window_title(self, display, "KSR Form")
+        rc, so, se, _ = self.run_rt(["inspect", "--json", "--cdp", str(port), "--window",
+                                     "KSR Form", "--timeout", "60"],
+                                    env=self.env(DISPLAY=display), timeout=120)
+        self.assertNoSanitizerReport(se)
+        self.assertEqual(rc, 0, se[-2000:])
+        page = json.loads(so)["page"]
+        self.assertEqual((page["status"], page.get("protocol")), ("ok", "bidi"), page)
+        self.assertIn(("button", "Send"), {(e["role"], e["name"]) for e in page["elements"]})
 
     def test_no_debugging_port(self):
         display = self.start_xvfb()

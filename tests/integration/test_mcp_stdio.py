@@ -81,7 +81,7 @@ class McpStdioTest(ksr.KsrTestCase):
         tools = client.op(op="list")["result"]["tools"]
         names = {t["name"] for t in tools}
         for n in ("screen_capture", "screen_ground", "input_click", "input_type", "input_key",
-                  "window_list", "a11y_tree", "cdp_click", "scenario_run"):
+                  "window_list", "a11y_tree", "page_click", "scenario_run"):
             self.assertIn(n, names)
         for t in tools:
             self.assertEqual(t["inputSchema"]["type"], "object", t["name"])

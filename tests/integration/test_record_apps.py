@@ -181,6 +181,88 @@ class RecordApps(test_record.RecordCase):
         log = http.communicate(timeout=30)[1].decode()
         self.assertEqual(len(re.findall(r"GET /done\.html\?name=Ada&email= ", log)), 2, log)
 
+    def test_firefox_page_clicks_are_page_clicks(self):
+        """Clicks on page elements of a Firefox with its WebDriver BiDi port
+        (port 0, read from the profile) are page_click steps with the
+        elements' ids, as in Chromium; the replay, on a fresh profile,
+        submits the same form (the page server's own log has the query)."""
+        import test_bidi
+        pages = os.path.join(ksr.SOURCE_DIR, "tests", "integration", "pages")
+        http = subprocess.Popen(["/usr/bin/python3", "-u", "-m", "http.server", "--bind",
+                                 "127.0.0.1", "--directory", pages, "0"], env=self.env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        self.procs.append(http)
+        port = int(re.search(r"port (\d+)", http.stdout.readline().decode()).group(1))
+        profile = os.path.join(self.tmp, "ff-profile")
+
+        def fresh_profile():
+            shutil.rmtree(profile, ignore_errors=True)
+            os.makedirs(profile)
+            with open(os.path.join(profile, "user.js"), "w") as f:
+                f.write(test_bidi.USER_JS)
+        fresh_profile()
+        launch = " ".join([test_bidi.FIREFOX, "--profile", profile, "--no-remote",
+                           "--remote-debugging-port", "0", "--width", "1000", "--height", "700",
+                           "http://127.0.0.1:%d/form.html" % port])
+        rt, out, display = self.start_record(launch=launch)
+        ksr.wait_window_title(self, display, "KSR Form", proc=rt.proc)
+        page = self.firefox_points(profile, ["#name", "#send"])
+        self.click(display, page["#name"])
+        self.xdo(display, "key", "ctrl+a")
+        self.xdo(display, "type", "Ada")
+        self.click(display, page["#send"])
+        ksr.wait_window_title(self, display, "KSR Done", proc=rt.proc)
+        self.stop(rt)
+        text = test_record._read(out)
+        doc, steps = self.steps(out)
+        acts = _acts(steps)
+        self.assertEqual(acts, [("page_click", "#name"), ("key", "ctrl+a"), ("type", "Ada"),
+                                ("page_click", "#send")], text)
+        self.assertIn("WebDriver BiDi port", text)
+        self.assertTrue([c for c in steps[3].get("checks", []) if "KSR Done" in
+                         str(c.get("window", ""))], text)
+        self.validate(out)
+        fresh_profile()  # a fresh profile for the replay's browser
+        self.replay(out)
+        http.terminate()
+        log = http.communicate(timeout=30)[1].decode()
+        self.assertEqual(len(re.findall(r"GET /done\.html\?name=Ada&email= ", log)), 2, log)
+
+    def firefox_points(self, profile, selectors):
+        """Screen centres of page elements, from the page itself over
+        WebDriver BiDi (mozInnerScreenX/Y place the viewport on the screen);
+        the session is ended so that the recorder can start its own (Firefox
+        holds one at a time)."""
+        import websocket
+        path = os.path.join(profile, "WebDriverBiDiServer.json")
+        port = self.until("Firefox's BiDi port", lambda: os.path.exists(path) and json.load(
+            open(path)).get("ws_port"))
+        ws = websocket.create_connection("ws://127.0.0.1:%d/session" % port, timeout=20,
+                                         suppress_origin=True)
+        ids = iter(range(1, 100))
+
+        def call(method, params):
+            n = next(ids)
+            ws.send(json.dumps({"id": n, "method": method, "params": params}))
+            while True:
+                m = json.loads(ws.recv())
+                if m.get("id") == n:
+                    self.assertEqual(m.get("type"), "success", m)
+                    return m["result"]
+        call("session.new", {"capabilities": {}})
+        ctx = call("browsingContext.getTree", {"maxDepth": 0})["contexts"][0]["context"]
+        js = ("JSON.stringify(%s.map(s => { const b = document.querySelector(s)"
+              ".getBoundingClientRect(), r = devicePixelRatio;"
+              "return [(mozInnerScreenX + b.x + b.width / 2) * r,"
+              " (mozInnerScreenY + b.y + b.height / 2) * r]; }))" % json.dumps(selectors))
+        res = call("script.evaluate", {"expression": js, "target": {"context": ctx},
+                                       "awaitPromise": False})
+        call("session.end", {})
+        ws.close()
+        boxes = json.loads(res["result"]["value"])
+        return {s: (int(b[0]), int(b[1])) for s, b in zip(selectors, boxes)}
+
     def page_points(self, display, profile, selectors):
         """Screen centres of page elements: their boxes from the page (CDP),
         the viewport at the bottom of the browser's X window (inspect)."""

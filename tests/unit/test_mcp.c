@@ -157,9 +157,9 @@ static bool valid_tool(const cJSON *t, bool dotted)
 		return false;
 	if (!dotted && !every_client_takes(name->valuestring))
 		return false;
-	if (dotted &&
-	    (!strchr(name->valuestring, '.') ||
-	     (strchr(name->valuestring, '_') && strcmp(name->valuestring, "cdp.list_interactive"))))
+	if (dotted && (!strchr(name->valuestring, '.') ||
+	               (strchr(name->valuestring, '_') &&
+	                strcmp(name->valuestring, "page.list_interactive"))))
 		return false;
 	/* Every tool takes max_text, the cap on its text result. */
 	if (!cJSON_GetObjectItem(cJSON_GetObjectItem(in, "properties"), "max_text"))

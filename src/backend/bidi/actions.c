@@ -15,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OBJECT_DEPTH   16   /* a value deeper than this reads as {} (a cycle cannot loop) */
-#define CRASH_PROBE_MS 2000 /* the context's URL, asked once a script call was refused */
+#define OBJECT_DEPTH    16   /* a value deeper than this reads as {} (a cycle cannot loop) */
+#define CRASH_PROBE_MS  2000 /* the context's URL, asked once a script call was refused */
+#define SCRIPT_RUNS     4    /* a reading script cut short by navigations runs at most this often */
+#define NAVIGATED_EVENT "browsingContext.domContentLoaded"
 
 /* ---- scripts --------------------------------------------------------------- */
 
@@ -55,10 +57,28 @@ static bool content_crashed(ksr_bidi *b, ksr_page_status st, const ksr_err *err)
 	return crashed;
 }
 
+/* One script command in the context. Firefox never answers a call whose
+ * document was replaced during it (a navigation: the new document's
+ * domContentLoaded ends the wait, *replaced set). */
+static ksr_page_status script_once(ksr_bidi *b, const char *method, cJSON *p, ksr_deadline d,
+                                   cJSON **res, bool *replaced, ksr_err *err)
+{
+	ksr_page_status st = ksr_cdp_wire_call_unless(b->wire, method, p, d, NAVIGATED_EVENT,
+	                                              b->context, res, replaced, err);
+	if (content_crashed(b, st, err)) {
+		ksr_err_set(err,
+		            "the tab's content process crashed (Firefox shows its crash page)");
+		st = KSR_PAGE_CRASHED;
+	}
+	return st;
+}
+
 /* Run a script command in the context; *remote gets its result (a remote
  * value, owned by the caller). An exception in the page is ERROR; a crashed
- * content process is CRASHED. */
-static ksr_page_status script(ksr_bidi *b, const char *method, cJSON *p, ksr_deadline d,
+ * content process is CRASHED. again: the script only reads the page (a
+ * probe, a page: check), so one cut short by a navigation runs again in the
+ * new document; else that is ERROR, saying the page navigated. */
+static ksr_page_status script(ksr_bidi *b, const char *method, cJSON *p, bool again, ksr_deadline d,
                               cJSON **remote, ksr_err *err)
 {
 	*remote = NULL;
@@ -73,11 +93,21 @@ static ksr_page_status script(ksr_bidi *b, const char *method, cJSON *p, ksr_dea
 	cJSON *so = cJSON_AddObjectToObject(p, "serializationOptions");
 	cJSON_AddNumberToObject(so, "maxObjectDepth", OBJECT_DEPTH);
 	cJSON *res = NULL;
-	ksr_page_status st = ksr_bidi_call(b, method, p, d, &res, err);
-	if (content_crashed(b, st, err)) {
-		ksr_err_set(err,
-		            "the tab's content process crashed (Firefox shows its crash page)");
-		st = KSR_PAGE_CRASHED;
+	bool replaced = false;
+	ksr_page_status st;
+	for (int run = 0;; run++) {
+		st = script_once(b, method, again ? cJSON_Duplicate(p, true) : p, d, &res,
+		                 &replaced, err);
+		if (!again || !replaced || run + 1 >= SCRIPT_RUNS)
+			break;
+		ksr_err_clear(err);
+	}
+	if (again)
+		cJSON_Delete(p);
+	if (replaced) {
+		ksr_err cut = *err;
+		ksr_err_set(err, "%s; the script's result is lost (wait for the new page instead)",
+		            cut.msg);
 	}
 	const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(res, "type"));
 	if (st == KSR_PAGE_OK && type && !strcmp(type, "exception"))
@@ -88,15 +118,15 @@ static ksr_page_status script(ksr_bidi *b, const char *method, cJSON *p, ksr_dea
 	return st;
 }
 
-ksr_page_status ksr_bidi_eval(ksr_bidi *b, const char *js, ksr_deadline d, bool *truthy,
-                              cJSON **value, ksr_err *err)
+static ksr_page_status eval_js(ksr_bidi *b, const char *js, bool again, ksr_deadline d,
+                               bool *truthy, cJSON **value, ksr_err *err)
 {
 	cJSON *p = cJSON_CreateObject(), *remote = NULL;
 	cJSON_AddStringToObject(p, "expression", js);
 	*truthy = false;
 	if (value)
 		*value = NULL;
-	ksr_page_status st = script(b, "script.evaluate", p, d, &remote, err);
+	ksr_page_status st = script(b, "script.evaluate", p, again, d, &remote, err);
 	if (st == KSR_PAGE_OK) {
 		cJSON *v = ksr_bidi_remote_to_json(remote, truthy);
 		if (value)
@@ -106,6 +136,12 @@ ksr_page_status ksr_bidi_eval(ksr_bidi *b, const char *js, ksr_deadline d, bool 
 	}
 	cJSON_Delete(remote);
 	return st;
+}
+
+ksr_page_status ksr_bidi_eval(ksr_bidi *b, const char *js, ksr_deadline d, bool *truthy,
+                              cJSON **value, ksr_err *err)
+{
+	return eval_js(b, js, false, d, truthy, value, err);
 }
 
 static void add_string_arg(cJSON *args, const char *s)
@@ -139,7 +175,7 @@ static ksr_page_status bidi_probe(void *ud, const char *ref, const char *want, k
 	add_string_arg(args, ref);
 	add_string_arg(args, want);
 	*out = NULL;
-	ksr_page_status st = script(b, "script.callFunction", p, d, &remote, err);
+	ksr_page_status st = script(b, "script.callFunction", p, true, d, &remote, err);
 	if (st == KSR_PAGE_OK)
 		*out = ksr_bidi_remote_to_json(remote, NULL);
 	cJSON_Delete(remote);
@@ -340,7 +376,7 @@ ksr_page_status ksr_bidi_fill(ksr_bidi *b, const char *ref, const char *text, ks
 	cJSON *p = cJSON_CreateObject(), *remote = NULL;
 	cJSON_AddStringToObject(p, "functionDeclaration", FILL_JS);
 	add_string_arg(cJSON_AddArrayToObject(p, "arguments"), text);
-	st = script(b, "script.callFunction", p, d, &remote, err);
+	st = script(b, "script.callFunction", p, false, d, &remote, err);
 	bool inserted = false;
 	cJSON_Delete(ksr_bidi_remote_to_json(remote, &inserted));
 	cJSON_Delete(remote);
@@ -380,7 +416,7 @@ ksr_page_status ksr_bidi_page_state(ksr_bidi *b, const char *selector, ksr_deadl
 	char *js = ksr_page_state_js(selector);
 	cJSON *v = NULL;
 	bool truthy;
-	ksr_page_status st = ksr_bidi_eval(b, js, d, &truthy, &v, err);
+	ksr_page_status st = eval_js(b, js, true, d, &truthy, &v, err);
 	free(js);
 	if (st == KSR_PAGE_OK)
 		ksr_page_state_read(v, out);
@@ -407,8 +443,9 @@ ksr_page_status ksr_bidi_locate(ksr_bidi *b, const char *selector, int max, ksr_
 	return st;
 }
 
-/* The visible interactive elements, each [id, role, name]; ids are kept in
- * the page (a WeakMap and WeakRefs: a removed node is not held alive). */
+/* The visible interactive elements, each [id, role, name], and the page's
+ * URL; ids are kept in the page (a WeakMap and WeakRefs: a removed node is
+ * not held alive). */
 static const char LIST_JS[] =
         "(() => { const w = window;\n"
         "if (!w.__ksrRefs) { w.__ksrIds = new WeakMap(); w.__ksrRefs = new Map(); w.__ksrNext = 1; "
@@ -439,7 +476,7 @@ static const char LIST_JS[] =
         "  if (!id) { id = w.__ksrNext++; w.__ksrIds.set(e, id); w.__ksrRefs.set(id, new "
         "WeakRef(e)); }\n"
         "  out.push([id, role, nameOf(e)]); }\n"
-        "return out; })()";
+        "return {url: location.href, rows: out}; })()";
 
 static void add_listed(ksr_page_element_list *l, const cJSON *row)
 {
@@ -462,8 +499,11 @@ ksr_page_status ksr_bidi_list_interactive(ksr_bidi *b, ksr_deadline d, ksr_page_
 	memset(out, 0, sizeof *out);
 	cJSON *v = NULL, *row;
 	bool truthy;
-	ksr_page_status st = ksr_bidi_eval(b, LIST_JS, d, &truthy, &v, err);
-	cJSON_ArrayForEach(row, v) add_listed(out, row);
+	ksr_page_status st = eval_js(b, LIST_JS, true, d, &truthy, &v, err);
+	cJSON_ArrayForEach(row, cJSON_GetObjectItem(v, "rows")) add_listed(out, row);
+	const char *url = cJSON_GetStringValue(cJSON_GetObjectItem(v, "url"));
+	if (url) /* the page's URL now: a click may have navigated since attach */
+		ksr_cdp_wire_set_url(b->wire, url);
 	cJSON_Delete(v);
 	return st;
 }

@@ -159,6 +159,8 @@ static ksr_page_status new_session(ksr_bidi *b, ksr_deadline d, ksr_err *err)
 	p = cJSON_CreateObject();
 	cJSON *ev = cJSON_AddArrayToObject(p, "events");
 	cJSON_AddItemToArray(ev, cJSON_CreateString("log.entryAdded"));
+	/* A new document's: it ends a script call the old one never answers. */
+	cJSON_AddItemToArray(ev, cJSON_CreateString("browsingContext.domContentLoaded"));
 	return ksr_bidi_call(b, "session.subscribe", p, d, NULL, err);
 }
 
@@ -239,6 +241,44 @@ const char *ksr_bidi_page_url(const ksr_bidi *b)
 double ksr_bidi_connect_ms(const ksr_bidi *b)
 {
 	return b ? b->connect_ms : 0;
+}
+
+ksr_cdp *ksr_bidi_wire(ksr_bidi *b)
+{
+	return b ? b->wire : NULL;
+}
+
+/* ---- either protocol ----------------------------------------------------------- */
+
+ksr_page *ksr_page_connect(const char *host, int port, ksr_page_browser browser, ksr_deadline d,
+                           ksr_cdp **transport, ksr_page_status *st, ksr_err *err)
+{
+	ksr_cdp *dummy;
+	transport = transport ? transport : &dummy;
+	*transport = NULL;
+	if (browser != KSR_PAGE_BROWSER_FIREFOX) {
+		ksr_cdp *c = ksr_cdp_connect(host, port, d, st, err);
+		if (c || browser == KSR_PAGE_BROWSER_CHROMIUM || *st == KSR_PAGE_CANCELLED)
+			return (*transport = c) ? ksr_cdp_page_open(c) : NULL;
+	}
+	/* Firefox, or no DevTools endpoint answered there (Firefox answers
+	 * /json/version with 404): WebDriver BiDi on the same port. */
+	ksr_err bidi_err = {0};
+	ksr_page_status bst = KSR_PAGE_OK;
+	ksr_bidi *b = ksr_bidi_connect(host, port, d, &bst, &bidi_err);
+	if (b || browser == KSR_PAGE_BROWSER_FIREFOX || bst == KSR_PAGE_CANCELLED) {
+		*st = bst;
+		*err = bidi_err;
+	}
+	*transport = ksr_bidi_wire(b);
+	return ksr_bidi_page_open(b);
+}
+
+int ksr_page_port_of_pid(int pid, ksr_page_browser *browser)
+{
+	bool firefox = ksr_bidi_is_firefox_pid(pid);
+	*browser = firefox ? KSR_PAGE_BROWSER_FIREFOX : KSR_PAGE_BROWSER_ANY;
+	return firefox ? ksr_bidi_port_of_pid(pid) : ksr_cdp_port_of_pid(pid);
 }
 
 /* ---- console ----------------------------------------------------------------- */

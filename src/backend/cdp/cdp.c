@@ -51,6 +51,15 @@ struct ksr_cdp {
 	char *session_id, *target_id, *url;
 	char host_hdr[300], path[512];
 	ksr_cdp_timing timing;
+
+	/* ksr_cdp_wire_call_unless: the event (for one context) that ends the
+	 * call in flight, whether it came, the URL it named. */
+	const char *end_method, *end_context;
+	bool end_seen;
+	char end_url[512];
+	/* ksr_cdp_set_closer: what ksr_cdp_close runs instead, once. */
+	void (*closer)(void *ud);
+	void *closer_ud;
 };
 
 const char *ksr_page_status_name(ksr_page_status s)
@@ -202,6 +211,13 @@ static void queue_event(ksr_cdp *c, cJSON *msg)
 	if (!strcmp(m, "Target.detachedFromTarget") && dsid && c->session_id &&
 	    !strcmp(dsid, c->session_id))
 		note_closed(c, "the page target was closed");
+	const char *ctx = cJSON_GetStringValue(cJSON_GetObjectItem(params, "context"));
+	if (c->end_method && !strcmp(m, c->end_method) && ctx && c->end_context &&
+	    !strcmp(ctx, c->end_context)) {
+		const char *url = cJSON_GetStringValue(cJSON_GetObjectItem(params, "url"));
+		snprintf(c->end_url, sizeof c->end_url, "%s", url ? url : "");
+		c->end_seen = true;
+	}
 	if (cJSON_GetArraySize(c->events) >= EVENTS_MAX)
 		cJSON_DeleteItemFromArray(c->events, 0);
 	cJSON_AddItemToArray(c->events, msg);
@@ -527,6 +543,51 @@ ksr_cdp_status ksr_cdp_call(ksr_cdp *c, const char *method, cJSON *params, ksr_d
 	return call(c, true, method, params, d, result, err);
 }
 
+static bool have_reply_or_end(ksr_cdp *c, void *ud)
+{
+	(void)ud;
+	return c->reply != NULL || c->end_seen;
+}
+
+ksr_cdp_status ksr_cdp_wire_call_unless(ksr_cdp *c, const char *method, cJSON *params,
+                                        ksr_deadline d, const char *event, const char *context,
+                                        cJSON **result, bool *ended, ksr_err *err)
+{
+	*ended = false;
+	if (result)
+		*result = NULL;
+	if (!c || c->closed || c->crashed) {
+		cJSON_Delete(params);
+		return ksr_err_set(err, "no browser is attached"), KSR_CDP_CLOSED;
+	}
+	cJSON_Delete(c->reply);
+	c->reply = NULL;
+	c->end_method = event;
+	c->end_context = context;
+	c->end_seen = false;
+	c->want_id = send_cmd(c, true, method, params);
+	ksr_cdp_status st = pump(c, d, have_reply_or_end, NULL);
+	c->want_id = 0;
+	c->end_method = c->end_context = NULL;
+	if (st == KSR_CDP_OK && c->reply)
+		return reply_result(c, method, result, err);
+	if (st == KSR_CDP_OK) {
+		*ended = true;
+		return ksr_err_set(err, "the page loaded a new document (%.300s) during %s",
+		                   c->end_url, method),
+		       KSR_CDP_ERROR;
+	}
+	if (st == KSR_CDP_TIMEOUT)
+		ksr_err_set(err, "the browser did not answer %s in time", method);
+	else if (st == KSR_CDP_CLOSED)
+		ksr_err_set(err, "%s failed: %s", method, c->close_why);
+	else if (st == KSR_CDP_CRASHED)
+		ksr_err_set(err, "the page's renderer crashed during %s", method);
+	else
+		ksr_err_set(err, "%s was cancelled", method);
+	return st;
+}
+
 /* ksr_cdp_call on the browser connection (Target.*, Browser.*). */
 static ksr_cdp_status ksr_cdp_call_browser(ksr_cdp *c, const char *method, cJSON *params,
                                            ksr_deadline d, cJSON **result, ksr_err *err)
@@ -712,10 +773,24 @@ void ksr_cdp_wire_set_url(ksr_cdp *c, const char *url)
 	c->url = url ? ksr_xstrdup(url) : NULL;
 }
 
+void ksr_cdp_set_closer(ksr_cdp *c, void (*closer)(void *ud), void *ud)
+{
+	if (!c)
+		return;
+	c->closer = closer;
+	c->closer_ud = ud;
+}
+
 void ksr_cdp_close(ksr_cdp *c)
 {
 	if (!c)
 		return;
+	if (c->closer) { /* the handle built over c closes it whole (and c again, plainly) */
+		void (*closer)(void *) = c->closer;
+		c->closer = NULL;
+		closer(c->closer_ud);
+		return;
+	}
 	note_closed(c, "the connection was closed by the runtime");
 	if (c->ctx) {
 		lws_sul_cancel(&c->sul);
