@@ -594,9 +594,7 @@ static void read_info(const cJSON *msg, msg_info *in)
 	        in->name_key ? cJSON_GetObjectItemCaseSensitive(params, in->name_key) : NULL;
 	if (cJSON_IsString(name))
 		in->name = ksr_xstrdup(name->valuestring);
-	char *t = id ? cJSON_PrintUnformatted(id) : NULL;
-	in->id_json = t ? ksr_xstrdup(t) : NULL;
-	cJSON_free(t);
+	in->id_json = id ? ksr_json_print(id, false) : NULL;
 }
 
 /* The 2026-07-28 mirrored headers against the body: NULL when they match,
