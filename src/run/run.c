@@ -234,6 +234,8 @@ static void teardown(ksr_run *run)
 	ksr_session_stop(run->session);
 	run->session = NULL;
 	ksr_run_window_release(&run->window);
+	free(run->windows_before_launch);
+	run->windows_before_launch = NULL;
 }
 
 int ksr_run_scenario(const ksr_run_opts *opts)
