@@ -115,13 +115,16 @@ class AppOriginTest(ksr.KsrTestCase):
             atspi: false
             """)
         self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        app = events(out, "app")[-1]
+        self.assertNotEqual(app["pid"], xt.pid, "the older xterm is not the app")
+        # the new xterm left the launch's group: the run's tag stopped it at the end
+        left = [(p, n) for p, n in ksr.wait_tagged_gone(self.tag, ["xterm"], timeout=2.0)
+                if p != xt.pid]
+        self.assertEqual(left, [], "the daemonized xterm outlived the run")
         launch = events(out, "launch")[0]
         run_id = events(out, "run.start")[0]["run_id"]
         self.assertEqual(launch["tag"], "%s=%s" % (RUN_TAG, run_id))
-        app = events(out, "app")[-1]
-        self.assertNotEqual(app["pid"], xt.pid, "the older xterm is not the app")
         self.assertEqual((app["launched"], app["origin"]), (True, "tagged"))
-        # it left the launch's group: the run's tag stops it at the end
         cleanup = events(out, "cleanup")
         self.assertEqual(len(cleanup), 1, cleanup)
         self.assertIn(app["pid"], [p["pid"] for p in cleanup[0]["left_group"]])
@@ -139,9 +142,9 @@ class AppOriginTest(ksr.KsrTestCase):
             atspi: false
             """)
         self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
-        self.assertEqual(events(out, "app")[-1]["origin"], "descendant")
-        # the test's own tag, which the old runtime passes on as well
+        # by the test's own tag, which any runtime passes on
         self.assertAppGone(["sleep", "xterm"], timeout=2.0)
+        self.assertEqual(events(out, "app")[-1]["origin"], "descendant")
         run_id = events(out, "run.start")[0]["run_id"]
         self.assertEqual(run_id_pids(run_id), [])
         cleanup = events(out, "cleanup")
