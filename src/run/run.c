@@ -229,6 +229,7 @@ static void teardown(ksr_run *run)
 	run->cdp = NULL;
 	ksr_run_atspi_drop(run);
 	ksr_run_stop_app(run);
+	ksr_run_wm_watch_stop(run);
 	ksr_x11_close(run->x);
 	run->x = NULL;
 	ksr_session_stop(run->session);

@@ -141,6 +141,12 @@ struct ksr_run {
 	 * run's clock (t_ms) at the video's time 0. */
 	struct ksr_video *video;
 	int64_t video_t_ms;
+	/* The window manager (wm.c): its check window watched from boot on a
+	 * connection of its own; where it was last seen there. */
+	ksr_x11_watch *wm_watch;
+	ksr_x11_wm wm;
+	bool wm_lost;
+	char wm_seen_at[96];
 };
 
 /* The run's video (docs/report.md#the-runs-video), when the scenario or the
@@ -244,6 +250,14 @@ void ksr_run_stale_describe(const ksr_run_stale *s, ksr_strbuf *b);
  * launch's process group (left it: setsid -f, a daemon); a `cleanup` event
  * names them. */
 void ksr_run_stop_tagged(ksr_run *run);
+
+/* The window manager (wm.c, docs/report.md#events): at boot, which one
+ * manages the display (a `session` event) and its check window watched; at
+ * every step's and stage's end (where: "the end of step 2, line 9"), whether
+ * it went away: a `session` event `wm-lost` and a `wm-lost` concern, once. */
+void ksr_run_wm_watch_start(ksr_run *run);
+void ksr_run_wm_check(ksr_run *run, const char *where, int line);
+void ksr_run_wm_watch_stop(ksr_run *run);
 
 /* Capture the screen at its size now; a change of size since the last look is
  * recorded first as a `screen` event (from, to). NULL with err when it fails. */

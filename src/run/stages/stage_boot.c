@@ -90,6 +90,7 @@ static ksr_stage_status stage_boot_wait(ksr_run *run, char *note, size_t len)
 		if (!run->session)
 			snprintf(note, len, "display %s", ksr_x11_display_name(run->x));
 		publish_a11y_bus(run, note, len);
+		ksr_run_wm_watch_start(run); /* its death mid-run is a concern */
 		ksr_run_video_start(run);
 		return KSR_STAGE_OK;
 	}
