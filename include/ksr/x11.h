@@ -75,8 +75,7 @@ int ksr_x11_root_property_set_string(ksr_x11 *x, const char *name, const char *v
 
 /* Set one (type STRING) only where the root has none: 1 set, 0 left as it
  * was (present; never replaced), -1 with err when the connection is lost. */
-int ksr_x11_root_property_add_string(ksr_x11 *x, const char *name, const char *value,
-                                     ksr_err *err);
+int ksr_x11_root_property_add_string(ksr_x11 *x, const char *name, const char *value, ksr_err *err);
 
 /* Wait for a window manager (_NET_SUPPORTING_WM_CHECK on the root). */
 ksr_wait ksr_x11_wait_wm(ksr_x11 *x, ksr_deadline d);

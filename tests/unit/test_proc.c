@@ -534,7 +534,8 @@ static void test_origin(void)
 	ok(started >= now && started <= boot_ticks() + (unsigned long long)hz,
 	   "the launch started now (%llu, now %llu)", started, now);
 	ksr_launch_tie t = {.pid = pid, .start_ticks = started, .run_id = id};
-	is_str(ksr_proc_origin_name(ksr_proc_origin_of(pid, &t)), "descendant", "the launch itself");
+	is_str(ksr_proc_origin_name(ksr_proc_origin_of(pid, &t)), "descendant",
+	       "the launch itself");
 	is_str(ksr_proc_origin_name(ksr_proc_origin_of(getpid(), &t)), "older",
 	       "a process older than the launch");
 	is_str(ksr_proc_origin_name(ksr_proc_origin_of(getpid(), NULL)), "attached",

@@ -67,8 +67,8 @@ static bool is_run_tag(const char *entry)
 
 /* The environment without the runtime's credentials, and with tag (the
  * run's KSR_PROC_RUN_TAG entry, first, where a reader of a large environment
- * finds it, in place of one inherited; NULL: the inherited one, if any), built before fork (no allocation
- * after it); the other strings are environ's own. */
+ * finds it, in place of one inherited; NULL: the inherited one, if any), built before fork (no
+ * allocation after it); the other strings are environ's own. */
 static char **child_environ(const char *tag)
 {
 	size_t n = 0;

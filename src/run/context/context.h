@@ -296,7 +296,8 @@ bool ksr_run_find_window(ksr_run *run, const ksr_pattern *title, const ksr_patte
 void ksr_run_window_release(ksr_window *w);
 /* w's title matches title and its WM_CLASS (instance or class) klass; a NULL
  * pattern matches anything. The one window match of window:/window_class:. */
-bool ksr_run_window_matches(const ksr_pattern *title, const ksr_pattern *klass, const ksr_window *w);
+bool ksr_run_window_matches(const ksr_pattern *title, const ksr_pattern *klass,
+                            const ksr_window *w);
 /* *dst = *src with dst's own copies of the strings (release with the above). */
 void ksr_run_window_copy(ksr_window *dst, const ksr_window *src);
 

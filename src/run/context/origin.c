@@ -153,8 +153,9 @@ void ksr_run_stale_describe(const ksr_run_stale *s, ksr_strbuf *b)
 	if (!s->pid) {
 		ksr_strbuf_add(b, "a window ");
 		ksr_strbuf_add_quoted(b, s->title, 60);
-		ksr_strbuf_addf(b, " (0x%lx, no _NET_WM_PID) that was on the display before the "
-		                   "launch is not the app this run launched",
+		ksr_strbuf_addf(b,
+		                " (0x%lx, no _NET_WM_PID) that was on the display before the "
+		                "launch is not the app this run launched",
 		                s->window);
 		return;
 	}
@@ -200,7 +201,8 @@ void ksr_run_stop_tagged(ksr_run *run)
 	int *rest = NULL;
 	size_t still = ksr_proc_find_tagged(run->run_id, &rest);
 	free(rest);
-	cJSON_AddNumberToObject(f, "stopped", (double)(stopped - (still < stopped ? still : stopped)));
+	cJSON_AddNumberToObject(f, "stopped",
+	                        (double)(stopped - (still < stopped ? still : stopped)));
 	cJSON_AddNumberToObject(f, "still_running", (double)still);
 	ksr_run_emit(run, "cleanup", f);
 }

@@ -243,7 +243,8 @@ static void record_app(ksr_run *run, app_wait *aw)
 	cJSON_AddBoolToObject(f, "launched", run->launched_pid > 0);
 	/* How it is tied to the launch: descendant, tagged, started-after; attached. */
 	cJSON_AddStringToObject(f, "origin",
-	                        aw->pid > 0 ? ksr_proc_origin_name(ksr_run_proc_origin(run, aw->pid))
+	                        aw->pid > 0
+	                                ? ksr_proc_origin_name(ksr_run_proc_origin(run, aw->pid))
 	                        : run->launched_pid > 0 ? "unknown"
 	                                                : "attached");
 	cJSON_AddItemToObject(f, "window", ksr_run_window_fields(&run->window));

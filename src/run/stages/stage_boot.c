@@ -122,8 +122,8 @@ static ksr_stage_status stage_launch(ksr_run *run, char *note, size_t len)
 	char *log = ksr_evidence_log_path(run->out, "launch.log");
 	/* What is on the display now is not the app this run launches (origin.c). */
 	ksr_run_note_windows_before_launch(run);
-	int rc = ksr_proc_launch_tagged(run->sc->launch, log, run->run_id, &run->launched_pid,
-	                                &err);
+	int rc =
+	        ksr_proc_launch_tagged(run->sc->launch, log, run->run_id, &run->launched_pid, &err);
 	if (rc < 0) {
 		free(log);
 		cJSON_Delete(f);
