@@ -32,6 +32,47 @@ typedef struct ksr_proc_list {
  * bytes are kept, then a line starting KSR_PROC_LOG_CUT_NOTE says where it was
  * cut, and the rest is read and dropped. */
 int ksr_proc_launch(const char *command, const char *log_path, int *pid, ksr_err *err);
+/* The same, with run_id (NULL: none) set as KSR_PROC_RUN_TAG in the command's
+ * environment, so that what it starts is known as this run's even once it
+ * left the launch's session and group (ksr_proc_origin_of,
+ * ksr_proc_stop_tagged). */
+int ksr_proc_launch_tagged(const char *command, const char *log_path, const char *run_id, int *pid,
+                           ksr_err *err);
+
+/* The environment variable a run's launches carry (docs/scenario.md#the-app-wait). */
+#define KSR_PROC_RUN_TAG "KASM_RUNTIME_RUN_ID"
+
+/* A launch, for telling its processes from others (origin.c). */
+typedef struct ksr_launch_tie {
+	int pid;                        /* the launch command: a session and group leader */
+	unsigned long long start_ticks; /* its start (ksr_proc_start_ticks) */
+	const char *run_id;             /* the KSR_PROC_RUN_TAG value it was given */
+} ksr_launch_tie;
+
+/* How a process is tied to a launch. */
+typedef enum ksr_proc_origin {
+	KSR_ORIGIN_GONE,       /* no such process, or a zombie */
+	KSR_ORIGIN_ATTACHED,   /* no launch to tie it to (the app is attached): anything counts */
+	KSR_ORIGIN_OLDER,      /* started before the launch */
+	KSR_ORIGIN_DESCENDANT, /* in the launch's session or group, or parents reaching it */
+	KSR_ORIGIN_TAGGED,     /* started after it with its KSR_PROC_RUN_TAG (it daemonized) */
+	KSR_ORIGIN_UNTOLD,     /* started after it; its environment tells nothing: not ours
+	                        * to read, or written over (neither DISPLAY nor the tag) */
+	KSR_ORIGIN_OTHER,      /* started after it, neither its descendant nor tagged */
+} ksr_proc_origin;
+ksr_proc_origin ksr_proc_origin_of(int pid, const ksr_launch_tie *t);
+/* ATTACHED, DESCENDANT, TAGGED and UNTOLD count as the launch's. */
+bool ksr_proc_origin_is_launch(ksr_proc_origin o);
+/* "attached", "descendant", "tagged", "started-after", "older", "other", "gone". */
+const char *ksr_proc_origin_name(ksr_proc_origin o);
+/* When pid started, in clock ticks since boot; 0 when it is gone. */
+unsigned long long ksr_proc_start_ticks(int pid);
+/* Live processes (not this one) whose environment has KSR_PROC_RUN_TAG=run_id:
+ * their pids into *pids (caller frees), how many. */
+size_t ksr_proc_find_tagged(const char *run_id, int **pids);
+/* SIGTERM every process carrying run_id, wait up to grace_ms for them to go,
+ * then SIGKILL; how many there were. Not cancellable (cleanup). */
+size_t ksr_proc_stop_tagged(const char *run_id, int grace_ms);
 
 #define KSR_PROC_LOG_CAP_DEFAULT (16u * 1024u * 1024u)
 #define KSR_PROC_LOG_CUT_NOTE    "\n[kasm-session-runtime: output cut at "

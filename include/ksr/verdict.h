@@ -46,6 +46,7 @@ typedef enum ksr_concern {
 	KSR_CONCERN_CRASH_SIGNATURE,
 	KSR_CONCERN_RECOVERY_PROMPT,
 	KSR_CONCERN_NOT_RENDERED,
+	KSR_CONCERN_WM_LOST, /* the window manager went away mid-run */
 	KSR_CONCERN__COUNT,
 } ksr_concern;
 

@@ -75,8 +75,7 @@ int ksr_x11_root_property_set_string(ksr_x11 *x, const char *name, const char *v
 
 /* Set one (type STRING) only where the root has none: 1 set, 0 left as it
  * was (present; never replaced), -1 with err when the connection is lost. */
-int ksr_x11_root_property_add_string(ksr_x11 *x, const char *name, const char *value,
-                                     ksr_err *err);
+int ksr_x11_root_property_add_string(ksr_x11 *x, const char *name, const char *value, ksr_err *err);
 
 /* Wait for a window manager (_NET_SUPPORTING_WM_CHECK on the root). */
 ksr_wait ksr_x11_wait_wm(ksr_x11 *x, ksr_deadline d);
@@ -136,6 +135,16 @@ ksr_wait ksr_x11_damage_wait(ksr_x11 *x, unsigned long window, int64_t since_ms,
  * event loop is running. READY also when the window does not take pings
  * (*supported false); TIMEOUT when it did not answer by d (stopped, hung). */
 ksr_wait ksr_x11_ping_wait(ksr_x11 *x, unsigned long window, ksr_deadline d, bool *supported);
+
+/* ---- the window manager (wm.c) ---- */
+typedef struct ksr_x11_wm {
+	unsigned long check; /* _NET_SUPPORTING_WM_CHECK's window, when it names itself (0: none) */
+	unsigned long owner; /* the WM_S<screen> selection's owner (0: none) */
+	char name[64];       /* the check window's _NET_WM_NAME ("Openbox"); "" unknown */
+} ksr_x11_wm;
+/* The window manager there now (all 0 and "" without one); -1 when the
+ * connection is lost. */
+int ksr_x11_wm_read(ksr_x11 *x, ksr_x11_wm *out, ksr_err *err);
 
 /* ---- a window watched for its end (x11_watch.c) ----
  * On an X connection of its own: its descriptor can wait beside anything (a

@@ -80,6 +80,7 @@ static const char *const concern_names[KSR_CONCERN__COUNT] = {
         [KSR_CONCERN_CRASH_SIGNATURE] = "crash-signature",
         [KSR_CONCERN_RECOVERY_PROMPT] = "recovery-prompt",
         [KSR_CONCERN_NOT_RENDERED] = "not-rendered",
+        [KSR_CONCERN_WM_LOST] = "wm-lost",
 };
 
 const char *ksr_verdict_name(ksr_verdict v)

@@ -230,11 +230,14 @@ static void teardown(ksr_run *run)
 	run->cdp = NULL;
 	ksr_run_atspi_drop(run);
 	ksr_run_stop_app(run);
+	ksr_run_wm_watch_stop(run);
 	ksr_x11_close(run->x);
 	run->x = NULL;
 	ksr_session_stop(run->session);
 	run->session = NULL;
 	ksr_run_window_release(&run->window);
+	free(run->windows_before_launch);
+	run->windows_before_launch = NULL;
 }
 
 int ksr_run_scenario(const ksr_run_opts *opts)

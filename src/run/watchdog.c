@@ -125,8 +125,10 @@ static void emergency(ksr_run *run)
 	/* Keep the lock to the end: should the main thread wake, it blocks at
 	 * its next event, and only this thread writes the evidence. */
 	ksr_run_hold_lock(true);
-	if (run->launched_pid > 0 && !(run->sc && run->sc->keep_running))
+	if (run->launched_pid > 0 && !(run->sc && run->sc->keep_running)) {
 		ksr_proc_stop_group(run->launched_pid, 1000);
+		ksr_proc_stop_tagged(run->run_id, 1000); /* what left the group */
+	}
 	for (size_t i = 0; i < run->n_tools; i++) /* desktop mode's spawned tools */
 		if (!run->tools[i].stopped && run->tools[i].pid > 1)
 			kill(-run->tools[i].pid, SIGKILL);

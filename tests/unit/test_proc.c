@@ -487,6 +487,74 @@ static void test_display(void)
 	ksr_proc_stop_group(none, 2000);
 }
 
+/* How long a boot-clock reading is, in clock ticks (the unit of /proc's start times). */
+static unsigned long long boot_ticks(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	long hz = sysconf(_SC_CLK_TCK);
+	return (unsigned long long)ts.tv_sec * (unsigned long long)hz +
+	       (unsigned long long)ts.tv_nsec / (1000000000ULL / (unsigned long long)hz);
+}
+
+/* A tagged process of the run, found by /proc (the orphan of setsid -f). */
+static int wait_tagged(const char *run_id, int not_pid, int ms)
+{
+	for (int t = 0; t < ms; t += 10) {
+		int *pids = NULL;
+		size_t n = ksr_proc_find_tagged(run_id, &pids);
+		int found = 0;
+		for (size_t i = 0; i < n && !found; i++)
+			if (pids[i] != not_pid)
+				found = pids[i];
+		free(pids);
+		if (found)
+			return found;
+		msleep(10);
+	}
+	return 0;
+}
+
+/* origin.c: start times are /proc's field 22 (a reading of field 21,
+ * itrealvalue, is always 0), the launch's descendants and what carries its
+ * tag count, an older process does not, and the tagged ones are stopped. */
+static void test_origin(void)
+{
+	unsigned long long now = boot_ticks(), mine = ksr_proc_start_ticks(getpid());
+	long hz = sysconf(_SC_CLK_TCK);
+	ok(mine > 0 && mine <= now, "this process's start time (%llu) is before now (%llu)", mine,
+	   now);
+	int pid = 0;
+	ksr_err err = {0};
+	const char *id = "unit-origin-1";
+	ok(ksr_proc_launch_tagged("setsid -f sleep 30; exec sleep 30", "/dev/null", id, &pid,
+	                          &err) == 0,
+	   "tagged launch: %s", err.msg);
+	unsigned long long started = ksr_proc_start_ticks(pid);
+	ok(started >= now && started <= boot_ticks() + (unsigned long long)hz,
+	   "the launch started now (%llu, now %llu)", started, now);
+	ksr_launch_tie t = {.pid = pid, .start_ticks = started, .run_id = id};
+	is_str(ksr_proc_origin_name(ksr_proc_origin_of(pid, &t)), "descendant",
+	       "the launch itself");
+	is_str(ksr_proc_origin_name(ksr_proc_origin_of(getpid(), &t)), "older",
+	       "a process older than the launch");
+	is_str(ksr_proc_origin_name(ksr_proc_origin_of(getpid(), NULL)), "attached",
+	       "with no launch anything counts");
+	int orphan = wait_tagged(id, pid, 5000);
+	ok(orphan > 0, "the process that left the launch's session carries its tag");
+	is_str(ksr_proc_origin_name(ksr_proc_origin_of(orphan, &t)), "tagged",
+	       "it is the launch's by its tag");
+	t.run_id = "another-run";
+	is_str(ksr_proc_origin_name(ksr_proc_origin_of(orphan, &t)), "other",
+	       "another run's tag is not this one's");
+	ok(ksr_proc_stop_group(pid, 1000) == 0, "the launch's group stopped");
+	ok(ksr_proc_alive(orphan), "what left the group outlives the group's stop");
+	ok(ksr_proc_stop_tagged(id, 1000) >= 1, "the tagged ones stopped");
+	int *left = NULL;
+	is_int((long long)ksr_proc_find_tagged(id, &left), 0, "none carries the tag after");
+	free(left);
+}
+
 int main(void)
 {
 	if (ksr_cancel_install() < 0 || !mkdtemp(tmpdir)) {
@@ -498,6 +566,7 @@ int main(void)
 	test_display();
 	test_alive_pidfd();
 	test_stop_group();
+	test_origin();
 	test_run();
 	test_run_without_pidfd();
 	test_cancel();

@@ -48,6 +48,7 @@ static const struct {
         {KSR_CONCERN_CRASH_SIGNATURE, "crash-signature"},
         {KSR_CONCERN_RECOVERY_PROMPT, "recovery-prompt"},
         {KSR_CONCERN_NOT_RENDERED, "not-rendered"},
+        {KSR_CONCERN_WM_LOST, "wm-lost"},
 };
 
 static const struct {

@@ -2,6 +2,7 @@
  * `process:` on another display (another session's, another test's) is not
  * the app this run looks at, whatever its name. */
 #include "ksr/proc.h"
+#include "backend/proc/priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,9 +15,8 @@
  * the session long before an app adds its own variables. */
 #define ENVIRON_MAX (256 * 1024)
 
-/* The value of key in pid's environment: 1 found, 0 not there (or the
- * process is gone: a zombie's environment reads empty), -1 not ours to read. */
-static int environ_value(int pid, const char *key, char *buf, size_t len)
+/* priv.h */
+int ksr_proc_environ_value(int pid, const char *key, char *buf, size_t len)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/environ", pid);
@@ -64,7 +64,7 @@ bool ksr_proc_may_be_on_display(int pid, const char *display)
 {
 	char theirs[256], h1[128], h2[128];
 	long n1, n2;
-	int found = environ_value(pid, "DISPLAY", theirs, sizeof theirs);
+	int found = ksr_proc_environ_value(pid, "DISPLAY", theirs, sizeof theirs);
 	if (found < 0)
 		return true; /* another user's process: not ruled out */
 	/* Gone meanwhile, or a zombie (its environment reads empty): not an app

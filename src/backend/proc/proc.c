@@ -48,6 +48,7 @@ struct spawn_spec {
 	int out_fd;       /* becomes stdout and stderr */
 	bool new_session; /* setsid(), else setpgid(0, 0) */
 	char **envp;      /* the child's environment (child_environ) */
+	const char *tag;  /* KSR_PROC_RUN_TAG=<run id>, or NULL */
 };
 
 /* Is this environment entry a credential of the runtime's own (a model API
@@ -58,17 +59,27 @@ static bool runtime_secret(const char *entry)
 	return ksr_redact_is_credential(entry, strcspn(entry, "="));
 }
 
-/* The environment without the runtime's credentials, built before fork (no
- * allocation after it); the strings are environ's own. */
-static char **child_environ(void)
+static bool is_run_tag(const char *entry)
+{
+	size_t n = strlen(KSR_PROC_RUN_TAG);
+	return strncmp(entry, KSR_PROC_RUN_TAG, n) == 0 && entry[n] == '=';
+}
+
+/* The environment without the runtime's credentials, and with tag (the
+ * run's KSR_PROC_RUN_TAG entry, first, where a reader of a large environment
+ * finds it, in place of one inherited; NULL: the inherited one, if any), built before fork (no
+ * allocation after it); the other strings are environ's own. */
+static char **child_environ(const char *tag)
 {
 	size_t n = 0;
 	while (environ[n])
 		n++;
-	char **e = ksr_xcalloc(n + 1, sizeof *e);
+	char **e = ksr_xcalloc(n + 2, sizeof *e);
 	size_t k = 0;
+	if (tag)
+		e[k++] = (char *)tag;
 	for (size_t i = 0; i < n; i++)
-		if (!runtime_secret(environ[i]))
+		if (!runtime_secret(environ[i]) && !(tag && is_run_tag(environ[i])))
 			e[k++] = environ[i];
 	return e;
 }
@@ -189,7 +200,7 @@ static int spawn(const struct spawn_spec *s, int *pid, ksr_err *err)
 	}
 	long max_fd = max_fd_guess();
 	struct spawn_spec spec = *s;
-	spec.envp = child_environ();
+	spec.envp = child_environ(s->tag);
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
@@ -375,6 +386,12 @@ static int capped_log(int log_fd)
 
 int ksr_proc_launch(const char *command, const char *log_path, int *pid, ksr_err *err)
 {
+	return ksr_proc_launch_tagged(command, log_path, NULL, pid, err);
+}
+
+int ksr_proc_launch_tagged(const char *command, const char *log_path, const char *run_id, int *pid,
+                           ksr_err *err)
+{
 	const char *path = log_path ? log_path : "/dev/null";
 	/* Never through a symbolic link: the log is evidence in OUT, whose
 	 * callers remove what was there first (a link planted there is replaced,
@@ -396,8 +413,11 @@ int ksr_proc_launch(const char *command, const char *log_path, int *pid, ksr_err
 			                   command);
 		}
 	}
-	struct spawn_spec s = {.command = command, .out_fd = out_fd, .new_session = true};
+	char *tag = run_id ? ksr_xasprintf("%s=%s", KSR_PROC_RUN_TAG, run_id) : NULL;
+	struct spawn_spec s = {
+	        .command = command, .out_fd = out_fd, .new_session = true, .tag = tag};
 	int rc = spawn(&s, pid, err);
+	free(tag);
 	if (out_fd != log_fd)
 		close(out_fd);
 	close(log_fd);

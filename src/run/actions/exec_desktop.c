@@ -355,7 +355,7 @@ static int launch_tool(ksr_run *run, const char *command, char *log, size_t log_
 	if (run->x)
 		ksr_atspi_publish_root(
 		        run->x, ksr_deadline_min(run->stage, ksr_deadline_in_ms(3000)), NULL, NULL);
-	int rc = ksr_proc_launch(command, path, &pid, &err);
+	int rc = ksr_proc_launch_tagged(command, path, run->run_id, &pid, &err);
 	free(path);
 	if (rc < 0) {
 		ksr_step_fail(res, KSR_STEP_ERROR, KSR_OUTCOME_STEP_FAILED,

@@ -198,6 +198,9 @@ static bool run_one(ksr_run *run, const ksr_step *step)
 		snprintf(res.reason, sizeof res.reason, "%s", run->lost_reason);
 	}
 	emit_step_end(run, step, &res, checks, started);
+	char where[64];
+	snprintf(where, sizeof where, "the end of step %d, line %d", step->index, step->pos.line);
+	ksr_run_wm_check(run, where, step->pos.line);
 	/* Still this step's: a death that recording its failure notices (a
 	 * browser whose last threads were still exiting when the step saw the
 	 * connection close) is told as in this step. */

@@ -1,5 +1,6 @@
 /* What the run started and must stop: the app's process group (unless
- * keep_running:) and, in desktop mode, the tools spawn steps started. */
+ * keep_running:), what its launch started that left the group (by the run's
+ * tag, origin.c) and, in desktop mode, the tools spawn steps started. */
 #include "run/context/context.h"
 
 #include <stdlib.h>
@@ -52,11 +53,15 @@ void ksr_run_stop_app(ksr_run *run)
 	/* Desktop mode: tools the scenario did not kill (keep_running is about the
 	 * app; a spawned tool is the scenario's own fixture). */
 	ksr_run_unwatch_all(run); /* what the run stops itself is no crash */
+	bool spawned = run->n_tools > 0;
 	tools_stop_all(run);
-	if (run->launched_pid <= 0 || !run->sc)
+	if (!run->sc || run->sc->keep_running)
 		return;
-	if (run->sc->keep_running)
-		return;
-	ksr_proc_stop_group(run->launched_pid, 3000);
-	run->launch_reaped = true;
+	if (run->launched_pid > 0) {
+		ksr_proc_stop_group(run->launched_pid, STOP_GRACE_MS);
+		run->launch_reaped = true;
+	}
+	/* What left the group (setsid -f, a daemon) still carries the run's tag. */
+	if (run->launched_pid > 0 || spawned)
+		ksr_run_stop_tagged(run);
 }

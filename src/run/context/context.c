@@ -116,6 +116,9 @@ bool ksr_run_wait_ended_run(ksr_run *run, ksr_wait w, int line, const char *what
 void ksr_run_emit_stage_end(ksr_run *run, const char *name, const char *status, const char *why,
                             int64_t started)
 {
+	char where[96];
+	snprintf(where, sizeof where, "the end of the %s stage", name);
+	ksr_run_wm_check(run, where, 0); /* before the row: the stage it went in */
 	cJSON *f = cJSON_CreateObject();
 	cJSON_AddStringToObject(f, "name", name);
 	cJSON_AddStringToObject(f, "status", status);

@@ -13,6 +13,8 @@
 #include "ksr/event.h"
 #include "ksr/evidence.h"
 #include "ksr/image.h"
+#include "ksr/proc.h"
+#include "ksr/strbuf.h"
 #include "ksr/run.h"
 #include "ksr/scenario.h"
 #include "ksr/session.h"
@@ -87,6 +89,12 @@ struct ksr_run {
 
 	/* The app. */
 	int launched_pid; /* 0: the run launched nothing (also the process group) */
+	/* What tells the launch's processes from others (origin.c): its start,
+	 * and the top-level windows there before it (those with no
+	 * _NET_WM_PID are not the app's). */
+	unsigned long long launch_start_ticks;
+	unsigned long *windows_before_launch;
+	size_t n_windows_before_launch;
 	bool launch_reaped;
 	int launch_status; /* waitpid status once reaped */
 	int app_pid;       /* the process tied to the window, 0 if unknown */
@@ -144,6 +152,12 @@ struct ksr_run {
 	 * run's clock (t_ms) at the video's time 0. */
 	struct ksr_video *video;
 	int64_t video_t_ms;
+	/* The window manager (wm.c): its check window watched from boot on a
+	 * connection of its own; where it was last seen there. */
+	ksr_x11_watch *wm_watch;
+	ksr_x11_wm wm;
+	bool wm_lost;
+	char wm_seen_at[96];
 };
 
 /* The run's video (docs/report.md#the-runs-video), when the scenario or the
@@ -215,6 +229,46 @@ void ksr_run_describe_status(int status, bool via_shell, char *buf, size_t len);
 cJSON *ksr_run_window_fields(const ksr_window *w);
 /* The app was replaced by a relaunch: move the alive watch to the new pid. */
 void ksr_run_rewatch_app(ksr_run *run);
+
+/* The app is the one this run started (origin.c,
+ * docs/scenario.md#the-app-is-the-one-this-run-started). With launch:,
+ * only the launch's processes count as the app: its descendants, processes
+ * started after it carrying the run's tag, and processes started after it
+ * whose environment tells nothing (written over, not ours to read); without
+ * launch: (the app attached) any. */
+typedef struct ksr_run_stale {
+	int pid;                /* the first instance passed over (0: none) */
+	char name[64];          /* its program's name */
+	ksr_proc_origin origin; /* OLDER or OTHER; GONE: a window with no pid */
+	unsigned long window;   /* its window, when a window matched (0: a process) */
+	char title[128];
+} ksr_run_stale;
+/* Before the launch: the windows there now. After it: when it started. */
+void ksr_run_note_windows_before_launch(ksr_run *run);
+void ksr_run_note_launch_started(ksr_run *run);
+ksr_proc_origin ksr_run_proc_origin(const ksr_run *run, int pid);
+/* Keep in l the processes that may be the app this run launched; the first
+ * passed over into *stale (NULL: not kept) unless one is there already. */
+void ksr_run_keep_launched(const ksr_run *run, ksr_proc_list *l, ksr_run_stale *stale);
+/* w may be the launched app's window: its _NET_WM_PID counts as the launch's,
+ * or it has none and was not on the display before the launch. When not, it
+ * goes into *stale (NULL: not kept) unless one is there already. */
+bool ksr_run_window_may_be_launchs(const ksr_run *run, const ksr_window *w, ksr_run_stale *stale);
+/* "; an xterm (pid 812) older than this run is on the display; it is not the
+ * app this run launched" (nothing when s holds none). */
+void ksr_run_stale_describe(const ksr_run_stale *s, ksr_strbuf *b);
+/* End of run: stop the processes carrying the run's tag that outlived the
+ * launch's process group (left it: setsid -f, a daemon); a `cleanup` event
+ * names them. */
+void ksr_run_stop_tagged(ksr_run *run);
+
+/* The window manager (wm.c, docs/report.md#events): at boot, which one
+ * manages the display (a `session` event) and its check window watched; at
+ * every step's and stage's end (where: "the end of step 2, line 9"), whether
+ * it went away: a `session` event `wm-lost` and a `wm-lost` concern, once. */
+void ksr_run_wm_watch_start(ksr_run *run);
+void ksr_run_wm_check(ksr_run *run, const char *where, int line);
+void ksr_run_wm_watch_stop(ksr_run *run);
 
 /* Capture the screen at its size now; a change of size since the last look is
  * recorded first as a `screen` event (from, to). NULL with err when it fails. */

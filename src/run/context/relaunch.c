@@ -75,7 +75,7 @@ static bool read_lineage(int pid, lineage *out)
 	int pgrp;
 	/* state ppid pgrp session, then 15 fields to starttime (field 22). */
 	return p && sscanf(p + 1,
-	                   " %c %d %d %d %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+	                   " %c %d %d %d %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
 	                   "%*s %llu",
 	                   &state, &out->ppid, &pgrp, &out->sid, &out->start) == 5;
 }
@@ -163,12 +163,13 @@ static bool window_is_apps(const ksr_scenario *sc, const ksr_window *w)
 	return !w->is_dialog && (sc->window || sc->window_class) && window_matches(sc, w);
 }
 
-/* The app wait's process match, on the run's display. */
+/* The app wait's process match, on the run's display, of the run's launch. */
 static void find_processes(ksr_run *run, ksr_proc_list *out)
 {
 	ksr_err err = {0};
 	ksr_proc_find(run->sc->process, run->sc->process_cmdline, out, &err);
 	ksr_proc_list_drop_other_displays(out, run->x ? ksr_x11_display_name(run->x) : NULL);
+	ksr_run_keep_launched(run, out, NULL); /* with launch:, the launch's only (origin.c) */
 }
 
 size_t ksr_run_app_instances(ksr_run *run, bool by_window, unsigned long **out)

@@ -56,6 +56,9 @@ typedef struct app_wait {
 	unsigned long splash_id;
 	int64_t started_ms;     /* the wait's start: the launch, within a few ms */
 	int64_t launch_gone_ms; /* when the launch command was seen ended (0: not) */
+	/* An instance that matched but is not the one this run launched (an
+	 * older one on a shared display), named in the reason (origin.c). */
+	ksr_run_stale stale;
 } app_wait;
 
 static void app_wait_clear(app_wait *aw)
@@ -129,9 +132,12 @@ static void note_splash(app_wait *aw, const ksr_window *w)
  * any matching window satisfy the wait. With no window: pattern, a window of a
  * matching process is required. Among candidates a window of the process
  * comes first, then one that is not a dialog, then one with a WM_CLASS (not
- * a splash held back); a splash is never one. */
-static const ksr_window *best_candidate(const ksr_scenario *sc, app_wait *aw)
+ * a splash held back); a splash is never one. With launch:, the processes are
+ * the launch's only (look), and so are the windows: one whose _NET_WM_PID is
+ * not the launch's, or that has none and was there before it, is passed over. */
+static const ksr_window *best_candidate(const ksr_run *run, app_wait *aw)
 {
+	const ksr_scenario *sc = run->sc;
 	const ksr_window *best = NULL;
 	int best_rank = 0;
 	aw->window_seen = false;
@@ -139,6 +145,9 @@ static const ksr_window *best_candidate(const ksr_scenario *sc, app_wait *aw)
 		const ksr_window *w = &aw->wins.items[i];
 		bool of_proc = pid_in(&aw->procs, w->pid);
 		if (by_title(sc) ? !window_matches(sc, w) : !of_proc)
+			continue;
+		/* An older instance's window (or another party's) is not the app's. */
+		if (!of_proc && !ksr_run_window_may_be_launchs(run, w, &aw->stale))
 			continue;
 		if (w->is_splash) {
 			note_splash(aw, w);
@@ -194,6 +203,8 @@ static void look(ksr_run *run, app_wait *aw, bool full)
 		ksr_proc_find(sc->process, sc->process_cmdline, &aw->procs, &err);
 		/* Another session's instance (another display) is not this app. */
 		ksr_proc_list_drop_other_displays(&aw->procs, ksr_x11_display_name(run->x));
+		/* With launch:, an instance this run did not start is not the app. */
+		ksr_run_keep_launched(run, &aw->procs, &aw->stale);
 		aw->scanned_ms = now;
 	}
 	aw->process_seen = !want_proc(sc) || aw->procs.len > 0;
@@ -202,7 +213,7 @@ static void look(ksr_run *run, app_wait *aw, bool full)
 static bool app_present(ksr_run *run, app_wait *aw, bool full)
 {
 	look(run, aw, full);
-	const ksr_window *pick = best_candidate(run->sc, aw);
+	const ksr_window *pick = best_candidate(run, aw);
 	if (!pick || !aw->process_seen || held_back(run, aw, pick, full))
 		return false;
 	bool tied = pid_in(&aw->procs, pick->pid);
@@ -230,6 +241,12 @@ static void record_app(ksr_run *run, app_wait *aw)
 	}
 	ksr_proc_list_clear(&procs);
 	cJSON_AddBoolToObject(f, "launched", run->launched_pid > 0);
+	/* How it is tied to the launch: descendant, tagged, started-after; attached. */
+	cJSON_AddStringToObject(f, "origin",
+	                        aw->pid > 0
+	                                ? ksr_proc_origin_name(ksr_run_proc_origin(run, aw->pid))
+	                        : run->launched_pid > 0 ? "unknown"
+	                                                : "attached");
 	cJSON_AddItemToObject(f, "window", ksr_run_window_fields(&run->window));
 	char id[32];
 	if (aw->splash_title) { /* passed over: the app's window came after it */
@@ -526,6 +543,7 @@ static void fail_never_appeared(ksr_run *run, const app_wait *aw)
 		ksr_strbuf_add(&b, " appeared");
 	}
 	add_windows_seen(&b, sc, aw);
+	ksr_run_stale_describe(&aw->stale, &b);
 	if (aw->splash_title && !aw->window_seen) {
 		ksr_strbuf_add(&b, "; only a splash matched: ");
 		ksr_quote_title(&b, aw->splash_title, TITLE_MAX);
@@ -588,6 +606,7 @@ static void fail_exited(ksr_run *run, const app_wait *aw)
 		ksr_strbuf_add(&b, " appeared");
 	}
 	ksr_strbuf_add(&b, " (launch.log has its output)");
+	ksr_run_stale_describe(&aw->stale, &b);
 	cJSON *f = cJSON_CreateObject();
 	cJSON_AddNumberToObject(f, "pid", run->launched_pid);
 	cJSON_AddStringToObject(f, "how", how);

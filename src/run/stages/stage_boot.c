@@ -90,6 +90,7 @@ static ksr_stage_status stage_boot_wait(ksr_run *run, char *note, size_t len)
 		if (!run->session)
 			snprintf(note, len, "display %s", ksr_x11_display_name(run->x));
 		publish_a11y_bus(run, note, len);
+		ksr_run_wm_watch_start(run); /* its death mid-run is a concern */
 		ksr_run_video_start(run);
 		return KSR_STAGE_OK;
 	}
@@ -119,7 +120,10 @@ static ksr_stage_status stage_launch(ksr_run *run, char *note, size_t len)
 	ksr_err err = {0};
 	cJSON *f = cJSON_CreateObject();
 	char *log = ksr_evidence_log_path(run->out, "launch.log");
-	int rc = ksr_proc_launch(run->sc->launch, log, &run->launched_pid, &err);
+	/* What is on the display now is not the app this run launches (origin.c). */
+	ksr_run_note_windows_before_launch(run);
+	int rc =
+	        ksr_proc_launch_tagged(run->sc->launch, log, run->run_id, &run->launched_pid, &err);
 	if (rc < 0) {
 		free(log);
 		cJSON_Delete(f);
@@ -127,8 +131,12 @@ static ksr_stage_status stage_launch(ksr_run *run, char *note, size_t len)
 		                   "the launch command could not be started: %s", err.msg);
 		return KSR_STAGE_FAILED;
 	}
+	ksr_run_note_launch_started(run);
 	cJSON_AddStringToObject(f, "command", run->sc->launch);
 	cJSON_AddNumberToObject(f, "pid", run->launched_pid);
+	char tag[80];
+	snprintf(tag, sizeof tag, "%s=%s", KSR_PROC_RUN_TAG, run->run_id);
+	cJSON_AddStringToObject(f, "tag", tag);
 	cJSON_AddStringToObject(f, "log", "launch.log");
 	ksr_run_emit(run, "launch", f);
 	cJSON *a = cJSON_CreateObject();
