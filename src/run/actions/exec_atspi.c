@@ -177,7 +177,9 @@ void ksr_run_atspi_not_found(const ksr_run_atspi *t, const ksr_atspi_tree *tree,
 		         tree->unanswered, near);
 		return;
 	}
-	char *lt = ksr_atspi_locator_text(l);
+	ksr_atspi_locator all = *l;
+	all.nth = 0; /* "only 2 controls fit role "text", not 5" */
+	char *lt = ksr_atspi_locator_text(l->nth > 0 && found->matches > 0 ? &all : l);
 	if (l->nth > 0 && found->matches > 0)
 		snprintf(why, len,
 		         "%s%sonly %d control%s fit %s in %s's accessibility tree (%zu nodes), "

@@ -14,9 +14,13 @@
 #define TEXT_WALK_MS 3000
 #define SHOWN_MAX    200 /* characters of a text quoted in a reason */
 
+/* Something to read: text, a value, or a label's name (Qt's labels). */
 static bool has_text(const ksr_atspi_node *n)
 {
-	return (n->ifaces & (KSR_ATSPI_IF_TEXT | KSR_ATSPI_IF_VALUE)) != 0;
+	if (n->ifaces & (KSR_ATSPI_IF_TEXT | KSR_ATSPI_IF_VALUE))
+		return true;
+	return n->name && *n->name && n->role &&
+	       (ksr_atspi_role_equal("label", n->role) || ksr_atspi_role_equal("static", n->role));
 }
 
 static bool role_fits(const ksr_atspi_node *n, const char *role)
