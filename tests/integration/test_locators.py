@@ -6,6 +6,7 @@ its name and the row says so; a bad locator is refused at load time with its
 line and column; `no_element:` waits for FileZilla's welcome dialog to go, and
 fails naming the control when it stays. Nothing is mocked."""
 
+import json
 import os
 import shutil
 import socket
@@ -90,6 +91,50 @@ steps:
         # as the issue found: the message says what it read instead.
         self.assertEqual(got[5]["status"], "failed", got[5])
         self.assertIn('the text of text "" is ""', got[5]["detail"])
+
+    def test_inspect_lists_the_unnamed_log_with_a_locator_that_reads_it(self):
+        """inspect lists FileZilla's unnamed log, marks that it offers text and
+        prints the shortest locator that finds it alone; that locator, replayed
+        in a text: check, reads the log. Before: the log was not listed at all."""
+        self.need("filezilla")
+        port = closed_port()
+        env = self.filezilla_env()
+        rc, so, se, _t = self.run_rt(
+            ["inspect", "--xvfb", "--json", "--timeout", "90", "--launch",
+             "filezilla ftp://127.0.0.1:%d" % port, "--wait-window", " - FileZilla$"],
+            env=env, timeout=240)
+        self.assertEqual(rc, 0, se)
+        doc = json.loads(so)
+        apps = [a for a in doc["accessibility"]["apps"] if a.get("name") == "filezilla"]
+        self.assertTrue(apps, doc["accessibility"])
+        logs = [c for c in apps[0]["controls"]
+                if c["role"] == "text" and c["name"] == "" and "multi line" in c["states"]]
+        self.assertEqual(len(logs), 1, [c["path"] for c in logs])
+        log = logs[0]
+        self.assertEqual(log["reads"], "text")
+        locator = log["reach"]["locator"]
+        self.assertEqual(log["line"], "click_element: " + locator)
+        hosts = [c for c in apps[0]["controls"] if c["role"] == "text" and
+                 c.get("reach", {}) and c["reach"].get("locator") == '{label: "Host:"}']
+        self.assertEqual(len(hosts), 1)
+        # Replayed: the printed locator reads the log.
+        loc = locator[1:-1]  # the flow mapping's entries
+        sc = self.scenario("""launch: filezilla ftp://127.0.0.1:%d
+process: ^filezilla$
+window: " - FileZilla$"
+settle_s: 2
+first_run_prompts: []
+steps:
+  - sleep: 0
+    checks:
+      - text: {%s, contains: "ECONNREFUSED"}
+        timeout_s: 30
+""" % (port, loc))
+        rc, _so, se, _t = self.run_rt(["run", "--xvfb", sc], out=self.out(), env=env,
+                                      timeout=240)
+        report = self.assertEvidence(self.out(), "pass-with-concerns", "completed", rc=rc,
+                                     stderr=se)
+        self.assertEqual(checks_of(report)[0]["status"], "held")
 
     def test_no_element_fails_when_the_dialog_stays(self):
         """no_element: polls for its timeout and names what is still there.
