@@ -232,10 +232,12 @@ static void describe(cJSON *extra, const ksr_atspi_tree *tree, int i, const ksr_
 static void not_showing(char *why, size_t len, const char *what, const ksr_atspi_tree *tree, int i)
 {
 	const ksr_atspi_node *n = &tree->nodes[i];
+	char *dn = ksr_atspi_name_display(n->name); /* names tidied wherever they are printed */
 	snprintf(why, len,
 	         "%s: the %s \"%s\" is not showing (hidden, as in a closed menu or another "
 	         "page: no person could reach it; hidden_ok: true on the step allows it)",
-	         what, n->role ? n->role : "control", n->name ? n->name : "");
+	         what, n->role ? n->role : "control", dn ? dn : "");
+	free(dn);
 }
 
 /* Wait (through the deadline API) until ACTION_SPACING_MS after the last action. */
@@ -430,11 +432,14 @@ void ksr_exec_click_element(ksr_run *run, const ksr_step *step, const ksr_step_t
 			act(run, step, &t, n, action, d, res);
 		else if (n->has_extents)
 			click_at_extents(run, step, n, res);
-		else
+		else {
+			char *dn = ksr_atspi_name_display(n->name);
 			ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
 			              "click_element: the %s \"%s\" offers neither an action nor "
 			              "a screen position",
-			              n->role ? n->role : "control", n->name ? n->name : "");
+			              n->role ? n->role : "control", dn ? dn : "");
+			free(dn);
+		}
 	}
 	ksr_atspi_tree_clear(&tree);
 	ksr_run_atspi_release(&t);
@@ -458,10 +463,11 @@ bool ksr_atspi_step_point(ksr_run *run, const ksr_step *step, int *px, int *py,
 		*px = n->x + n->w / 2, *py = n->y + n->h / 2;
 		found = true;
 	} else if (i >= 0) {
+		char *dn = ksr_atspi_name_display(tree.nodes[i].name);
 		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
 		              "%s: the %s \"%s\" has no screen position", step->info->name,
-		              tree.nodes[i].role ? tree.nodes[i].role : "control",
-		              tree.nodes[i].name ? tree.nodes[i].name : "");
+		              tree.nodes[i].role ? tree.nodes[i].role : "control", dn ? dn : "");
+		free(dn);
 	}
 	ksr_atspi_tree_clear(&tree);
 	ksr_run_atspi_release(&t);
@@ -522,10 +528,12 @@ int ksr_check_element(ksr_run *run, const ksr_check *c, char *why, size_t len)
 	ksr_atspi_tree tree = {0};
 	int i = -1;
 	int r = check_find(run, c, &t, &tree, &i, why, len);
-	if (r > 0)
+	if (r > 0) {
+		char *dn = ksr_atspi_name_display(tree.nodes[i].name);
 		snprintf(why, len, "%s \"%s\" exists",
-		         tree.nodes[i].role ? tree.nodes[i].role : "control",
-		         tree.nodes[i].name ? tree.nodes[i].name : "");
+		         tree.nodes[i].role ? tree.nodes[i].role : "control", dn ? dn : "");
+		free(dn);
+	}
 	ksr_atspi_tree_clear(&tree);
 	ksr_run_atspi_release(&t);
 	return r;
@@ -544,10 +552,11 @@ int ksr_check_state(ksr_run *run, const ksr_check *c, char *why, size_t len)
 	int r = check_find(run, c, &t, &tree, &i, why, len);
 	if (r > 0) {
 		bool has = (tree.nodes[i].states >> bit) & 1;
+		char *dn = ksr_atspi_name_display(tree.nodes[i].name);
 		snprintf(why, len, "%s \"%s\" is %s%s",
-		         tree.nodes[i].role ? tree.nodes[i].role : "control",
-		         tree.nodes[i].name ? tree.nodes[i].name : "", has ? "" : "not ",
-		         ksr_atspi_state_name(bit));
+		         tree.nodes[i].role ? tree.nodes[i].role : "control", dn ? dn : "",
+		         has ? "" : "not ", ksr_atspi_state_name(bit));
+		free(dn);
 		r = has;
 	}
 	ksr_atspi_tree_clear(&tree);
