@@ -91,9 +91,14 @@ int *ksr_atspi_reading_order(const ksr_atspi_tree *t)
 		for (int c = first[v]; c >= 0; c = next[c])
 			stack[at--] = c;
 	}
-	for (size_t i = 1; i < n && len < n; i++) /* a node whose parent is not in the tree */
-		if (t->nodes[i].parent < 0)
+	/* Any node the descent missed (a parent not in the tree): at the end, in index order. */
+	unsigned char *seen = ksr_xcalloc(n ? n : 1, 1);
+	for (size_t k = 0; k < len; k++)
+		seen[order[k]] = 1;
+	for (size_t i = 0; i < n && len < n; i++)
+		if (!seen[i])
 			order[len++] = (int)i;
+	free(seen);
 	free(first);
 	free(next);
 	free(last);
@@ -110,6 +115,7 @@ typedef struct rel_ctx {
 	GHashTable *by_path; /* path -> index + 1 */
 	ksr_deadline d;
 	int calls;
+	int unanswered; /* an app that does not answer is not asked on and on */
 } rel_ctx;
 
 /* The targets of node i's relations of this type, as tree indices (up to cap);
@@ -117,15 +123,17 @@ typedef struct rel_ctx {
 static int relation_targets(rel_ctx *r, size_t i, guint32 type, int *out, int cap, bool *any)
 {
 	*any = false;
-	if (r->calls >= MAX_RELATION_CALLS || ksr_deadline_passed(r->d))
+	if (r->calls >= MAX_RELATION_CALLS || r->unanswered >= 3 || ksr_deadline_passed(r->d))
 		return -1;
 	r->calls++;
 	ksr_err err = {0};
 	GVariant *v = ksr_atspi_call(r->a->ctx, r->a->conn, r->app->bus, r->t->nodes[i].path,
 	                             ATSPI_IFACE_ACCESSIBLE, "GetRelationSet", NULL, "(a(ua(so)))",
 	                             r->d, &err);
-	if (!v)
+	if (!v) {
+		r->unanswered++;
 		return -1;
+	}
 	GVariantIter *rels = NULL, *targets = NULL;
 	guint32 rtype = 0;
 	int n = 0;
