@@ -136,6 +136,29 @@ steps:
                                      stderr=se)
         self.assertEqual(checks_of(report)[0]["status"], "held")
 
+    def test_label_without_relations_labels_the_field_on_its_row(self):
+        """zenity's form (GTK 3) sets no label relations, and its grid lists each
+        row's field before its label: the label labels the field on its row, to
+        its right, as a person reads the form. Before: label: was an unknown key."""
+        self.need("zenity")
+        sc = self.scenario("""\
+launch: zenity --forms --title Trip --text "Where to" --add-entry=Name --add-entry=City
+process: ^zenity$
+window: ^Trip$
+settle_s: 1
+steps:
+  - key: Tab
+  - type: Lyon
+    checks:
+      - text: {label: City, equals: Lyon}
+      - text: {label: Name, role: text, equals: ""}
+      - no_element: {label: Country}
+""")
+        rc, _so, se, _t = self.run_rt(["run", "--xvfb", sc], out=self.out())
+        report = self.assertEvidence(self.out(), "pass", "completed", rc=rc, stderr=se)
+        self.assertNoSanitizerReport(se)
+        self.assertEqual([c["status"] for c in checks_of(report)], ["held"] * 3)
+
     def test_no_element_fails_when_the_dialog_stays(self):
         """no_element: polls for its timeout and names what is still there.
         Before: an unknown check kind (invalid-scenario)."""

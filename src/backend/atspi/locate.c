@@ -222,17 +222,77 @@ static bool is_below(const ksr_atspi_tree *t, int node, int ancestor)
 	return false;
 }
 
-/* The first control after label node j in reading order, before any other
- * label: what a label without relations labels. -1: none. */
+/* A control a label may label: not a label itself, not a container. */
+static bool is_control(const ksr_atspi_node *n)
+{
+	return !is_label_role(n) && !is_container_role(n);
+}
+
+/* Where c lies from label lb as a person reads a form: on its row to its
+ * right (the distance), else below it in its column (a larger number), or -1
+ * when neither. */
+static long read_distance(const ksr_atspi_node *lb, const ksr_atspi_node *c)
+{
+	int mid = lb->y + lb->h / 2;
+	if (c->y <= mid && mid < c->y + c->h && c->x + c->w / 2 >= lb->x + lb->w)
+		return c->x > lb->x + lb->w ? (long)(c->x - (lb->x + lb->w)) : 0;
+	bool column = c->x < lb->x + lb->w && lb->x < c->x + c->w;
+	if (column && c->y >= lb->y + lb->h)
+		return 100000L + (c->y - (lb->y + lb->h));
+	return -1;
+}
+
+/* The top-level (window, dialog) node i is in: positions compare only there,
+ * since windows overlap on the screen. */
+static int top_level(const ksr_atspi_tree *t, int i)
+{
+	while (i > 0 && t->nodes[i].parent > 0)
+		i = t->nodes[i].parent;
+	return i;
+}
+
+/* By position: the nearest control on the label's row to its right, else
+ * the nearest below it, with no other label nearer in the same way. -2: the
+ * label has no position (reading order decides), -1: none. */
+static int control_by_position(const ksr_atspi_tree *t, int j)
+{
+	const ksr_atspi_node *lb = &t->nodes[j];
+	if (!lb->has_extents || lb->w <= 0 || lb->h <= 0)
+		return -2;
+	int best = -1, window = top_level(t, j);
+	long best_d = -1, label_d = -1;
+	for (size_t c = 1; c < t->len; c++) {
+		const ksr_atspi_node *n = &t->nodes[c];
+		if ((int)c == j || !n->has_extents || !ksr_atspi_tree_showing(t, c) ||
+		    top_level(t, (int)c) != window)
+			continue;
+		long d = read_distance(lb, n);
+		if (d < 0)
+			continue;
+		if (is_label_role(n) && (label_d < 0 || d < label_d))
+			label_d = d;
+		else if (is_control(n) && (best_d < 0 || d < best_d))
+			best = (int)c, best_d = d;
+	}
+	return best >= 0 && (label_d < 0 || best_d < label_d) ? best : -1;
+}
+
+/* The control a label without relations labels: by position where the
+ * label has one (a grid's children need not come in the order drawn:
+ * zenity's form lists each row's field before its label), else the first
+ * control after it in reading order, before any other label. -1: none. */
 static int next_control(const ksr_atspi_tree *t, const int *order, const int *pos, int j)
 {
+	int by_pos = control_by_position(t, j);
+	if (by_pos != -2)
+		return by_pos;
 	for (size_t k = (size_t)pos[j] + 1; k < t->len; k++) {
 		int c = order[k];
 		if (is_below(t, c, j))
 			continue; /* the label's own parts */
 		if (is_label_role(&t->nodes[c]))
 			return -1;
-		if (!is_container_role(&t->nodes[c]))
+		if (is_control(&t->nodes[c]))
 			return c;
 	}
 	return -1;
@@ -372,20 +432,18 @@ int ksr_atspi_label_of(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_t
 		return targets[0];
 	if (any)
 		return -1;
-	/* The nearest label before it in reading order, nothing but containers between. */
-	size_t k = 0;
-	while (k < t->len && order[k] != (int)i)
-		k++;
-	while (k-- > 1) {
-		const ksr_atspi_node *p = &t->nodes[order[k]];
-		if (is_below(t, (int)i, order[k]))
-			continue; /* its own ancestors come before it */
-		if (is_label_role(p))
-			return order[k];
-		if (!is_container_role(p))
-			return -1;
-	}
-	return -1;
+	/* A label without relations whose control (by position, else reading
+	 * order) it is: as locate judges it. */
+	int *pos = ksr_xmalloc(t->len * sizeof *pos);
+	for (size_t k = 0; k < t->len; k++)
+		pos[order[k]] = (int)k;
+	int found = -1;
+	for (size_t j = 1; j < t->len && found < 0; j++)
+		if (is_label_role(&t->nodes[j]) && t->nodes[j].name && *t->nodes[j].name &&
+		    next_control(t, order, pos, (int)j) == (int)i)
+			found = (int)j;
+	free(pos);
+	return found;
 }
 
 char *ksr_atspi_locator_text(const ksr_atspi_locator *l)
