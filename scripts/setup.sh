@@ -31,6 +31,7 @@ TEST_PACKAGES=(
   imagemagick scrot xdotool
   chromium
   gnome-calculator gnome-text-editor featherpad kcalc mousepad python3-pyatspi gtk-3-examples
+  filezilla  # wxWidgets on GTK 3: an unnamed log, labelled fields (tests/integration/test_locators.py)
   gpicview  # a GTK 2 app (the accessibility probe's reason, tests/integration/test_a11y_bus.py)
   dpkg-dev libcap-dev libssl-dev man-db
   # the scenario library's apps (tests/integration/test_scenarios.py)

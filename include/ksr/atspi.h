@@ -221,6 +221,51 @@ bool ksr_atspi_tree_showing(const ksr_atspi_tree *t, size_t i);
 int ksr_atspi_tree_find(const ksr_atspi_tree *t, const ksr_name_match *name, const char *role);
 bool ksr_atspi_role_equal(const char *written, const char *role);
 
+/* ---- locators: controls without a usable name (locate.c) ---- */
+
+/* What finds a control on a whole tree (docs/scenario.md#locators): every
+ * part given must hold. The strings and matches are the caller's. */
+typedef struct ksr_atspi_locator {
+	const ksr_name_match *name; /* NULL or text NULL: any name */
+	const char *role;           /* NULL: any role */
+	/* A label's name: the control it labels (AT-SPI label-for of the label,
+	 * labelled-by of the control; else the first control after the label in
+	 * reading order). NULL or text NULL: not asked. */
+	const ksr_name_match *label;
+	bool in;                       /* inside an ancestor matching in_name and in_role */
+	const ksr_name_match *in_name; /* NULL or text NULL: any name */
+	const char *in_role;           /* NULL: any role */
+	int nth;        /* 1-based among the matches in reading order; 0: the first */
+	bool hidden_ok; /* hidden matches count as showing ones */
+} ksr_atspi_locator;
+
+typedef struct ksr_atspi_located {
+	int index;   /* the control; -1 when none (a hidden one when only hidden ones match) */
+	int matches; /* controls that fit (showing ones; with hidden_ok all) */
+	int hidden;  /* hidden controls that fit besides (not counted without hidden_ok) */
+	int relation_calls; /* GetRelationSet calls made for label: */
+} ksr_atspi_located;
+
+/* Only a name (and a role): the find-mode walk can answer it. */
+bool ksr_atspi_locator_simple(const ksr_atspi_locator *l);
+/* Find the control on t (a full walk): 0 with *out (out->index -1 when
+ * nothing fits); label: asks the app its relations (bounded by d). Controls
+ * named exactly as written win over those that match only normalised; then
+ * reading order (depth first, children in the app's order). */
+int ksr_atspi_locate(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_tree *t,
+                     const ksr_atspi_locator *l, ksr_deadline d, ksr_atspi_located *out);
+/* The locator as a reason names it: `label "Host:", role "text", nth 2` (malloc'd). */
+char *ksr_atspi_locator_text(const ksr_atspi_locator *l);
+/* Whether node i fits the locator's role and in: (name and label aside). */
+bool ksr_atspi_locator_fits_place(const ksr_atspi_tree *t, size_t i, const ksr_atspi_locator *l);
+/* The nodes of t in reading order (depth first from the application, children
+ * in index order): t->len indices into a malloc'd array. */
+int *ksr_atspi_reading_order(const ksr_atspi_tree *t);
+/* Node i's label by AT-SPI relations or reading order, for inspect: the
+ * index of the label node, or -1. Asks the app (bounded by d). */
+int ksr_atspi_label_of(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_tree *t,
+                       const int *order, size_t i, ksr_deadline d);
+
 /* ---- states ---- */
 
 /* The state's bit index ("checked" -> 4), or -1 for an unknown word. Accepts
@@ -258,9 +303,11 @@ char *ksr_atspi_role_canonical(uint32_t role);
 
 /* ---- text, values, shortcuts (atspi_text.c) ---- */
 
-/* The control's value (Value.CurrentValue, as "%g" would print it) when it
- * offers one, else its text (Text.GetText): malloc'd into *out; *from gets
- * "value" or "text". -1 with err when it offers neither or does not answer.
+/* What a person reads in the control: its text (Text.GetText), else its
+ * value (Value.CurrentValue, as "%g" would print it; also when its text is
+ * empty), else for a label or static text its name (Qt's labels publish
+ * only that): malloc'd into *out; *from gets "text", "value" or "name". -1
+ * with err when it offers none of them or does not answer.
  * Needs n->ifaces (a full walk, or the match of a find-mode walk). */
 int ksr_atspi_node_text(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_node *n,
                         ksr_deadline d, char **out, const char **from, ksr_err *err);

@@ -49,6 +49,22 @@ int ksr_inspect(const ksr_inspect_opts *opts, cJSON **out, ksr_err *err);
  * usable name and no position in a window). */
 cJSON *ksr_inspect_reach(const ksr_atspi_tree *t, size_t i, const ksr_window *wins, size_t n_wins);
 
+/* s as a YAML scalar: plain where YAML reads it back unchanged, else
+ * double-quoted (malloc'd). */
+char *ksr_inspect_yaml_scalar(const char *s);
+
+/* The shortest locator that finds node i of t alone (docs/scenario.md#locators),
+ * tried in order: a label (the label's name, then with role:), the nearest
+ * named ancestor with role:, the name with in: or nth:, role: with nth:; each
+ * checked with ksr_atspi_locate on t, so it finds this node and no other.
+ * order: ksr_atspi_reading_order(t). The YAML flow mapping ("{label: "Host:",
+ * role: text}", malloc'd) or NULL when none does. Asks the app its relations
+ * (bounded by d). */
+char *ksr_inspect_locator(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_tree *t,
+                          const int *order, size_t i, ksr_deadline d);
+/* What text: reads in node i: "text", "value", "name" (a label's name), or NULL. */
+const char *ksr_inspect_reads(const ksr_atspi_tree *t, size_t i);
+
 /* A title as the `window:` pattern that matches exactly it (`^...$`, PCRE
  * metacharacters escaped), written as a YAML scalar (quoted when needed).
  * malloc'd. */

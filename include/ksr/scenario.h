@@ -45,6 +45,17 @@ typedef struct ksr_point {
 	const ksr_target *declared; /* KSR_POINT_DECLARED */
 } ksr_point;
 
+/* What finds an accessibility control besides its name and role
+ * (docs/scenario.md#locators): the label that labels it, an ancestor it is
+ * inside, its place among the controls that match. Zero: none of them. */
+typedef struct ksr_locator {
+	ksr_name_match label;   /* label: (text NULL: none) */
+	bool in;                /* in: given */
+	ksr_name_match in_name; /* in: the ancestor's name (text NULL: any name) */
+	char *in_role;          /* in: {role:} (NULL: any role) */
+	int nth;                /* nth: 1-based, in reading order; 0: not given */
+} ksr_locator;
+
 typedef struct ksr_check {
 	const ksr_check_info *info; /* row of the check table (kind, name, backend...) */
 	ksr_pos pos;
@@ -64,6 +75,7 @@ typedef struct ksr_check {
 	 * first showing one with text or a value) and the test: equals/contains
 	 * use `text`, matches uses `re`. */
 	enum { KSR_TEXT_EQUALS, KSR_TEXT_CONTAINS, KSR_TEXT_MATCHES } text_op;
+	ksr_locator loc; /* state, element, no_element, text: label:, in:, nth: */
 } ksr_check;
 
 typedef struct ksr_step {
@@ -79,7 +91,8 @@ typedef struct ksr_step {
 	ksr_point point; /* click, double_click, right_click; scroll: where (center); drag: from */
 	ksr_point drag_to;   /* drag: where the button is released */
 	int scroll_dy;       /* scroll: negative up, positive down (clicks of the wheel) */
-	ksr_name_match name; /* click_element; hover's element form */
+	ksr_name_match name; /* click_element; hover's element form (text NULL: any name) */
+	ksr_locator loc;     /* click_element's label:, in:, nth: */
 	struct {
 		ksr_hover_via via; /* which form hover: took */
 	} hover;
@@ -189,7 +202,8 @@ const char *const *ksr_scenario_top_level_keys(void);
 const char *const *ksr_scenario_modifier_keys(void);
 /* The keys of a sub-mapping, NULL-terminated, or NULL for an unknown which:
  * "targets" (a declared target's {at, window}), "cdp", "goal_budget", "spawn",
- * "selector_text" (cdp_type/cdp_fill), "state", "page", "target". */
+ * "selector_text" (cdp_type/cdp_fill), "state", "page", "target", "locator"
+ * (an element's {name, role, label, in, nth}), "in" ({name, role}). */
 const char *const *ksr_scenario_mapping_keys(const char *which);
 
 #endif

@@ -110,6 +110,8 @@ static void print_control(const cJSON *c)
 		       (int)num(e, "h"));
 	print_list("actions", cJSON_GetObjectItem(c, "actions"));
 	print_list("states", cJSON_GetObjectItem(c, "states"));
+	if (*str(c, "reads")) /* what a text: check reads there */
+		printf("  reads %s", str(c, "reads"));
 	printf("\n");
 	const cJSON *reach = cJSON_GetObjectItem(c, "reach");
 	const cJSON *line;
@@ -118,7 +120,8 @@ static void print_control(const cJSON *c)
 		printf("      - %s    # its keyboard shortcut (%s)\n", str(c, "key"),
 		       str(c, "keybinding"));
 	if (!cJSON_IsObject(reach)) {
-		printf("      (no step reaches it: no usable name and no position in a window)\n");
+		printf("      (no step reaches it: no locator finds it alone and no position in a "
+		       "window)\n");
 		return;
 	}
 	cJSON_ArrayForEach(line, cJSON_GetObjectItem(reach, "step"))

@@ -152,6 +152,8 @@ static cJSON *check_rows(const cJSON *checks)
 		add_pos_int(row, "line", c, "line");
 		add_str(row, "status", ksr_json_str(c, "status", "error"));
 		add_str(row, "detail", ksr_json_str(c, "detail", NULL));
+		if (ksr_json_str(c, "read", NULL)) /* text: what it read (docs/report.md) */
+			add_str(row, "read", ksr_json_str(c, "read", NULL));
 		cJSON_AddItemToArray(out, row);
 	}
 	return out;

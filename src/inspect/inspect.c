@@ -226,13 +226,52 @@ static int find_app(insp *s, ksr_atspi *a, int pid, const char *hint, ksr_atspi_
 	}
 }
 
+/* A walked app, for the locators (they ask the app its relations). */
+typedef struct insp_walked {
+	ksr_atspi *a;
+	const ksr_atspi_app *app;
+	const ksr_atspi_tree *t;
+	int *order; /* ksr_atspi_reading_order */
+	ksr_deadline d;
+} insp_walked;
+
 /* One a scenario could act on or check. The top-level frames and dialogs
  * are the windows already listed (a window: line reaches them). */
 static bool worth_listing(const ksr_atspi_node *n)
 {
 	if (n->depth == 1 && ksr_atspi_pick_action(n) < 0)
 		return false;
-	return n->n_actions > 0 || (n->name && *n->name && n->has_extents);
+	/* A text or a value is worth a text: check, named or not (FileZilla's log). */
+	bool readable = n->ifaces & (KSR_ATSPI_IF_TEXT | KSR_ATSPI_IF_VALUE);
+	return n->n_actions > 0 || (n->has_extents && ((n->name && *n->name) || readable));
+}
+
+/* A control a name does not reach alone: the shortest locator that does,
+ * and the click_element line with it (rung 2, above a fraction). */
+static cJSON *by_locator(const insp_walked *w, size_t i, cJSON *reach)
+{
+	char *loc = ksr_inspect_locator(w->a, w->app, w->t, w->order, i, w->d);
+	if (!loc)
+		return reach;
+	const ksr_atspi_node *n = &w->t->nodes[i];
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddNumberToObject(r, "rung", 2);
+	cJSON_AddStringToObject(r, "kind", "element");
+	cJSON_AddStringToObject(r, "backend", ksr_atspi_pick_action(n) >= 0 ? "atspi" : "xtest");
+	cJSON_AddStringToObject(r, "locator", loc);
+	cJSON *step = cJSON_AddArrayToObject(r, "step");
+	char *line = ksr_xasprintf("click_element: %s", loc);
+	cJSON_AddItemToArray(step, cJSON_CreateString(line));
+	free(line);
+	if (!ksr_atspi_tree_showing(w->t, i))
+		cJSON_AddItemToArray(step, cJSON_CreateString("hidden_ok: true"));
+	const cJSON *win = reach ? cJSON_GetObjectItem(reach, "window") : NULL;
+	if (cJSON_IsNumber(win))
+		cJSON_AddNumberToObject(r, "window", win->valuedouble);
+	cJSON_AddBoolToObject(r, "hidden", !ksr_atspi_tree_showing(w->t, i));
+	cJSON_Delete(reach);
+	free(loc);
+	return r;
 }
 
 static void add_hidden_line(cJSON *c, const char *first)
@@ -260,14 +299,21 @@ static void add_shortcut(cJSON *c, const ksr_atspi_node *n)
 	free(chord);
 }
 
-static void add_controls(cJSON *app, const ksr_atspi_tree *t, const ksr_window *wins, size_t nw)
+static void add_controls(cJSON *app, const insp_walked *w, const ksr_window *wins, size_t nw)
 {
+	const ksr_atspi_tree *t = w->t;
 	cJSON *arr = cJSON_AddArrayToObject(app, "controls");
 	for (size_t i = 1; i < t->len; i++) {
 		if (!worth_listing(&t->nodes[i]))
 			continue;
 		cJSON *c = ksr_atspi_node_json(t, i);
 		cJSON *reach = ksr_inspect_reach(t, i, wins, nw);
+		const cJSON *kind = reach ? cJSON_GetObjectItem(reach, "kind") : NULL;
+		if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "element") != 0)
+			reach = by_locator(w, i, reach);
+		const char *reads = ksr_inspect_reads(t, i);
+		if (reads) /* what a text: check reads there (docs/scenario.md#checks) */
+			cJSON_AddStringToObject(c, "reads", reads);
 		cJSON *step = reach ? cJSON_GetObjectItem(reach, "step") : NULL;
 		cJSON *first = step ? cJSON_GetArrayItem(step, 0) : NULL;
 		bool hidden = !ksr_atspi_tree_showing(t, i);
@@ -337,7 +383,10 @@ static void inspect_app(insp *s, ksr_atspi *a, int pid, const char *hint, cJSON 
 	}
 	cJSON_AddStringToObject(o, "status", "ok");
 	add_walk(o, &t);
-	add_controls(o, &t, wins, nw);
+	insp_walked w = {
+	        .a = a, .app = &app, .t = &t, .order = ksr_atspi_reading_order(&t), .d = s->d};
+	add_controls(o, &w, wins, nw);
+	free(w.order);
 cleanup:
 	ksr_atspi_tree_clear(&t);
 	ksr_atspi_app_clear(&app);

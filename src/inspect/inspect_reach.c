@@ -65,6 +65,13 @@ static void yaml_scalar(ksr_strbuf *b, const char *s)
 		yaml_quoted(b, s);
 }
 
+char *ksr_inspect_yaml_scalar(const char *s)
+{
+	ksr_strbuf b = {0};
+	yaml_scalar(&b, s ? s : "");
+	return ksr_strbuf_take(&b);
+}
+
 static void anchored(ksr_strbuf *b, const char *text)
 {
 	ksr_strbuf_addf(b, "%c", '^');

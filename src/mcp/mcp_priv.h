@@ -221,6 +221,19 @@ bool mcp_arg_bool(const cJSON *args, const char *name, bool def);
 int mcp_a11y_walk(ksr_mcp *m, const cJSON *a, const ksr_atspi_walk_opts *wo, ksr_atspi_app *app,
                   ksr_atspi_tree *tree, mcp_result *r);
 
+/* The locator arguments of a11y.click, a11y.state and a11y.text (name,
+ * role, label, in: a name or {name, role}, nth), as a scenario writes them
+ * (docs/scenario.md#locators). */
+typedef struct mcp_locator {
+	ksr_name_match name, label, in_name;
+	ksr_atspi_locator l;
+} mcp_locator;
+/* 0, or -1 with r's error set (a bad pattern); clear it either way. */
+int mcp_locator_args(const cJSON *a, mcp_locator *ml, mcp_result *r);
+void mcp_locator_clear(mcp_locator *ml);
+/* Whether a locator beyond name and role was asked. */
+bool mcp_locator_given(const cJSON *a);
+
 /* Handlers, by family. */
 int mcp_tool_capture(ksr_mcp *m, const cJSON *a, mcp_result *r);
 int mcp_tool_ground(ksr_mcp *m, const cJSON *a, mcp_result *r);

@@ -21,6 +21,14 @@
 #define DONE_OUT                                                                                   \
 	"{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\"}},\"required\":["       \
 	"\"ok\"]}"
+/* The locator arguments of a11y.click, a11y.state and a11y.text (docs/mcp.md). */
+#define LOCATOR_IN                                                                                 \
+	",\"label\":{\"type\":\"string\",\"description\":\"the control this label labels\"},"      \
+	"\"in\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"object\",\"properties\":{\"name\":"  \
+	"{\"type\":\"string\"},\"role\":{\"type\":\"string\"}}}],\"description\":\"an ancestor: "  \
+	"its name, or {name, "                                                                     \
+	"role}\"},\"nth\":{\"type\":\"integer\",\"minimum\":1,\"description\":"                    \
+	"\"1-based among the matches, in reading order\"}"
 #define APP_IN                                                                                     \
 	"\"pid\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"the app's process\"},"      \
 	"\"window\":{\"type\":\"string\",\"description\":\"a window title pattern (PCRE); its "    \
@@ -161,17 +169,18 @@ const mcp_tool mcp_tools[] = {
          "\"required\":[\"app\",\"pid\",\"truncated\",\"nodes\"]}",
          true, false, false, mcp_tool_a11y_tree},
         {"a11y.click", "Click a control",
-         "Find a control by name (exact, or /pattern/) and role, and perform its click action "
+         "Find a control by name (exact, or /pattern/), role, label, in (an ancestor) and nth, "
+         "and perform its click action "
          "(as the scenario step click_element); an XTest click at its centre when it has none.",
          "{\"type\":\"object\",\"properties\":{" APP_IN ",\"name\":{\"type\":\"string\"},"
-         "\"role\":{\"type\":\"string\"}},\"required\":[\"name\"]}",
+         "\"role\":{\"type\":\"string\"}" LOCATOR_IN "}}",
          "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"backend\":{"
          "\"type\":\"string\"},\"action\":{\"type\":\"string\"}},\"required\":[\"path\","
          "\"backend\"]}",
          false, true, false, mcp_tool_a11y_click},
         {"a11y.state", "Control state", "A control's current AT-SPI states, read now.",
          "{\"type\":\"object\",\"properties\":{" APP_IN ",\"name\":{\"type\":\"string\"},"
-         "\"role\":{\"type\":\"string\"}},\"required\":[\"name\"]}",
+         "\"role\":{\"type\":\"string\"}" LOCATOR_IN "}}",
          "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"name\":{\"type\":"
          "\"string\"},\"states\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
          "\"required\":[\"path\",\"name\",\"states\"]}",
@@ -201,14 +210,15 @@ const mcp_tool mcp_tools[] = {
          "\"waited_ms\"]}",
          true, false, false, mcp_tool_a11y_find},
         {"a11y.text", "Control text",
-         "A control's text (AT-SPI Text) or value (Value: spin buttons, sliders, progress "
-         "bars), read now, as the scenario check text: reads it. Without name: the focused "
+         "What a person reads in a control: its text (AT-SPI Text), else its value (Value: "
+         "sliders, progress bars), else a label's name (Qt), read now, as the scenario check "
+         "text: reads it; from says which. Without name, label, in or nth: the focused "
          "control, else the first showing one with text or a value (of role, when given).",
          "{\"type\":\"object\",\"properties\":{" APP_IN ",\"name\":{\"type\":\"string\","
-         "\"description\":\"exact, or /pattern/\"},\"role\":{\"type\":\"string\"}}}",
+         "\"description\":\"exact, or /pattern/\"},\"role\":{\"type\":\"string\"}" LOCATOR_IN "}}",
          "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"role\":{"
          "\"type\":\"string\"},\"name\":{\"type\":\"string\"},\"from\":{\"type\":\"string\","
-         "\"enum\":[\"text\",\"value\"]},\"text\":{\"type\":\"string\"}},\"required\":["
+         "\"enum\":[\"text\",\"value\",\"name\"]},\"text\":{\"type\":\"string\"}},\"required\":["
          "\"path\",\"role\",\"name\",\"from\",\"text\"]}",
          true, false, false, mcp_tool_a11y_text},
         {"page.list_interactive", "Page elements",

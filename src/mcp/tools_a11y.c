@@ -166,11 +166,81 @@ static int pick(const cJSON *a, const ksr_atspi_tree *tree, mcp_result *r)
 	return i;
 }
 
+bool mcp_locator_given(const cJSON *a)
+{
+	return mcp_arg_str(a, "label") || cJSON_GetObjectItemCaseSensitive(a, "in") ||
+	       cJSON_GetObjectItemCaseSensitive(a, "nth");
+}
+
+static int parse_name(ksr_name_match *m, const char *written, const char *what, mcp_result *r)
+{
+	ksr_err e = {0};
+	if (written && ksr_name_match_parse(m, written, &e) < 0)
+		return mcp_fail(r, "bad %s: %s", what, e.msg), -1;
+	return 0;
+}
+
+int mcp_locator_args(const cJSON *a, mcp_locator *ml, mcp_result *r)
+{
+	*ml = (mcp_locator){0};
+	const cJSON *in = cJSON_GetObjectItemCaseSensitive(a, "in");
+	ml->l = (ksr_atspi_locator){.name = &ml->name,
+	                            .role = mcp_arg_str(a, "role"),
+	                            .label = &ml->label,
+	                            .in = in != NULL,
+	                            .in_name = &ml->in_name,
+	                            .in_role = cJSON_IsObject(in) ? mcp_arg_str(in, "role") : NULL,
+	                            .nth = mcp_arg_int(a, "nth", 0)};
+	const char *in_name = cJSON_IsString(in)   ? in->valuestring
+	                      : cJSON_IsObject(in) ? mcp_arg_str(in, "name")
+	                                           : NULL;
+	if (parse_name(&ml->name, mcp_arg_str(a, "name"), "name", r) < 0 ||
+	    parse_name(&ml->label, mcp_arg_str(a, "label"), "label", r) < 0 ||
+	    parse_name(&ml->in_name, in_name, "in", r) < 0)
+		return -1;
+	if (ml->l.nth < 0)
+		return mcp_fail(r, "nth: counts from 1"), -1;
+	if (!ml->name.text && !ml->label.text && !ml->l.in && !ml->l.role)
+		return mcp_fail(r, "name, label, in or role: what finds the control"), -1;
+	return 0;
+}
+
+void mcp_locator_clear(mcp_locator *ml)
+{
+	ksr_name_match_clear(&ml->name);
+	ksr_name_match_clear(&ml->label);
+	ksr_name_match_clear(&ml->in_name);
+}
+
+/* label:, in:, nth: or no name: a full walk and the scenario's locator. */
+static int locate(ksr_mcp *m, const cJSON *a, ksr_atspi_app *app, ksr_atspi_tree *tree,
+                  mcp_result *r)
+{
+	mcp_locator ml;
+	int i = -1;
+	if (mcp_locator_args(a, &ml, r) == 0 && mcp_a11y_walk(m, a, NULL, app, tree, r) == 0) {
+		ksr_atspi_located found;
+		ksr_atspi_locate(m->atspi, app, tree, &ml.l, ksr_deadline_in_ms(CALL_MS), &found);
+		i = found.matches > 0 ? found.index : -1;
+		if (i < 0) {
+			char *lt = ksr_atspi_locator_text(&ml.l);
+			mcp_fail(r,
+			         "no showing control fits %s in the accessibility tree (%zu nodes)",
+			         lt, tree->len);
+			free(lt);
+		}
+	}
+	mcp_locator_clear(&ml);
+	return i;
+}
+
 /* The control the name/role arguments pick, by the walk click_element uses
  * (find mode: it stops once the control is known, and answers from the
  * app's cache where it can tell); -1 with r's error set. */
 static int find(ksr_mcp *m, const cJSON *a, ksr_atspi_app *app, ksr_atspi_tree *tree, mcp_result *r)
 {
+	if (mcp_locator_given(a) || !mcp_arg_str(a, "name"))
+		return locate(m, a, app, tree, r);
 	ksr_name_match nm = {0};
 	ksr_err e = {0};
 	if (ksr_name_match_parse(&nm, mcp_arg_str(a, "name"), &e) < 0)

@@ -11,7 +11,8 @@
 static bool readable(const ksr_atspi_tree *t, size_t i, const char *role)
 {
 	const ksr_atspi_node *n = &t->nodes[i];
-	return (n->ifaces & (KSR_ATSPI_IF_TEXT | KSR_ATSPI_IF_VALUE)) &&
+	bool label = n->name && *n->name && n->role && ksr_atspi_role_equal("label", n->role);
+	return ((n->ifaces & (KSR_ATSPI_IF_TEXT | KSR_ATSPI_IF_VALUE)) || label) &&
 	       ksr_atspi_tree_showing(t, i) &&
 	       (!role || ksr_atspi_role_equal(role, n->role) ||
 	        ksr_atspi_role_equal(role, n->toolkit_role));
@@ -19,9 +20,27 @@ static bool readable(const ksr_atspi_tree *t, size_t i, const char *role)
 
 /* As the text: check picks: by name (and role), else the focused readable
  * control, else the first showing one. -1 with r's error set. */
-static int text_pick(const cJSON *a, const ksr_atspi_tree *t, mcp_result *r)
+static int text_pick(ksr_mcp *m, const ksr_atspi_app *app, const cJSON *a, const ksr_atspi_tree *t,
+                     mcp_result *r)
 {
 	const char *role = mcp_arg_str(a, "role");
+	if (mcp_locator_given(a)) {
+		mcp_locator ml;
+		int i = -1;
+		if (mcp_locator_args(a, &ml, r) == 0) {
+			ksr_atspi_located found;
+			ksr_atspi_locate(m->atspi, app, t, &ml.l, ksr_deadline_in_ms(CALL_MS),
+			                 &found);
+			i = found.matches > 0 ? found.index : -1;
+			if (i < 0) {
+				char *lt = ksr_atspi_locator_text(&ml.l);
+				mcp_fail(r, "no showing control fits %s (%zu nodes)", lt, t->len);
+				free(lt);
+			}
+		}
+		mcp_locator_clear(&ml);
+		return i;
+	}
 	if (!mcp_arg_str(a, "name")) {
 		int first = -1, focused = ksr_atspi_state_index("focused");
 		for (size_t i = 1; i < t->len; i++) {
@@ -58,7 +77,7 @@ int mcp_tool_a11y_text(ksr_mcp *m, const cJSON *a, mcp_result *r)
 	ksr_atspi_tree tree = {0};
 	if (mcp_a11y_walk(m, a, NULL, &app, &tree, r) < 0)
 		return 0;
-	int i = text_pick(a, &tree, r);
+	int i = text_pick(m, &app, a, &tree, r);
 	if (i >= 0) {
 		const ksr_atspi_node *n = &tree.nodes[i];
 		char *text = NULL, *path = ksr_atspi_node_path(&tree, (size_t)i);

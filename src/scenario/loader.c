@@ -94,9 +94,12 @@ const char *const scn_keys_cdp[] = {"port", "host", "browser", NULL};
 const char *const scn_keys_goal_budget[] = {"turns", "seconds", "model_calls", NULL};
 const char *const scn_keys_spawn[] = {"command", "window", "process", "as", "desktop_entry", NULL};
 const char *const scn_keys_selector_text[] = {"selector", "text", NULL};
-const char *const scn_keys_state[] = {"name", "role", "state", NULL};
+const char *const scn_keys_state[] = {"name", "role", "state", "label", "in", "nth", NULL};
 const char *const scn_keys_page[] = {"selector", "text", "url", "title", NULL};
-const char *const scn_keys_text[] = {"name", "role", "equals", "contains", "matches", NULL};
+const char *const scn_keys_text[] = {"name",  "role", "equals", "contains", "matches",
+                                     "label", "in",   "nth",    NULL};
+const char *const scn_keys_locator[] = {"name", "role", "label", "in", "nth", NULL};
+const char *const scn_keys_in[] = {"name", "role", NULL};
 const char *const scn_keys_target[] = {"window", NULL};
 const char *const scn_keys_hover[] = {"element", "role", "selector", NULL};
 const char *const scn_keys_drag[] = {"from", "to", NULL};
@@ -125,6 +128,8 @@ const char *const *ksr_scenario_mapping_keys(const char *which)
 	        {"target", scn_keys_target},
 	        {"hover", scn_keys_hover},
 	        {"drag", scn_keys_drag},
+	        {"locator", scn_keys_locator},
+	        {"in", scn_keys_in},
 	};
 	for (size_t i = 0; which && i < sizeof maps / sizeof maps[0]; i++)
 		if (!strcmp(maps[i].name, which))

@@ -1,6 +1,7 @@
 /* Checks (docs/scenario.md): one vocabulary for checks:, post:, success: and
  * blockers:. The kinds and their value shapes come from the check table in
  * src/run/ladder.c, never from a list here. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +31,100 @@ void scn_check_clear(ksr_check *ck)
 	free(ck->page_text);
 	ksr_pattern_free(ck->url);
 	ksr_pattern_free(ck->title);
+	scn_locator_clear(&ck->loc);
 	memset(ck, 0, sizeof *ck);
+}
+
+/* ---- locators ---- */
+
+void scn_locator_clear(ksr_locator *loc)
+{
+	if (!loc)
+		return;
+	ksr_name_match_clear(&loc->label);
+	ksr_name_match_clear(&loc->in_name);
+	free(loc->in_role);
+	memset(loc, 0, sizeof *loc);
+}
+
+bool scn_locator_finds(const ksr_name_match *name, const char *role, const ksr_locator *loc)
+{
+	return (name && name->text) || role || loc->label.text || loc->in;
+}
+
+/* in: "NAME" (exact or /regex/) or {name?, role?}: an ancestor of the control. */
+static bool in_parse(scn_ctx *c, const snode *v, const char *what, ksr_locator *out)
+{
+	char label[64];
+	snprintf(label, sizeof label, "%s in", what);
+	out->in = true;
+	if (v->kind == SN_SCALAR)
+		return scn_name(c, v, label, &out->in_name);
+	if (!scn_is_map(c, v, label))
+		return false;
+	bool ok = scn_check_keys(c, v, scn_keys_in, label) == 0;
+	const snode *name = scn_get(v, "name"), *role = scn_get(v, "role");
+	if (!name && !role) {
+		scn_err(c, v, "%s: needs name: or role: (the ancestor the control is inside)",
+		        label);
+		return false;
+	}
+	if (name)
+		ok = scn_name(c, name, label, &out->in_name) && ok;
+	if (role)
+		ok = scn_role(c, role, label, &out->in_role) && ok;
+	return ok;
+}
+
+bool scn_locator_keys(scn_ctx *c, const snode *n, const char *what, ksr_locator *out)
+{
+	const snode *label = scn_get(n, "label"), *in = scn_get(n, "in"), *nth = scn_get(n, "nth");
+	bool ok = true;
+	if (label) {
+		char w[64];
+		snprintf(w, sizeof w, "%s label", what);
+		ok = scn_name(c, label, w, &out->label) && ok;
+	}
+	if (in)
+		ok = in_parse(c, in, what, out) && ok;
+	if (nth) {
+		char w[64];
+		snprintf(w, sizeof w, "%s nth", what);
+		ok = scn_int(c, nth, w, 1, 10000, &out->nth) && ok;
+	}
+	return ok;
+}
+
+/* A locator mapping must name something to look for; nth alone counts everything. */
+static bool locator_finds(scn_ctx *c, const snode *n, const char *what, const ksr_name_match *name,
+                          const char *role, const ksr_locator *loc)
+{
+	if (scn_locator_finds(name, role, loc))
+		return true;
+	scn_err(c, n, "%s: needs name:, label:, in: or role: (what finds the control)", what);
+	return false;
+}
+
+bool scn_element_parse(scn_ctx *c, const snode *n, const char *what, ksr_name_match *name,
+                       char **role, ksr_locator *loc)
+{
+	if (n->kind == SN_SCALAR)
+		return scn_name(c, n, what, name);
+	if (n->bad)
+		return false;
+	if (n->kind != SN_MAP) {
+		scn_err(c, n, "%s: expected a name or {name?, role?, label?, in?, nth?}, got %s",
+		        what, scn_kind_word(n));
+		return false;
+	}
+	bool ok = scn_check_keys(c, n, scn_keys_locator, what) == 0;
+	const snode *nm = scn_get(n, "name"), *rl = scn_get(n, "role");
+	if (nm)
+		ok = scn_name(c, nm, what, name) && ok;
+	if (rl)
+		ok = scn_role(c, rl, what, role) && ok;
+	ok = scn_locator_keys(c, n, what, loc) && ok;
+	return ok && locator_finds(c, n, what, name, *role, loc);
 }
 
 /* The check kinds plus timeout_s, NULL-terminated; the caller frees the array. */
@@ -94,18 +188,20 @@ bool scn_state_parse(scn_ctx *c, const snode *n, const char *what, ksr_check *ou
 	bool ok = scn_check_keys(c, n, scn_keys_state, what) == 0;
 	const snode *name = scn_get(n, "name"), *role = scn_get(n, "role"),
 	            *state = scn_get(n, "state");
-	if (!name || !state) {
-		scn_err(c, n, "%s: needs name: and state:", what);
+	if (!state) {
+		scn_err(c, n, "%s: needs state: (and name:, label:, in: or role:)", what);
 		return false;
 	}
-	ok = scn_name(c, name, what, &out->name) && ok;
+	if (name)
+		ok = scn_name(c, name, what, &out->name) && ok;
 	if (scn_str(c, state, what, true, &out->state))
 		ok = scn_state_word(c, state, what, out->state) && ok;
 	else
 		ok = false;
 	if (role)
 		ok = scn_role(c, role, what, &out->role) && ok;
-	return ok;
+	ok = scn_locator_keys(c, n, what, &out->loc) && ok;
+	return ok && locator_finds(c, n, what, &out->name, out->role, &out->loc);
 }
 
 static bool page_parse(scn_ctx *c, const snode *n, ksr_check *out)
@@ -159,6 +255,7 @@ static bool text_parse(scn_ctx *c, const snode *n, ksr_check *out)
 		ok = scn_name(c, name, "text", &out->name) && ok;
 	if (role)
 		ok = scn_role(c, role, "text", &out->role) && ok;
+	ok = scn_locator_keys(c, n, "text", &out->loc) && ok;
 	if (out->text_op == KSR_TEXT_MATCHES)
 		return scn_pattern(c, op, "text matches", &out->re) && ok;
 	return scn_str(c, op, "text", false, &out->text) && ok;
@@ -175,7 +272,7 @@ static bool check_value(scn_ctx *c, const snode *v, ksr_check *ck)
 	case KSR_SHAPE_DESCRIPTION:
 		return scn_str(c, v, what, true, &ck->text);
 	case KSR_SHAPE_NAME:
-		return scn_name(c, v, what, &ck->name);
+		return scn_element_parse(c, v, what, &ck->name, &ck->role, &ck->loc);
 	case KSR_SHAPE_STATE:
 		return scn_state_parse(c, v, what, ck);
 	case KSR_SHAPE_TEXT_CHECK:

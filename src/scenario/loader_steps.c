@@ -65,6 +65,7 @@ void scn_step_clear(ksr_step *st)
 	free(st->text);
 	ksr_keys_free(st->chords);
 	ksr_name_match_clear(&st->name);
+	scn_locator_clear(&st->loc);
 	ksr_pattern_free(st->re);
 	free(st->fill_text);
 	free(st->spawn.command);
@@ -467,7 +468,7 @@ static bool action_value(scn_ctx *c, const snode *v, ksr_step *st)
 	case KSR_SHAPE_DRAG:
 		return drag_parse(c, v, st);
 	case KSR_SHAPE_NAME:
-		return scn_name(c, v, what, &st->name);
+		return scn_element_parse(c, v, what, &st->name, &st->role, &st->loc);
 	case KSR_SHAPE_PATTERN:
 		return scn_pattern(c, v, what, &st->re);
 	case KSR_SHAPE_SELECTOR_TEXT:
@@ -637,6 +638,11 @@ static bool one_modifier(scn_ctx *c, int mk, const step_keys *sk, ksr_step *st)
 	case MK_TARGET:
 		return target_modifier(c, v, sk->mod_key[mk], st);
 	case MK_ROLE:
+		if (st->role) { /* the value's mapping has one */
+			scn_err(c, sk->mod_key[mk],
+			        "role: is given twice (in %s's mapping and here)", st->info->name);
+			return false;
+		}
 		return scn_role(c, v, "role", &st->role);
 	case MK_EXPECT:
 		return expect_modifier(c, v, st);

@@ -107,6 +107,8 @@ extern const char *const scn_keys_state[];
 extern const char *const scn_keys_page[];
 extern const char *const scn_keys_text[];
 extern const char *const scn_keys_target[];
+extern const char *const scn_keys_locator[]; /* an element: {name, role, label, in, nth} */
+extern const char *const scn_keys_in[];      /* in: {name, role} */
 
 /* loader_checks.c */
 bool scn_check_parse(scn_ctx *c, const snode *n, ksr_check *out);
@@ -114,6 +116,15 @@ bool scn_check_list(scn_ctx *c, const snode *n, const char *what, ksr_check **it
 bool scn_state_parse(scn_ctx *c, const snode *n, const char *what, ksr_check *out);
 void scn_check_init(ksr_check *ck, const ksr_check_info *info, const snode *at);
 void scn_check_clear(ksr_check *ck);
+/* Locators (docs/scenario.md#locators): label:, in: and nth: of the mapping n,
+ * those it has; false after an error (reported at the key's value). */
+bool scn_locator_keys(scn_ctx *c, const snode *n, const char *what, ksr_locator *out);
+/* Whether a locator mapping says anything that finds a control. */
+bool scn_locator_finds(const ksr_name_match *name, const char *role, const ksr_locator *loc);
+void scn_locator_clear(ksr_locator *loc);
+/* An element's value: a name (exact or /regex/), or {name?, role?, label?, in?, nth?}. */
+bool scn_element_parse(scn_ctx *c, const snode *n, const char *what, ksr_name_match *name,
+                       char **role, ksr_locator *loc);
 
 /* loader_steps.c */
 bool scn_step_list(scn_ctx *c, const snode *n, bool plan, ksr_step_list *out);

@@ -147,6 +147,71 @@ static void key(ksr_strbuf *b, bool *first, const char *k)
 	*first = false;
 }
 
+static bool locator_empty(const ksr_locator *l)
+{
+	return !l->label.text && !l->in && !l->nth;
+}
+
+/* label:, in: and nth: of a locator, as entries of a flow mapping. */
+static void put_locator_keys(ksr_strbuf *b, bool *first, const ksr_locator *l)
+{
+	if (l->label.text) {
+		key(b, first, "label");
+		put_name(b, &l->label);
+	}
+	if (l->in && !l->in_role && l->in_name.text) {
+		key(b, first, "in");
+		put_name(b, &l->in_name);
+	} else if (l->in) {
+		bool in_first = true;
+		key(b, first, "in");
+		ksr_strbuf_add(b, "{");
+		if (l->in_name.text) {
+			key(b, &in_first, "name");
+			put_name(b, &l->in_name);
+		}
+		if (l->in_role) {
+			key(b, &in_first, "role");
+			ksr_yaml_quote(b, l->in_role);
+		}
+		ksr_strbuf_add(b, "}");
+	}
+	if (l->nth) {
+		key(b, first, "nth");
+		ksr_strbuf_addf(b, "%d", l->nth);
+	}
+}
+
+/* An element as its name alone when that says it all, else
+ * {name?, role?, label?, in?, nth?}. role_apart: a step's role: is its own
+ * modifier when the value is a plain name. */
+static bool element_is_name(const ksr_name_match *name, const char *role, const ksr_locator *l,
+                            bool role_apart)
+{
+	return name->text && locator_empty(l) && (role_apart || !role);
+}
+
+static void put_element(ksr_strbuf *b, const ksr_name_match *name, const char *role,
+                        const ksr_locator *l, bool role_apart)
+{
+	if (element_is_name(name, role, l, role_apart)) {
+		put_name(b, name);
+		return;
+	}
+	bool first = true;
+	ksr_strbuf_add(b, "{");
+	if (name->text) {
+		key(b, &first, "name");
+		put_name(b, name);
+	}
+	if (role) {
+		key(b, &first, "role");
+		ksr_yaml_quote(b, role);
+	}
+	put_locator_keys(b, &first, l);
+	ksr_strbuf_add(b, "}");
+}
+
 /* ---- the shapes a step's value takes ------------------------------------------------ */
 
 /* POINT: center | a declared target's name | [fx, fy]. */
@@ -266,7 +331,7 @@ static bool step_value(ksr_strbuf *b, const ksr_step *st)
 		put_drag(b, st);
 		return true;
 	case KSR_SHAPE_NAME:
-		put_name(b, &st->name);
+		put_element(b, &st->name, st->role, &st->loc, true);
 		return true;
 	case KSR_SHAPE_PATTERN:
 		put_pattern(b, st->re);
@@ -306,7 +371,8 @@ static void put_state(ksr_strbuf *b, const ksr_check *c)
 {
 	const char *t = c->name.text ? c->name.text : "";
 	size_t n = strlen(t);
-	bool string_form = !c->role && n && t[n - 1] != ' ' && t[n - 1] != '\t' &&
+	bool string_form = !c->role && locator_empty(&c->loc) && n && t[n - 1] != ' ' &&
+	                   t[n - 1] != '\t' &&
 	                   !(c->name.re == NULL && n >= 3 && t[0] == '/' && t[n - 1] == '/');
 	if (string_form) {
 		char *s = c->name.re ? ksr_xasprintf("/%s/ %s", t, c->state)
@@ -315,13 +381,18 @@ static void put_state(ksr_strbuf *b, const ksr_check *c)
 		free(s);
 		return;
 	}
-	ksr_strbuf_add(b, "{name: ");
-	put_name(b, &c->name);
+	bool first = true;
+	ksr_strbuf_add(b, "{");
+	if (c->name.text) {
+		key(b, &first, "name");
+		put_name(b, &c->name);
+	}
 	if (c->role) {
-		ksr_strbuf_add(b, ", role: ");
+		key(b, &first, "role");
 		ksr_yaml_quote(b, c->role);
 	}
-	ksr_strbuf_add(b, ", state: ");
+	put_locator_keys(b, &first, &c->loc);
+	key(b, &first, "state");
 	ksr_yaml_quote(b, c->state);
 	ksr_strbuf_add(b, "}");
 }
@@ -339,6 +410,7 @@ static void put_text_check(ksr_strbuf *b, const ksr_check *c)
 		key(b, &first, "role");
 		ksr_yaml_quote(b, c->role);
 	}
+	put_locator_keys(b, &first, &c->loc);
 	switch (c->text_op) {
 	case KSR_TEXT_EQUALS:
 		key(b, &first, "equals");
@@ -389,7 +461,7 @@ static bool check_value(ksr_strbuf *b, const ksr_check *c)
 		ksr_yaml_quote(b, c->text);
 		return true;
 	case KSR_SHAPE_NAME:
-		put_name(b, &c->name);
+		put_element(b, &c->name, c->role, &c->loc, false);
 		return true;
 	case KSR_SHAPE_STATE:
 		put_state(b, c);
@@ -544,7 +616,11 @@ static void put_modifiers(line_list *l, const ksr_step *st)
 {
 	ksr_strbuf b = {0};
 	put_target(l, st);
-	if (st->role && st->info->shape != KSR_SHAPE_HOVER) /* hover's is in its mapping */
+	/* hover's is in its mapping, and so is an element's written as one */
+	bool role_in_value = st->info->shape == KSR_SHAPE_HOVER ||
+	                     (st->info->shape == KSR_SHAPE_NAME &&
+	                      !element_is_name(&st->name, st->role, &st->loc, true));
+	if (st->role && !role_in_value)
 		put_string_entry(l, "role", st->role);
 	if (st->expect)
 		put_string_entry(l, "expect", st->expect);

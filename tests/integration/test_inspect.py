@@ -118,8 +118,13 @@ class InspectGtk4(ksr.KsrTestCase):
         app = [a for a in doc["accessibility"]["apps"] if a.get("name") == "gnome-calculator"][0]
         lines = [c["line"] for c in app["controls"]]
         self.assertIn('click_element: "= ="', lines)
+        # Unnamed controls: a locator that finds them alone (issue #32), else a fraction.
+        unnamed = [c for c in app["controls"] if c["name"] == "" and c["reach"]]
+        self.assertTrue(unnamed, "the calculator has unnamed controls a step reaches")
+        for c in unnamed:
+            if c["reach"]["kind"] == "element":
+                self.assertTrue(c["line"].startswith("click_element: " + c["reach"]["locator"]), c)
         fractions = [c for c in app["controls"] if c["reach"] and c["reach"]["kind"] == "literal"]
-        self.assertTrue(fractions, "the calculator has unnamed controls reached by fraction")
         for c in fractions:
             fx, fy = c["reach"]["fraction"]["x"], c["reach"]["fraction"]["y"]
             self.assertTrue(0 <= fx <= 1 and 0 <= fy <= 1, c)

@@ -1,7 +1,7 @@
 """Issue #17 against real apps on the runtime's own AT-SPI bus: `role: push button`
 finds the buttons of GTK 3 (ksr-testapp), GTK 4 (gnome-calculator) and Qt 5
 (kcalc); a name that matches nothing is quoted with the closest controls the walk
-saw; `text:` reads a spin button's value, a GTK 3 entry, mousepad's text view,
+saw; `text:` reads a spin button's text, a GTK 3 entry, mousepad's text view,
 gnome-calculator's display and a Qt line edit (featherpad's search field), and
 says what the text was when it does not hold; MCP's a11y.text reads the same.
 Nothing is mocked."""
@@ -89,11 +89,12 @@ steps:
         report = self.assertEvidence(self.out(), "app-failed", "check-failed", rc=rc, stderr=se)
         self.assertNoSanitizerReport(se)
         got = [(c["status"], c["detail"]) for _l, c in checks_of(report)]
-        self.assertEqual(got[0], ("held", 'the value of spin button "Quantity" is "3"'))
+        # what a person reads: the spin button's text (issue #32), not its Value
+        self.assertEqual(got[0], ("held", 'the text of spin button "Quantity" is "3"'))
         self.assertEqual(got[1][0], "held")
         self.assertEqual(got[2], ("held", 'the text of text "Text field" is "hello world"'))
         # the value was read live: Up made it 4
-        self.assertEqual(got[3], ("held", 'the value of spin button "Quantity" is "4"'))
+        self.assertEqual(got[3], ("held", 'the text of spin button "Quantity" is "4"'))
         self.assertEqual(got[4][0], "failed")
         self.assertIn('is "hello world" (expected to match "^bye")', got[4][1])
         self.assertIn('is "hello world"', report["reason"])
@@ -263,7 +264,7 @@ class McpText(ksr.KsrTestCase):
         ok, miss = replies[3]["result"], replies[4]["result"]
         self.assertFalse(ok.get("isError"), ok)
         self.assertEqual(ok["structuredContent"]["text"], "3")
-        self.assertEqual(ok["structuredContent"]["from"], "value")
+        self.assertEqual(ok["structuredContent"]["from"], "text")
         self.assertEqual(ok["structuredContent"]["role"], "spin button")
         self.assertTrue(miss["isError"], miss)
         self.assertIn('closest: "Quantity" (spin button)', miss["content"][0]["text"])

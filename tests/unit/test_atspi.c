@@ -149,8 +149,60 @@ static void shortcuts(void)
 	str_is(ksr_atspi_shortcut_chord("<Hyper>x"), NULL, "an unknown modifier");
 }
 
+/* Locators on a tree (no label: asks the app nothing): reading order is depth
+ * first, in: looks at ancestors, nth counts showing matches in reading order. */
+static void locators(void)
+{
+	uint64_t shown = 1ull << ksr_atspi_state_index("showing");
+	ksr_atspi_node n[] = {
+	        {.role = "application", .name = "app", .parent = -1},
+	        {.role = "frame", .name = "Main", .parent = 0, .states = shown},
+	        {.role = "panel", .name = "", .parent = 1, .states = shown},
+	        {.role = "scroll pane", .name = "", .parent = 1, .states = shown},
+	        {.role = "text", .name = "", .parent = 2, .states = shown}, /* first in order */
+	        {.role = "text", .name = "", .parent = 3, .states = shown}, /* the log */
+	        {.role = "text", .name = "", .parent = 2, .states = 0},     /* hidden */
+	};
+	ksr_atspi_tree t = {.nodes = n, .len = 7};
+	int *order = ksr_atspi_reading_order(&t);
+	int want[] = {0, 1, 2, 4, 6, 3, 5};
+	bool same = true;
+	for (int i = 0; i < 7; i++)
+		same = same && order[i] == want[i];
+	ok(same, "reading order: depth first, children in index order");
+	free(order);
+	ksr_name_match none = {0};
+	ksr_atspi_locator l = {.name = &none, .role = "text", .label = &none, .in_name = &none};
+	ksr_atspi_located f;
+	ksr_atspi_locate(NULL, NULL, &t, &l, ksr_deadline_in_ms(100), &f);
+	is_int(f.index, 4, "role alone: the first showing text in reading order");
+	is_int(f.matches, 2, "two showing texts fit");
+	is_int(f.hidden, 1, "the hidden one is counted apart");
+	l.nth = 2;
+	ksr_atspi_locate(NULL, NULL, &t, &l, ksr_deadline_in_ms(100), &f);
+	is_int(f.index, 5, "nth 2: the second in reading order");
+	l.nth = 3;
+	ksr_atspi_locate(NULL, NULL, &t, &l, ksr_deadline_in_ms(100), &f);
+	is_int(f.index, -1, "nth past the matches: none");
+	l.nth = 0;
+	l.in = true;
+	l.in_role = "scroll pane";
+	ksr_atspi_locate(NULL, NULL, &t, &l, ksr_deadline_in_ms(100), &f);
+	is_int(f.index, 5, "in: {role: scroll pane}: the log");
+	is_int(f.matches, 1, "and only it");
+	ksr_name_match main_name = {.text = "Main"};
+	l.in_role = NULL;
+	l.in_name = &main_name;
+	l.hidden_ok = true;
+	ksr_atspi_locate(NULL, NULL, &t, &l, ksr_deadline_in_ms(100), &f);
+	is_int(f.matches, 3, "in: Main with hidden_ok: all three");
+	char *text = ksr_atspi_locator_text(&l);
+	str_is(text, "role \"text\", in \"Main\"", "the locator as a reason names it");
+}
+
 int main(void)
 {
+	locators();
 	role_names();
 	names();
 	near_misses();

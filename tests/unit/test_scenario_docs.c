@@ -257,9 +257,9 @@ static void checks(const cJSON *schema, const char *md)
 
 static void sub_mappings(const cJSON *schema)
 {
-	static const char *const maps[] = {"targets",       "cdp",   "goal_budget", "spawn",
-	                                   "selector_text", "state", "page",        "target",
-	                                   "hover",         "text",  "drag"};
+	static const char *const maps[] = {
+	        "targets", "cdp",   "goal_budget", "spawn", "selector_text", "state", "page",
+	        "target",  "hover", "text",        "drag",  "locator",       "in"};
 	for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) {
 		char name[64], where[96];
 		snprintf(name, sizeof name, "map_%s", maps[i]);

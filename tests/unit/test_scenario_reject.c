@@ -219,7 +219,28 @@ static void checks(void)
 	rejects("page without selector", "process: x\nsuccess:\n  - page: {url: x}\n", 3, 11,
 	        "page: needs selector:");
 	rejects("state mapping without state", "process: x\nsuccess:\n  - state: {name: a}\n", 3,
-	        12, "state: needs name: and state:");
+	        12, "state: needs state: (and name:, label:, in: or role:)");
+	/* Locators (docs/scenario.md#locators): each mistake at its key's value. */
+	rejects("locator with nothing to find", "process: x\nsteps:\n  - click_element: {nth: 2}\n",
+	        3, 20, "click_element: needs name:, label:, in: or role: (what finds the control)");
+	rejects("locator nth not a count",
+	        "process: x\nsteps:\n  - click_element: {role: text, nth: 0}\n", 3, 38,
+	        "click_element nth: 0 is outside 1..10000");
+	rejects("locator unknown key",
+	        "process: x\nsteps:\n  - click_element: {lable: \"Host:\"}\n", 3, 21,
+	        "unknown key 'lable' in click_element (did you mean 'label'?)");
+	rejects("locator in: without name or role",
+	        "process: x\nsuccess:\n  - text: {in: {}, contains: a}\n", 3, 16,
+	        "text in: needs name: or role: (the ancestor the control is inside)");
+	rejects("locator in: bad role",
+	        "process: x\nsuccess:\n  - no_element: {in: {role: pannel}}\n", 3, 29,
+	        "no_element in: unknown accessibility role 'pannel'");
+	rejects("locator label: bad pattern",
+	        "process: x\nsuccess:\n  - element: {label: \"/(x/\"}\n", 3, 22,
+	        "element label: invalid pattern");
+	rejects("role twice",
+	        "process: x\nsteps:\n  - click_element: {label: a, role: text}\n    role: text\n",
+	        4, 5, "role: is given twice (in click_element's mapping and here)");
 	rejects("check timeout type", "process: x\nsuccess:\n  - file: a\n    timeout_s: soon\n", 4,
 	        16, "timeout_s: expected a number, got 'soon'");
 }

@@ -28,8 +28,13 @@ static const char *const *samples(ksr_shape shape)
 	        "center", "file_menu", "ok", "[0.25, 0.75]", "\"0.1 0.9\"", "[0.1234567890123, 1]",
 	        NULL};
 	static const char *const scroll[] = {"\"up 3\"", "\"down 1000\"", NULL};
-	static const char *const name[] = {"Save", "\"/S.ve/\"", "\"Name: ${KSR_RT_UNSET:-$}{x}\"",
-	                                   "\"Trailing \"", NULL};
+	static const char *const name[] = {
+	        "Save", "\"/S.ve/\"", "\"Name: ${KSR_RT_UNSET:-$}{x}\"", "\"Trailing \"",
+	        /* locators (docs/scenario.md#locators); role: is the
+	         * step's modifier here, so none inside */
+	        "{label: \"Host:\"}", "{name: Save, in: \"Message log\", nth: 2}",
+	        "{in: {role: panel, name: \"/L.g/\"}, label: \"/H.st/\"}",
+	        "{in: {role: scroll pane}, nth: 1}", NULL};
 	static const char *const description[] = {"\"the blue Save button\"", NULL};
 	static const char *const pattern[] = {"\"^Save As$\"", "\"(?i)a\\\\s+b\"", NULL};
 	static const char *const url[] = {"\"https://example.com/?q=a#b\"", NULL};
@@ -50,6 +55,8 @@ static const char *const *samples(ksr_shape shape)
 	        "{name: \"Trailing \", state: checked}",
 	        "{name: Bold, role: toggle button, state: checked}",
 	        "{name: \"/x/\", state: checked}",
+	        "{label: \"Host:\", role: text, state: focused}",
+	        "{role: check box, in: Options, nth: 3, state: checked}",
 	        NULL};
 	static const char *const page[] = {
 	        "{selector: \"#q\"}",
@@ -63,7 +70,11 @@ static const char *const *samples(ksr_shape shape)
 	                                    NULL};
 	static const char *const text_check[] = {"{equals: \"x\"}",
 	                                         "{name: Field, role: text, contains: \"\"}",
-	                                         "{name: \"/F.*/\", matches: \"^a+$\"}", NULL};
+	                                         "{name: \"/F.*/\", matches: \"^a+$\"}",
+	                                         "{label: \"Host:\", equals: \"127.0.0.1\"}",
+	                                         "{role: text, in: {role: scroll pane}, nth: 2, "
+	                                         "contains: refused}",
+	                                         NULL};
 	static const char *const drag[] = {"{from: [0.1, 0.2], to: [0.3, 0.4]}",
 	                                   "{from: file_menu, to: center}", NULL};
 	switch (shape) {
@@ -130,7 +141,10 @@ static const char *const head_desktop = "name: roundtrip-desktop\n"
                                         "  search: \"#q\"\n";
 
 /* Every check kind in every form, as a flow list; with timeouts on some. */
-static void all_checks(ksr_strbuf *b)
+/* every: each sample of each kind (success:); else the first two of each,
+ * which keeps a step's checks: small (the loader's cap on YAML nodes) while
+ * success: still holds every form. */
+static void all_checks(ksr_strbuf *b, bool every)
 {
 	size_t n;
 	const ksr_check_info *rows = ksr_check_kinds(&n);
@@ -138,7 +152,7 @@ static void all_checks(ksr_strbuf *b)
 	ksr_strbuf_add(b, "[");
 	for (size_t i = 0; i < n; i++) {
 		const char *const *v = samples(rows[i].shape);
-		for (size_t j = 0; v && v[j]; j++) {
+		for (size_t j = 0; v && v[j] && (every || j < 2); j++) {
 			ksr_strbuf_addf(b, "%s{%s: %s%s}", first ? "" : ", ", rows[i].name, v[j],
 			                j == 1 ? ", timeout_s: 12.5" : "");
 			first = false;
@@ -190,7 +204,7 @@ static void put_step(ksr_strbuf *b, const ksr_step_info *row, const char *v, uin
 		               ", expect_state: {name: Bold, role: toggle button, state: checked}");
 	if (mods & KSR_MOD_CHECKS) {
 		ksr_strbuf_add(b, ", checks: ");
-		all_checks(b);
+		all_checks(b, false);
 	}
 	if (mods & KSR_MOD_TIMEOUT)
 		ksr_strbuf_add(b, ", timeout_s: 2.5");
@@ -237,7 +251,7 @@ static char *generated(bool desktop)
 		ksr_strbuf_add(&b, "plan:\n");
 		put_steps(&b, desktop, true);
 		ksr_strbuf_add(&b, "success: ");
-		all_checks(&b);
+		all_checks(&b, true);
 		ksr_strbuf_add(&b, "\n");
 	}
 	return ksr_strbuf_take(&b);
@@ -293,6 +307,13 @@ static bool name_eq(const ksr_name_match *a, const ksr_name_match *b)
 	return str_eq(a->text, b->text) && !a->re == !b->re && (!a->re || re_eq(a->re, b->re));
 }
 
+static bool locator_eq(const ksr_locator *a, const ksr_locator *b)
+{
+	return name_eq(&a->label, &b->label) && a->in == b->in &&
+	       name_eq(&a->in_name, &b->in_name) && str_eq(a->in_role, b->in_role) &&
+	       a->nth == b->nth;
+}
+
 static bool point_eq(const ksr_point *a, const ksr_point *b)
 {
 	return a->kind == b->kind && a->fx == b->fx && a->fy == b->fy &&
@@ -315,6 +336,8 @@ static const char *check_diff(const ksr_check *a, const ksr_check *b)
 		return "name";
 	if (!str_eq(a->role, b->role))
 		return "role";
+	if (!locator_eq(&a->loc, &b->loc))
+		return "locator";
 	if (!str_eq(a->state, b->state))
 		return "state";
 	if (!str_eq(a->selector, b->selector) || !str_eq(a->page_text, b->page_text))
@@ -368,6 +391,8 @@ static const char *value_diff(const ksr_step *a, const ksr_step *b)
 		return "scroll";
 	if (!name_eq(&a->name, &b->name))
 		return "name";
+	if (!locator_eq(&a->loc, &b->loc))
+		return "locator";
 	if (a->hover.via != b->hover.via)
 		return "hover form";
 	if (!re_eq(a->re, b->re))

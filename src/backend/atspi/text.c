@@ -52,28 +52,58 @@ static int read_text(ksr_atspi *a, const ksr_atspi_app *app, const char *path, k
 	return 0;
 }
 
+/* A label publishes its text as its name alone in Qt (QLabel): that is what
+ * a person reads there. */
+static bool reads_name(const ksr_atspi_node *n)
+{
+	return n->name && n->role &&
+	       (ksr_atspi_role_equal("label", n->role) || ksr_atspi_role_equal("static", n->role) ||
+	        ksr_atspi_role_equal("caption", n->role));
+}
+
 int ksr_atspi_node_text(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_node *n,
                         ksr_deadline d, char **out, const char **from, ksr_err *err)
 {
 	*out = NULL;
 	if (from)
 		*from = NULL;
-	if (!(n->ifaces & (KSR_ATSPI_IF_VALUE | KSR_ATSPI_IF_TEXT)))
+	bool text = n->ifaces & KSR_ATSPI_IF_TEXT, value = n->ifaces & KSR_ATSPI_IF_VALUE;
+	if (!text && !value) {
+		if (reads_name(n)) {
+			*out = ksr_xstrdup(n->name);
+			if (from)
+				*from = "name";
+			return 0;
+		}
 		return ksr_err_set(err,
-		                   "the %s offers neither text (AT-SPI Text) nor a value (Value)",
+		                   "the %s offers neither text (AT-SPI Text) nor a value (Value), "
+		                   "and only a label's name is read as its text",
 		                   n->role ? n->role : "control");
+	}
 	ksr_atspi_ctx_enter(a->ctx);
-	/* A value first: a spin button's number, not its entry's formatted text. */
-	bool value = n->ifaces & KSR_ATSPI_IF_VALUE;
-	int rc = value ? read_value(a, app, n->path, d, out, err)
-	               : read_text(a, app, n->path, d, out, err);
-	if (rc < 0 && value && (n->ifaces & KSR_ATSPI_IF_TEXT)) {
-		value = false;
-		rc = read_text(a, app, n->path, d, out, err);
+	/* What a person reads: the text as drawn ("3.00" in a spin button showing
+	 * two digits), else the value (a slider, a progress bar: no text). An
+	 * empty text beside a value is no reading of it. */
+	const char *got = NULL;
+	int rc = -1;
+	if (text && read_text(a, app, n->path, d, out, err) == 0) {
+		got = "text";
+		rc = 0;
+		if (value && !**out) {
+			char *v = NULL;
+			if (read_value(a, app, n->path, d, &v, err) == 0) {
+				free(*out);
+				*out = v;
+				got = "value";
+			}
+		}
+	} else if (value && read_value(a, app, n->path, d, out, err) == 0) {
+		got = "value";
+		rc = 0;
 	}
 	ksr_atspi_ctx_leave(a->ctx);
 	if (rc == 0 && from)
-		*from = value ? "value" : "text";
+		*from = got;
 	return rc;
 }
 

@@ -27,6 +27,11 @@ typedef int (*ksr_check_eval_fn)(ksr_run *run, const ksr_check *check, char *why
 ksr_step_exec_fn ksr_executor(ksr_step_kind kind);
 ksr_check_eval_fn ksr_check_evaluator(ksr_check_kind kind);
 
+/* A fact for the row of the check being evaluated (runner.c), such as
+ * text's "read": "name"; replaced by a later evaluation's; nothing outside
+ * a check row. */
+void ksr_check_note(const char *key, const char *value);
+
 /* Set a step result's status, outcome and reason (runner.c). */
 void ksr_step_fail(ksr_step_result *res, ksr_step_status st, ksr_outcome outcome, const char *fmt,
                    ...) __attribute__((format(printf, 4, 5)));

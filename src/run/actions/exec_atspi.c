@@ -161,16 +161,89 @@ int ksr_run_atspi_walk(ksr_run *run, ksr_run_atspi *t, int max_nodes, ksr_deadli
 	return ksr_atspi_walk(t->a, &t->app, &wo, d, tree, err);
 }
 
-/* A walk that stops once the control is known (find mode), then the same
- * finder as on a whole tree: its index or -1. -2 when the walk failed. */
-static int walk_find(ksr_run *run, ksr_run_atspi *t, const ksr_name_match *name, const char *role,
-                     ksr_deadline d, ksr_atspi_tree *tree, ksr_err *err)
+ksr_atspi_locator ksr_step_locator(const ksr_step *step)
 {
-	ksr_atspi_walk_opts wo = {.find_name = name, .find_role = role};
+	const ksr_locator *l = &step->loc;
+	return (ksr_atspi_locator){.name = &step->name,
+	                           .role = step->role,
+	                           .label = &l->label,
+	                           .in = l->in,
+	                           .in_name = &l->in_name,
+	                           .in_role = l->in_role,
+	                           .nth = l->nth,
+	                           .hidden_ok = step->hidden_ok};
+}
+
+ksr_atspi_locator ksr_check_locator(const ksr_check *c)
+{
+	const ksr_locator *l = &c->loc;
+	return (ksr_atspi_locator){.name = &c->name,
+	                           .role = c->role,
+	                           .label = &l->label,
+	                           .in = l->in,
+	                           .in_name = &l->in_name,
+	                           .in_role = l->in_role,
+	                           .nth = l->nth,
+	                           .hidden_ok = c->hidden_ok};
+}
+
+/* A name alone: a walk that stops once the control is known (find mode),
+ * then the same finder as on a whole tree. Anything more (label:, in:,
+ * nth:, no name): a full walk and the locator on it. */
+int ksr_run_atspi_locate(ksr_run *run, ksr_run_atspi *t, const ksr_atspi_locator *l, ksr_deadline d,
+                         ksr_atspi_tree *tree, ksr_atspi_located *found, ksr_err *err)
+{
+	*found = (ksr_atspi_located){.index = -1};
+	if (!ksr_atspi_locator_simple(l))
+		return ksr_run_atspi_walk(run, t, 0, d, tree, err) < 0
+		               ? -1
+		               : ksr_atspi_locate(t->a, &t->app, tree, l, d, found);
+	ksr_atspi_walk_opts wo = {.find_name = l->name, .find_role = l->role};
 	window_origin(run, &wo);
 	if (ksr_atspi_walk(t->a, &t->app, &wo, d, tree, err) < 0)
-		return -2;
-	return ksr_atspi_tree_find(tree, name, role);
+		return -1;
+	found->index = ksr_atspi_tree_find(tree, l->name, l->role);
+	bool shown = found->index >= 0 && ksr_atspi_tree_showing(tree, (size_t)found->index);
+	found->matches = shown || (found->index >= 0 && l->hidden_ok) ? 1 : 0;
+	found->hidden = found->index >= 0 && !found->matches ? 1 : 0;
+	return 0;
+}
+
+void ksr_run_atspi_not_found(const ksr_run_atspi *t, const ksr_atspi_tree *tree,
+                             const ksr_atspi_locator *l, const ksr_atspi_located *found,
+                             const char *what, char *why, size_t len)
+{
+	const char *app = t->app.name ? t->app.name : "the app";
+	char near[400] = "";
+	if (ksr_atspi_locator_simple(l) || (l->name && l->name->text && !l->nth))
+		ksr_atspi_near_miss_text(tree, l->name, l->role, near, sizeof near);
+	if (ksr_atspi_locator_simple(l)) {
+		char q[300];
+		snprintf(q, sizeof q, l->name->re ? "/%.280s/" : "\"%.280s\"", l->name->text);
+		snprintf(why, len,
+		         "%s%sno control named %s%s%s%s in %s's accessibility tree (%zu nodes, %d "
+		         "calls unanswered)%s",
+		         what ? what : "", what ? ": " : "", q, l->role ? " with role \"" : "",
+		         l->role ? l->role : "", l->role ? "\"" : "", app, tree->len,
+		         tree->unanswered, near);
+		return;
+	}
+	ksr_atspi_locator all = *l;
+	all.nth = 0; /* "only 2 controls fit role "text", not 5" */
+	char *lt = ksr_atspi_locator_text(l->nth > 0 && found->matches > 0 ? &all : l);
+	if (l->nth > 0 && found->matches > 0)
+		snprintf(why, len,
+		         "%s%sonly %d control%s fit %s in %s's accessibility tree (%zu nodes), "
+		         "not %d",
+		         what ? what : "", what ? ": " : "", found->matches,
+		         found->matches == 1 ? "" : "s", lt, app, tree->len, l->nth);
+	else
+		snprintf(why, len,
+		         "%s%sno control fits %s in %s's accessibility tree (%zu nodes, %d calls "
+		         "unanswered)%s",
+		         what ? what : "", what ? ": " : "", lt, app, tree->len, tree->unanswered,
+		         near);
+	free(lt);
 }
 
 static ksr_deadline step_deadline(const ksr_run *run, const ksr_step *step)
@@ -210,10 +283,12 @@ static void describe(cJSON *extra, const ksr_atspi_tree *tree, int i, const ksr_
 static void not_showing(char *why, size_t len, const char *what, const ksr_atspi_tree *tree, int i)
 {
 	const ksr_atspi_node *n = &tree->nodes[i];
+	char *dn = ksr_atspi_name_display(n->name); /* names tidied wherever they are printed */
 	snprintf(why, len,
 	         "%s: the %s \"%s\" is not showing (hidden, as in a closed menu or another "
 	         "page: no person could reach it; hidden_ok: true on the step allows it)",
-	         what, n->role ? n->role : "control", n->name ? n->name : "");
+	         what, n->role ? n->role : "control", dn ? dn : "");
+	free(dn);
 }
 
 /* Wait (through the deadline API) until ACTION_SPACING_MS after the last action. */
@@ -297,9 +372,11 @@ static void act(ksr_run *run, const ksr_step *step, ksr_run_atspi *t, const ksr_
 	if (ksr_cancelled() && ended(run, step, KSR_WAIT_CANCELLED, res))
 		return;
 	cJSON_AddStringToObject(res->extra, "effect", "unconfirmed");
+	char *dn = ksr_atspi_name_display(n->name);
 	ksr_run_concern(run, KSR_CONCERN_UNVERIFIED_CLICK, step->pos.line,
 	                "click_element %s: the control's state did not change after two attempts",
-	                step->name.text);
+	                dn && *dn ? dn : "(unnamed)");
+	free(dn);
 }
 
 /* A control with no action is clicked at its extents' centre, through XTest
@@ -321,26 +398,21 @@ static void click_at_extents(ksr_run *run, const ksr_step *step, const ksr_atspi
 		              "click_element: the XTest click failed: %s", e.msg);
 }
 
-/* A name as written, quoted: "Save" or /Sa.e/. */
-static const char *quoted(const ksr_name_match *m, char *buf, size_t len)
-{
-	snprintf(buf, len, m->re ? "/%.280s/" : "\"%.280s\"", m->text ? m->text : "");
-	return buf;
-}
-
 /* Walk until the control shows up or the deadline passes; its index or -1. */
 static int find(ksr_run *run, const ksr_step *step, ksr_run_atspi *t, ksr_deadline d,
                 ksr_atspi_tree *tree, ksr_step_result *res)
 {
 	bool seen_hidden = false;
-	char near_q[300];
+	ksr_atspi_locator loc = ksr_step_locator(step);
 	for (;;) {
 		ksr_err e = {0};
 		ksr_deadline wd = ksr_deadline_min(d, ksr_deadline_in_ms(WALK_MS));
-		int i = walk_find(run, t, &step->name, step->role, wd, tree, &e);
+		ksr_atspi_located found;
+		int rc = ksr_run_atspi_locate(run, t, &loc, wd, tree, &found, &e);
+		int i = rc < 0 ? -2 : found.index;
 		/* A last walk the deadline cut short does not unsay "not showing". */
 		bool cut_short = tree->truncated || ksr_deadline_passed(d);
-		bool shown = i >= 0 && (step->hidden_ok || ksr_atspi_tree_showing(tree, (size_t)i));
+		bool shown = i >= 0 && found.matches > 0;
 		if (shown) {
 			res->reason[0] = '\0'; /* an earlier attempt's "not found" is moot */
 			return i;
@@ -353,15 +425,8 @@ static int find(ksr_run *run, const ksr_step *step, ksr_run_atspi *t, ksr_deadli
 		} else if (seen_hidden && cut_short) {
 			/* keep the reason */
 		} else if (i == -1) {
-			char near[400];
-			ksr_atspi_near_miss_text(tree, &step->name, step->role, near, sizeof near);
-			snprintf(res->reason, sizeof res->reason,
-			         "no control named %s%s%s%s in %s's accessibility tree (%zu nodes, "
-			         "%d calls unanswered)%s",
-			         quoted(&step->name, near_q, sizeof near_q),
-			         step->role ? " with role \"" : "", step->role ? step->role : "",
-			         step->role ? "\"" : "", t->app.name ? t->app.name : "the app",
-			         tree->len, tree->unanswered, near);
+			ksr_run_atspi_not_found(t, tree, &loc, &found, NULL, res->reason,
+			                        sizeof res->reason);
 		} else {
 			snprintf(res->reason, sizeof res->reason, "click_element: %.480s", e.msg);
 		}
@@ -418,12 +483,14 @@ void ksr_exec_click_element(ksr_run *run, const ksr_step *step, const ksr_step_t
 			act(run, step, &t, n, action, d, res);
 		else if (n->has_extents)
 			click_at_extents(run, step, n, res);
-		else
+		else {
+			char *dn = ksr_atspi_name_display(n->name);
 			ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
-			              "click_element: the control %s offers neither an action nor "
-			              "a screen "
-			              "position",
-			              step->name.text);
+			              "click_element: the %s \"%s\" offers neither an action nor "
+			              "a screen position",
+			              n->role ? n->role : "control", dn ? dn : "");
+			free(dn);
+		}
 	}
 	ksr_atspi_tree_clear(&tree);
 	ksr_run_atspi_release(&t);
@@ -447,9 +514,11 @@ bool ksr_atspi_step_point(ksr_run *run, const ksr_step *step, int *px, int *py,
 		*px = n->x + n->w / 2, *py = n->y + n->h / 2;
 		found = true;
 	} else if (i >= 0) {
+		char *dn = ksr_atspi_name_display(tree.nodes[i].name);
 		ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
-		              "%s: the control %s has no screen position", step->info->name,
-		              step->name.text);
+		              "%s: the %s \"%s\" has no screen position", step->info->name,
+		              tree.nodes[i].role ? tree.nodes[i].role : "control", dn ? dn : "");
+		free(dn);
 	}
 	ksr_atspi_tree_clear(&tree);
 	ksr_run_atspi_release(&t);
@@ -485,18 +554,16 @@ static int check_find(ksr_run *run, const ksr_check *c, ksr_run_atspi *t, ksr_at
 		snprintf(why, len, "%s", e.msg);
 		return t->no_bus ? -1 : 0;
 	}
-	*idx = walk_find(run, t, &c->name, c->role, d, tree, &e);
-	if (*idx == -2) {
+	ksr_atspi_locator loc = ksr_check_locator(c);
+	loc.hidden_ok = hidden_counts(c);
+	ksr_atspi_located found;
+	if (ksr_run_atspi_locate(run, t, &loc, d, tree, &found, &e) < 0) {
 		snprintf(why, len, "%s", e.msg);
 		return 0;
 	}
+	*idx = found.index;
 	if (*idx < 0) {
-		char near[400], q[300];
-		ksr_atspi_near_miss_text(tree, &c->name, c->role, near, sizeof near);
-		snprintf(why, len, "no control named %s%s%s%s in %s's accessibility tree%s",
-		         quoted(&c->name, q, sizeof q), c->role ? " with role \"" : "",
-		         c->role ? c->role : "", c->role ? "\"" : "",
-		         t->app.name ? t->app.name : "the app", near);
+		ksr_run_atspi_not_found(t, tree, &loc, &found, NULL, why, len);
 		return 0;
 	}
 	if (!hidden_counts(c) && !ksr_atspi_tree_showing(tree, (size_t)*idx)) {
@@ -512,10 +579,12 @@ int ksr_check_element(ksr_run *run, const ksr_check *c, char *why, size_t len)
 	ksr_atspi_tree tree = {0};
 	int i = -1;
 	int r = check_find(run, c, &t, &tree, &i, why, len);
-	if (r > 0)
+	if (r > 0) {
+		char *dn = ksr_atspi_name_display(tree.nodes[i].name);
 		snprintf(why, len, "%s \"%s\" exists",
-		         tree.nodes[i].role ? tree.nodes[i].role : "control",
-		         tree.nodes[i].name ? tree.nodes[i].name : "");
+		         tree.nodes[i].role ? tree.nodes[i].role : "control", dn ? dn : "");
+		free(dn);
+	}
 	ksr_atspi_tree_clear(&tree);
 	ksr_run_atspi_release(&t);
 	return r;
@@ -534,12 +603,57 @@ int ksr_check_state(ksr_run *run, const ksr_check *c, char *why, size_t len)
 	int r = check_find(run, c, &t, &tree, &i, why, len);
 	if (r > 0) {
 		bool has = (tree.nodes[i].states >> bit) & 1;
+		char *dn = ksr_atspi_name_display(tree.nodes[i].name);
 		snprintf(why, len, "%s \"%s\" is %s%s",
-		         tree.nodes[i].role ? tree.nodes[i].role : "control",
-		         tree.nodes[i].name ? tree.nodes[i].name : "", has ? "" : "not ",
-		         ksr_atspi_state_name(bit));
+		         tree.nodes[i].role ? tree.nodes[i].role : "control", dn ? dn : "",
+		         has ? "" : "not ", ksr_atspi_state_name(bit));
+		free(dn);
 		r = has;
 	}
+	ksr_atspi_tree_clear(&tree);
+	ksr_run_atspi_release(&t);
+	return r;
+}
+
+/* no_element: holds once nothing fits the locator (a hidden control does
+ * not count unless hidden_ok); polled by ksr_run_check until its timeout, so
+ * it waits for the control to go. A walk cut short cannot say "absent". */
+int ksr_check_no_element(ksr_run *run, const ksr_check *c, char *why, size_t len)
+{
+	ksr_run_atspi t = {0};
+	ksr_atspi_tree tree = {0};
+	ksr_err e = {0};
+	ksr_deadline d = check_deadline(run, c);
+	if (ksr_run_atspi_open(run, d, &t, &e) < 0) {
+		snprintf(why, len, "%s", e.msg);
+		return t.no_bus ? -1 : 0;
+	}
+	ksr_atspi_locator loc = ksr_check_locator(c);
+	ksr_atspi_located found;
+	int r = 0;
+	char *lt = ksr_atspi_locator_text(&loc);
+	if (ksr_run_atspi_locate(run, &t, &loc, d, &tree, &found, &e) < 0) {
+		snprintf(why, len, "%s", e.msg);
+	} else if (found.matches > 0) {
+		const ksr_atspi_node *n = &tree.nodes[found.index];
+		char *dn = ksr_atspi_name_display(n->name);
+		snprintf(why, len, "the %s \"%s\" (%s) is still there%s",
+		         n->role ? n->role : "control", dn ? dn : "", lt,
+		         found.matches > 1 ? ", and others that fit" : "");
+		free(dn);
+	} else if (tree.truncated) {
+		snprintf(why, len,
+		         "the walk of %s's accessibility tree was cut (%s) before it saw all of "
+		         "it: no control fits %s in the %zu nodes seen",
+		         t.app.name ? t.app.name : "the app", tree.cut_by ? tree.cut_by : "?", lt,
+		         tree.len);
+	} else {
+		snprintf(why, len, "no control fits %s in %s's accessibility tree (%zu nodes%s)",
+		         lt, t.app.name ? t.app.name : "the app", tree.len,
+		         found.hidden ? "; hidden ones do not count" : "");
+		r = 1;
+	}
+	free(lt);
 	ksr_atspi_tree_clear(&tree);
 	ksr_run_atspi_release(&t);
 	return r;

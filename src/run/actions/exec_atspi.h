@@ -38,4 +38,18 @@ void ksr_run_atspi_drop(ksr_run *run);
 bool ksr_atspi_step_point(ksr_run *run, const ksr_step *step, int *px, int *py,
                           ksr_step_result *res);
 
+/* A step's or a check's locator (its name, role, label:, in:, nth:, hidden_ok). */
+ksr_atspi_locator ksr_step_locator(const ksr_step *step);
+ksr_atspi_locator ksr_check_locator(const ksr_check *c);
+/* Walk the app and find the control: a find-mode walk for a name alone,
+ * else a full walk and the locator on it. 0 with *found (index -1: none),
+ * -1 with err when the walk failed. */
+int ksr_run_atspi_locate(ksr_run *run, ksr_run_atspi *t, const ksr_atspi_locator *l, ksr_deadline d,
+                         ksr_atspi_tree *tree, ksr_atspi_located *found, ksr_err *err);
+/* Why nothing fits l, into why: the locator, the tree's size, the closest
+ * names (a name alone), how many fit when nth asked for more. */
+void ksr_run_atspi_not_found(const ksr_run_atspi *t, const ksr_atspi_tree *tree,
+                             const ksr_atspi_locator *l, const ksr_atspi_located *found,
+                             const char *what, char *why, size_t len);
+
 #endif

@@ -14,9 +14,13 @@
 #define TEXT_WALK_MS 3000
 #define SHOWN_MAX    200 /* characters of a text quoted in a reason */
 
+/* Something to read: text, a value, or a label's name (Qt's labels). */
 static bool has_text(const ksr_atspi_node *n)
 {
-	return (n->ifaces & (KSR_ATSPI_IF_TEXT | KSR_ATSPI_IF_VALUE)) != 0;
+	if (n->ifaces & (KSR_ATSPI_IF_TEXT | KSR_ATSPI_IF_VALUE))
+		return true;
+	return n->name && *n->name && n->role &&
+	       (ksr_atspi_role_equal("label", n->role) || ksr_atspi_role_equal("static", n->role));
 }
 
 static bool role_fits(const ksr_atspi_node *n, const char *role)
@@ -84,11 +88,18 @@ static void expected(const ksr_check *c, char *buf, size_t len)
 	         v);
 }
 
-/* Which control: its index, or -1 with why set. */
-static int pick(const ksr_check *c, const ksr_run_atspi *t, const ksr_atspi_tree *tree, char *why,
-                size_t len)
+static bool locator_given(const ksr_check *c)
 {
-	if (!c->name.text) {
+	return c->name.text || c->loc.label.text || c->loc.in || c->loc.nth;
+}
+
+/* Which control: its index, or -1 with why set. Without a name, label:,
+ * in: or nth: the focused control with text (or a value), else the first
+ * showing one; with any of them the locator (docs/scenario.md#locators). */
+static int pick(const ksr_check *c, const ksr_run_atspi *t, const ksr_atspi_tree *tree,
+                ksr_deadline d, char *why, size_t len)
+{
+	if (!locator_given(c)) {
 		int i = unnamed(tree, c->role);
 		if (i < 0)
 			snprintf(why, len,
@@ -97,18 +108,15 @@ static int pick(const ksr_check *c, const ksr_run_atspi *t, const ksr_atspi_tree
 			         c->role ? "\"" : "", t->app.name ? t->app.name : "the app");
 		return i;
 	}
-	int i = ksr_atspi_tree_find(tree, &c->name, c->role);
+	ksr_atspi_locator loc = ksr_check_locator(c);
+	ksr_atspi_located found;
+	ksr_atspi_locate(t->a, &t->app, tree, &loc, d, &found);
+	int i = found.index;
 	if (i < 0) {
-		char near[400];
-		ksr_atspi_near_miss_text(tree, &c->name, c->role, near, sizeof near);
-		snprintf(why, len,
-		         "text: no control named %s%s%s%s%s%s in %s's accessibility tree%s",
-		         c->name.re ? "/" : "\"", c->name.text, c->name.re ? "/" : "\"",
-		         c->role ? " with role \"" : "", c->role ? c->role : "",
-		         c->role ? "\"" : "", t->app.name ? t->app.name : "the app", near);
+		ksr_run_atspi_not_found(t, tree, &loc, &found, "text", why, len);
 		return -1;
 	}
-	if (!c->hidden_ok && !ksr_atspi_tree_showing(tree, (size_t)i)) {
+	if (!found.matches) {
 		char *dn = ksr_atspi_name_display(tree->nodes[i].name);
 		snprintf(why, len,
 		         "text: the %s \"%s\" is not showing (hidden_ok: true on the step counts "
@@ -134,6 +142,7 @@ static int judge(const ksr_check *c, ksr_run_atspi *t, const ksr_atspi_node *n, 
 		free(dn);
 		return 0;
 	}
+	ksr_check_note("read", from);
 	int r = holds(c, text);
 	char have[SHOWN_MAX + 16], want[SHOWN_MAX + 32];
 	shown(have, sizeof have, text);
@@ -165,7 +174,7 @@ int ksr_check_text(ksr_run *run, const ksr_check *c, char *why, size_t len)
 	if (ksr_run_atspi_walk(run, &t, 0, d, &tree, &e) < 0) {
 		snprintf(why, len, "text: %s", e.msg);
 	} else {
-		int i = pick(c, &t, &tree, why, len);
+		int i = pick(c, &t, &tree, d, why, len);
 		if (i >= 0)
 			r = judge(c, &t, &tree.nodes[i], d, why, len);
 	}

@@ -41,15 +41,39 @@ const char *ksr_check_status_word(ksr_check_status st)
 	}
 }
 
+/* The row of the check being evaluated on this thread, for ksr_check_note:
+ * an evaluator's facts besides its sentence (text's "read") reach its row
+ * without a parameter every evaluator would carry. Per thread, as the
+ * guards are; NULL outside ksr_run_check_row. */
+static _Thread_local cJSON *noting;
+
+void ksr_check_note(const char *key, const char *value)
+{
+	if (!noting || !value)
+		return;
+	cJSON_DeleteItemFromObjectCaseSensitive(noting, key); /* the last evaluation's */
+	cJSON_AddStringToObject(noting, key, value);
+}
+
 ksr_check_status ksr_run_check_row(ksr_run *run, const ksr_check *c, cJSON *rows, char *detail,
                                    size_t len)
 {
+	cJSON *notes = cJSON_CreateObject();
+	cJSON *outer = noting;
+	noting = notes;
 	ksr_check_status st = ksr_run_check(run, c, detail, len);
+	noting = outer;
 	cJSON *row = cJSON_CreateObject();
 	cJSON_AddStringToObject(row, "kind", c->info->name);
 	cJSON_AddNumberToObject(row, "line", c->pos.line);
 	cJSON_AddStringToObject(row, "status", ksr_check_status_word(st));
 	cJSON_AddStringToObject(row, "detail", detail);
+	cJSON *note;
+	while ((note = notes->child)) {
+		cJSON_DetachItemViaPointer(notes, note);
+		cJSON_AddItemToObject(row, note->string, note);
+	}
+	cJSON_Delete(notes);
 	cJSON_AddItemToArray(rows, row);
 	return st;
 }
