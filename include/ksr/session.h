@@ -42,7 +42,13 @@ int ksr_session_wm_pid(const ksr_session *s);
 int ksr_session_dbus_pid(const ksr_session *s); /* the private session bus */
 /* Why the session bus or the AT-SPI bus is missing (the session still runs), or NULL. */
 const char *ksr_session_a11y_error(const ksr_session *s);
-void ksr_session_stop(ksr_session *s); /* NULL-safe; kills by PID and reaps */
+/* NULL-safe; kills by PID and reaps: SIGTERM to every part at once, SIGKILL
+ * to what is left 2 s after. */
+void ksr_session_stop(ksr_session *s);
+/* NULL-safe: SIGTERM to every part at once, nothing waited for; the
+ * ksr_session_stop that must follow reaps them. For a caller with other work
+ * to do meanwhile (the run writes its report while the session goes). */
+void ksr_session_signal(ksr_session *s);
 
 /* The X server and window manager programs that run ("Xvfb", "Xtigervnc";
  * "openbox", "xfwm4"). */
