@@ -486,7 +486,6 @@ static int press_chord(ksr_x11 *x, const binding *b, const ksr_chord *c, KeyCode
 	}
 	while (n > 0)
 		XTestFakeKeyEvent(x->dpy, down[--n], False, CurrentTime);
-	XFlush(x->dpy);
 	return ksr_x11_lost(x, err);
 }
 
@@ -550,6 +549,10 @@ static int run_batch(ksr_x11 *x, const ksr_chord *c, size_t *i, size_t end, ksr_
 	for (size_t k = *i; k < j; k++)
 		if (press_chord(x, b, &c[k], shift, err) < 0)
 			goto cleanup;
+	/* One flush for the batch, not one per chord: a write (and a wake-up of
+	 * the server) per character was most of typing's cost on a loaded
+	 * machine. Xlib still sends as its buffer fills; the order is the same. */
+	XFlush(x->dpy);
 	rc = 0;
 	*i = j;
 cleanup:
