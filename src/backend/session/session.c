@@ -6,7 +6,8 @@
  * one Kasm's images run); every process started here
  * is stopped by PID (and process group) and reaped. The order is the one in
  * docs/accessibility.md (--xvfb): the session bus and the a11y bus must
- * exist before any app starts, or GTK apps autolaunch a bus of their own. */
+ * exist before any app starts, or GTK apps autolaunch a bus of their own;
+ * parts that need nothing of each other start side by side (start_parts). */
 #include "ksr/session.h"
 #include "ksr/atspi.h"
 #include "ksr/proc.h"
