@@ -35,7 +35,7 @@ done
 import json, os, sys
 tmp, n = sys.argv[1], int(sys.argv[2])
 settle_s = 2.0  # scenarios/demo-xterm.yaml
-cols = ("process start", "session start", "app start", "settle", "own work", "app stop",
+cols = ("process start", "session start", "  X server ready", "  buses ready", "  WM managing", "app start", "settle", "own work", "app stop",
         "report", "session stop", "wall", "share", "verdict", "app wait")
 rows = {c: [] for c in cols}
 bad = []
@@ -54,6 +54,10 @@ for i in range(1, n + 1):
     wall = t1 - t0
     rows["process start"].append(start - t0 if start else float("nan"))
     rows["session start"].append(st["boot-wait"]["duration_ms"])
+    se = next((e for e in ev if e["event"] == "session"), {})  # its parts, side by side
+    rows["  X server ready"].append(se.get("server_ms", float("nan")))
+    rows["  buses ready"].append(se.get("buses_ms", float("nan")))
+    rows["  WM managing"].append(se.get("wm_ms", float("nan")))
     rows["app start"].append(app)
     rows["settle"].append(st["settle"]["duration_ms"])
     rows["own work"].append(fc_end - settle_end)
@@ -73,6 +77,9 @@ print("| part | median | max | runs |")
 print("|---|---:|---:|---:|")
 labels = {"process start": "process start (exec -> the trace's first event)",
           "session start": "session start (boot-wait: X server, WM, D-Bus, AT-SPI bus)",
+          "  X server ready": "... of which: the X server answering (from the start)",
+          "  buses ready": "... of which: D-Bus and the AT-SPI bus up (from the start)",
+          "  WM managing": "... of which: the WM managing (from the start)",
           "app start": "app start (launch + app wait)",
           "settle": "settle (settle_s)",
           "own work": "the runtime's own work (settle's end -> final checks' end)",
@@ -93,5 +100,5 @@ for b in bad:
 print()
 print("ROW demo.settle_ms %.0f" % (settle_s * 1000))
 for c in cols:
-    print("ROW demo.%s %.1f %.1f" % (c.replace(" ", "_"), med(rows[c]), max(rows[c])))
+    print("ROW demo.%s %.1f %.1f" % (c.strip().replace(" ", "_"), med(rows[c]), max(rows[c])))
 PY

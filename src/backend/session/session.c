@@ -58,8 +58,9 @@ struct ksr_session {
 	/* The environment before start, restored at stop. */
 	char *saved_env[ENV_COUNT];
 	bool env_set;
-	bool signalled;       /* ksr_session_signal: SIGTERM sent to every part */
-	ksr_deadline stop_by; /* then, when they are killed if still there */
+	int64_t server_ms, buses_ms, wm_ms; /* each part ready, from the start */
+	bool signalled;                     /* ksr_session_signal: SIGTERM sent to every part */
+	ksr_deadline stop_by;               /* then, when they are killed if still there */
 };
 
 int ksr_session_parse_size(const char *text, int *w, int *h)
@@ -137,6 +138,14 @@ int ksr_session_wm_pid(const ksr_session *s)
 int ksr_session_dbus_pid(const ksr_session *s)
 {
 	return s ? s->dbus_pid : 0;
+}
+
+void ksr_session_start_times(const ksr_session *s, int64_t *server_ms, int64_t *buses_ms,
+                             int64_t *wm_ms)
+{
+	*server_ms = s ? s->server_ms : 0;
+	*buses_ms = s ? s->buses_ms : 0;
+	*wm_ms = s ? s->wm_ms : 0;
 }
 
 const char *ksr_session_a11y_error(const ksr_session *s)
@@ -779,6 +788,7 @@ static int start_parts(ksr_session *s, const ksr_session_opts *o, int logfd, ksr
                        ksr_err *err)
 {
 	int xfd = -1, busfd = -1;
+	int64_t t0 = ksr_now_ms();
 	if (spawn_server(s, o, logfd, &xfd, err) < 0)
 		return -1;
 	set_env(s);
@@ -787,6 +797,7 @@ static int start_parts(ksr_session *s, const ksr_session_opts *o, int logfd, ksr
 	if (spawn_dbus(s, logfd, &busfd, &bus_err) < 0)
 		busfd = -1;
 	int rc = server_ready(s, xfd, d, err);
+	s->server_ms = ksr_now_ms() - t0;
 	if (rc == 0) {
 		setenv("DISPLAY", s->display, 1);
 		if (!wm_is_xfwm4(s) && spawn_wm(s, logfd, err) < 0)
@@ -796,7 +807,11 @@ static int start_parts(ksr_session *s, const ksr_session_opts *o, int logfd, ksr
 		start_buses(s, busfd, logfd, d, &bus_err);
 	else if (busfd >= 0)
 		close(busfd);
-	return rc == 0 ? start_wm(s, logfd, d, err) : -1;
+	s->buses_ms = ksr_now_ms() - t0;
+	if (rc == 0)
+		rc = start_wm(s, logfd, d, err);
+	s->wm_ms = ksr_now_ms() - t0;
+	return rc;
 }
 
 static int start_all(ksr_session *s, const ksr_session_opts *o, ksr_deadline d, ksr_err *err)
