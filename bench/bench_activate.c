@@ -20,6 +20,10 @@
 
 typedef struct figures {
 	double move[MAX_ITER], stay[MAX_ITER], key[MAX_ITER], stolen[MAX_ITER];
+	/* Beside them, in the same session: one round trip (the floor of a check
+	 * that asks the server anything) and xdotool windowactivate --sync (a
+	 * process each: the peer of a focus move). */
+	double rt[MAX_ITER], xdo[MAX_ITER];
 	int failed;
 } figures;
 
@@ -60,6 +64,13 @@ static void measure(ksr_x11 *x, unsigned long a, unsigned long b, int n, figures
 		char *steal[] = {"xdotool", "windowfocus", "--sync", id, NULL};
 		bench_run(steal);
 		f->stolen[i] = activate_ms(x, i % 2 ? a : b, f);
+		t0 = bench_now_ms();
+		ksr_x11_sync(x);
+		f->rt[i] = bench_now_ms() - t0;
+		snprintf(id, sizeof id, "%lu", i % 2 ? b : a); /* the other one: the focus moves */
+		char *xact[] = {"xdotool", "windowactivate", "--sync", id, NULL};
+		f->xdo[i] = bench_run(xact);
+		activate_ms(x, i % 2 ? a : b, f); /* back, so that the next move moves */
 	}
 }
 
@@ -127,8 +138,10 @@ int main(int argc, char **argv)
 		       bench_max(f.move, n), sn, bench_max(f.stolen, n), st, ky, f.failed);
 		fprintf(stderr,
 		        "ROW activate.%s.move %.3f\nROW activate.%s.stolen %.3f\n"
-		        "ROW activate.%s.stay %.3f\n",
-		        kinds[k].key, mv, kinds[k].key, sn, kinds[k].key, st);
+		        "ROW activate.%s.stay %.3f\nROW activate.%s.rt %.3f\n"
+		        "ROW activate.%s.xdotool %.3f\n",
+		        kinds[k].key, mv, kinds[k].key, sn, kinds[k].key, st, kinds[k].key,
+		        bench_median(f.rt, n), kinds[k].key, bench_median(f.xdo, n));
 	}
 	return 0;
 }

@@ -17,6 +17,11 @@
  *     children; once a hidden match is known, only showing nodes are gone
  *     below (no showing node lies under a hidden one). Timed until the first
  *     showing match, else until all is read.
+ *   bench_atspi_floor findact PID RUNS NAME
+ *     find as above, then the match's GetActions and DoAction on its click
+ *     action, asked the moment the showing match's name is read (a hidden
+ *     match: once all is read). The floor of a find + act on an app without
+ *     a cache (Qt 5), timed until DoAction answers; GAP_MS apart as act.
  *   bench_atspi_floor act PID RUNS NAME
  *     find NAME and do its click action with a cache: one Cache.GetItems,
  *     the item named NAME (showing first), its GetActions (which one is
@@ -47,6 +52,9 @@ typedef struct floor_run {
 	GPtrArray *all;  /* the nodes, freed with the run (answers refer to them) */
 	bool cand;       /* find: a hidden match is known */
 	double found_at; /* find: when the first showing match was read, 0: not yet */
+	bool act;        /* findact: its action done once found */
+	char *cand_path; /* findact: the first hidden match */
+	double acted_at; /* findact: when DoAction answered, 0: not yet */
 } floor_run;
 
 /* One node's answers so far (find mode and the walk without a cache). */
@@ -199,6 +207,22 @@ static void got_ifaces(node *n, GVariant *reply)
 	g_variant_unref(as);
 }
 
+static int pick_action(GVariant *reply);
+
+static void got_done(node *n, GVariant *reply)
+{
+	(void)reply;
+	n->r->acted_at = now_ms();
+}
+
+static void got_actions(node *n, GVariant *reply)
+{
+	int k = pick_action(reply);
+	if (k >= 0)
+		ask(n->r, n, n->path, ATSPI_DBUS_INTERFACE_ACTION, "DoAction",
+		    g_variant_new("(i)", k), got_done);
+}
+
 static void got_name(node *n, GVariant *reply)
 {
 	floor_run *r = n->r;
@@ -207,10 +231,16 @@ static void got_name(node *n, GVariant *reply)
 	if (r->find && g_variant_is_of_type(v, G_VARIANT_TYPE_STRING) &&
 	    !strcmp(g_variant_get_string(v, NULL), r->find)) {
 		if (n->states & (1ull << ATSPI_STATE_SHOWING)) {
+			if (!r->found_at && r->act)
+				ask(r, n, n->path, ATSPI_DBUS_INTERFACE_ACTION, "GetActions", NULL,
+				    got_actions);
 			if (!r->found_at)
 				r->found_at = now_ms();
-		} else
+		} else {
+			if (!r->cand && r->act)
+				r->cand_path = g_strdup(n->path);
 			r->cand = true;
+		}
 	}
 	g_variant_unref(v);
 }
@@ -348,6 +378,24 @@ static char *item_named(GVariant *items, const char *name)
 	return pick;
 }
 
+/* The index of the click action in a GetActions reply: "click", "press" or
+ * "activate", else the first; -1: none. */
+static int pick_action(GVariant *reply)
+{
+	GVariantIter *it = NULL;
+	const char *aname;
+	int k = 0, pick = -1;
+	g_variant_get(reply, "(a(sss))", &it);
+	while (g_variant_iter_next(it, "(&s&s&s)", &aname, NULL, NULL)) {
+		if (pick < 0 && (!strcmp(aname, "click") || !strcmp(aname, "press") ||
+		                 !strcmp(aname, "activate")))
+			pick = k;
+		k++;
+	}
+	g_variant_iter_free(it);
+	return pick >= 0 ? pick : k > 0 ? 0 : -1;
+}
+
 /* act: the index of the item's click action (GetActions), -1: none. */
 static int click_action(GDBusConnection *bus, const char *app, const char *path)
 {
@@ -356,19 +404,14 @@ static int click_action(GDBusConnection *bus, const char *app, const char *path)
 	        G_VARIANT_TYPE("(a(sss))"), G_DBUS_CALL_FLAGS_NO_AUTO_START, CALL_MS, NULL, NULL);
 	if (!r)
 		return -1;
-	GVariantIter *it = NULL;
-	const char *aname;
-	int k = 0, pick = -1;
-	g_variant_get(r, "(a(sss))", &it);
-	while (g_variant_iter_next(it, "(&s&s&s)", &aname, NULL, NULL)) {
-		if (pick < 0 && (!strcmp(aname, "click") || !strcmp(aname, "press") ||
-		                 !strcmp(aname, "activate")))
-			pick = k;
-		k++;
-	}
-	g_variant_iter_free(it);
+	int pick = pick_action(r);
 	g_variant_unref(r);
-	return pick >= 0 ? pick : k > 0 ? 0 : -1;
+	return pick;
+}
+
+static void gap(void)
+{
+	g_usleep((gulong)(getenv("GAP_MS") ? atoi(getenv("GAP_MS")) : 300) * 1000);
 }
 
 static void act_run(GDBusConnection *bus, const char *app, const char *name)
@@ -395,12 +438,24 @@ static void act_run(GDBusConnection *bus, const char *app, const char *name)
 	if (res)
 		g_variant_unref(res);
 	g_free(path);
-	g_usleep((gulong)(getenv("GAP_MS") ? atoi(getenv("GAP_MS")) : 300) * 1000);
+	gap();
 }
 
-static void one_run(GDBusConnection *bus, const char *app, const char *find)
+/* findact with no showing match: the hidden one's action, once all is read. */
+static void act_on_hidden(floor_run *r, node *holder)
 {
-	floor_run r = {.bus = bus, .app = app, .find = find};
+	if (!r->cand_path)
+		return;
+	holder->path = r->cand_path;
+	ask(r, holder, r->cand_path, ATSPI_DBUS_INTERFACE_ACTION, "GetActions", NULL, got_actions);
+	while (r->pending > 0)
+		g_main_context_iteration(NULL, TRUE);
+	holder->path = NULL;
+}
+
+static void one_run(GDBusConnection *bus, const char *app, const char *find, bool act)
+{
+	floor_run r = {.bus = bus, .app = app, .find = find, .act = act};
 	r.all = g_ptr_array_new_with_free_func(node_free);
 	node holder = {.r = &r};
 	double t0 = now_ms();
@@ -410,10 +465,18 @@ static void one_run(GDBusConnection *bus, const char *app, const char *find)
 	}
 	while (r.pending > 0)
 		g_main_context_iteration(NULL, TRUE);
-	double end = r.found_at ? r.found_at : now_ms();
-	printf("%.2f %d %d\n", end - t0, r.nodes, r.calls);
+	if (act && !r.found_at)
+		act_on_hidden(&r, &holder);
+	double end = act ? r.acted_at : r.found_at ? r.found_at : now_ms();
+	if (act && !end)
+		printf("n/a %d %d (not done)\n", r.nodes, r.calls);
+	else
+		printf("%.2f %d %d\n", end - t0, r.nodes, r.calls);
 	fflush(stdout);
 	g_ptr_array_free(r.all, TRUE);
+	g_free(r.cand_path);
+	if (act)
+		gap();
 }
 
 /* The bridge builds its cache on the registration: wait for it (a bench
@@ -436,9 +499,11 @@ int main(int argc, char **argv)
 {
 	bool find = argc == 5 && !strcmp(argv[1], "find");
 	bool act = argc == 5 && !strcmp(argv[1], "act");
+	bool findact = argc == 5 && !strcmp(argv[1], "findact");
+	find = find || findact;
 	if (!find && !act && !(argc == 4 && !strcmp(argv[1], "walk"))) {
-		fprintf(stderr,
-		        "usage: bench_atspi_floor walk PID RUNS | find|act PID RUNS NAME\n");
+		fprintf(stderr, "usage: bench_atspi_floor walk PID RUNS | find|findact|act PID "
+		                "RUNS NAME\n");
 		return 2;
 	}
 	GDBusConnection *bus = a11y_bus();
@@ -455,7 +520,7 @@ int main(int argc, char **argv)
 		if (act)
 			act_run(bus, app, argv[4]);
 		else
-			one_run(bus, app, find ? argv[4] : NULL);
+			one_run(bus, app, find ? argv[4] : NULL, findact);
 	g_free(app);
 	g_object_unref(bus);
 	return 0;

@@ -1,12 +1,24 @@
 /* Input latency and typing correctness: this runtime's in-process XTest beside
- * `xdotool` (click, key, type with --delay 0), on one private Xvfb + openbox,
- * and how many of 1000 mixed characters typed into `zenity --entry` arrived
- * exactly (zenity prints the entry's text when Return is pressed). Not a test. */
+ * the raw XTest floor (the same requests from a bare Xlib connection of this
+ * process: XTestFake* and one round trip, nothing else) and `xdotool` (click,
+ * key, type with --delay 0), on one private Xvfb + openbox; what a step adds
+ * around the input (the focus check, the ready checks), measured apart; and
+ * how many of 1000 mixed characters typed into `zenity --entry` arrived
+ * exactly (zenity prints the entry's text when Return is pressed). Not a test.
+ *
+ * Ours and the floor take turns, ROUNDS rounds of n/ROUNDS actions each, and
+ * each figure is the median of its rounds: on a loaded machine both see the
+ * same load, so their ratio holds where the absolute figures move. */
 #include "ksr/keys.h"
 #include "ksr/session.h"
 #include "ksr/x11.h"
 
 #include "bench_util.h"
+
+#include <X11/XKBlib.h>
+#include <X11/Xlib.h>
+#include <X11/extensions/XTest.h>
+#include <X11/keysym.h>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -23,6 +35,9 @@ static double now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
+
+#define ROUNDS       9
+#define MIXED_ROUNDS 5
 
 static int spawn(char *const argv[], int *out)
 {
@@ -138,6 +153,146 @@ static double ours_type(ksr_x11 *x, const char *text, int chars)
 	return (now_ms() - t0) / chars;
 }
 
+static size_t to_cps(const char *s, uint32_t *cp, size_t max)
+{
+	size_t n = 0;
+	while (n < max && ksr_keys_utf8_next(&s, &cp[n]) == 1)
+		n++;
+	return n;
+}
+
+/* ---- the floor: a bare Xlib connection, the same requests, one round trip ---- */
+
+static double floor_clicks(Display *d, int px, int py, int n)
+{
+	double t0 = now_ms();
+	for (int i = 0; i < n; i++) {
+		XTestFakeMotionEvent(d, DefaultScreen(d), px, py, CurrentTime);
+		XTestFakeButtonEvent(d, 1, True, CurrentTime);
+		XTestFakeButtonEvent(d, 1, False, CurrentTime);
+		XSync(d, False);
+	}
+	return (now_ms() - t0) / n;
+}
+
+static double floor_keys(Display *d, KeySym ks, int n)
+{
+	KeyCode kc = XKeysymToKeycode(d, ks); /* looked up once, as any client would */
+	double t0 = now_ms();
+	for (int i = 0; i < n; i++) {
+		XTestFakeKeyEvent(d, kc, True, CurrentTime);
+		XTestFakeKeyEvent(d, kc, False, CurrentTime);
+		XSync(d, False);
+	}
+	return (now_ms() - t0) / n;
+}
+
+typedef struct floor_key {
+	KeyCode kc;
+	bool shift;
+} floor_key;
+
+/* ks's keycode in the keymap (level 1, else level 2 with Shift); 0 if none. */
+static floor_key floor_lookup(Display *d, KeySym ks)
+{
+	int min, max;
+	XDisplayKeycodes(d, &min, &max);
+	for (int level = 0; level < 2; level++)
+		for (int kc = min; kc <= max; kc++)
+			if (XkbKeycodeToKeysym(d, (KeyCode)kc, 0, level) == ks)
+				return (floor_key){(KeyCode)kc, level == 1};
+	return (floor_key){0, false};
+}
+
+/* Keycodes with no keysym at all: where a client binds what the keymap lacks. */
+static int floor_spares(Display *d, KeyCode *out, int max_out)
+{
+	int min, max, per = 0, n = 0;
+	XDisplayKeycodes(d, &min, &max);
+	KeySym *syms = XGetKeyboardMapping(d, (KeyCode)min, max - min + 1, &per);
+	for (int kc = min; kc <= max && n < max_out; kc++) {
+		bool empty = true;
+		for (int j = 0; j < per; j++)
+			empty = empty && syms[(kc - min) * per + j] == NoSymbol;
+		if (empty)
+			out[n++] = (KeyCode)kc;
+	}
+	XFree(syms);
+	return n;
+}
+
+/* The least a client types text with: every character's keycode known (the
+ * keymap read before the clock starts, as a client reads it once), the
+ * keysyms the keymap lacks bound to spare keycodes in one change per keysym
+ * (the clock running: a text with them pays that), each character pressed and
+ * released (Shift around it where needed), one round trip at the end. The
+ * bindings are taken back after, untimed. -1 when the keymap has too few
+ * spare keycodes. */
+static double floor_type(Display *d, const char *text)
+{
+	uint32_t cps[4096];
+	size_t n = to_cps(text, cps, 4096);
+	floor_key *keys = calloc(n, sizeof *keys);
+	KeySym bind_ks[256];
+	KeyCode spare[256], bind_kc[256];
+	int nspare = floor_spares(d, spare, 256), nbind = 0;
+	KeyCode shift = XKeysymToKeycode(d, XK_Shift_L);
+	for (size_t i = 0; i < n; i++) {
+		KeySym ks = ksr_keys_from_codepoint(cps[i]);
+		keys[i] = floor_lookup(d, ks);
+		for (int b = 0; !keys[i].kc && b < nbind; b++)
+			if (bind_ks[b] == ks)
+				keys[i] = (floor_key){bind_kc[b], false};
+		if (keys[i].kc)
+			continue;
+		if (nbind >= nspare) {
+			free(keys);
+			return -1;
+		}
+		bind_ks[nbind] = ks;
+		bind_kc[nbind] = spare[nbind];
+		keys[i] = (floor_key){spare[nbind++], false};
+	}
+	double t0 = now_ms();
+	for (int b = 0; b < nbind; b++) {
+		KeySym two[2] = {bind_ks[b], bind_ks[b]};
+		XChangeKeyboardMapping(d, bind_kc[b], 2, two, 1);
+	}
+	if (nbind)
+		XSync(d, False); /* the server has the bindings before the first key */
+	for (size_t i = 0; i < n; i++) {
+		if (keys[i].shift)
+			XTestFakeKeyEvent(d, shift, True, CurrentTime);
+		XTestFakeKeyEvent(d, keys[i].kc, True, CurrentTime);
+		XTestFakeKeyEvent(d, keys[i].kc, False, CurrentTime);
+		if (keys[i].shift)
+			XTestFakeKeyEvent(d, shift, False, CurrentTime);
+	}
+	XSync(d, False);
+	double ms = (now_ms() - t0) / (double)n;
+	KeySym none[2] = {NoSymbol, NoSymbol};
+	for (int b = 0; b < nbind; b++)
+		XChangeKeyboardMapping(d, bind_kc[b], 2, none, 1);
+	XSync(d, False);
+	free(keys);
+	return ms;
+}
+
+/* ---- ours and the floor, in turns ---- */
+
+typedef struct turns {
+	double ours[ROUNDS], floor[ROUNDS];
+} turns;
+
+static void turns_row(const char *what, const turns *t)
+{
+	double o = bench_median(t->ours, ROUNDS), f = bench_median(t->floor, ROUNDS);
+	printf("%-44s %9.3f ms\n", what, o);
+	char label[96];
+	snprintf(label, sizeof label, "%.*s: raw XTest floor", (int)strcspn(what, ":"), what);
+	printf("%-44s %9.3f ms   ours %.2fx the floor\n", label, f, f > 0 ? o / f : 0);
+}
+
 /* n processes, one action each; the mean per process. */
 static double tool_each(char *const argv[], int n)
 {
@@ -220,14 +375,6 @@ static char *mixed_text(int n)
 	return s;
 }
 
-static size_t to_cps(const char *s, uint32_t *cp, size_t max)
-{
-	size_t n = 0;
-	while (n < max && ksr_keys_utf8_next(&s, &cp[n]) == 1)
-		n++;
-	return n;
-}
-
 /* Characters that arrived exactly: the longest common subsequence. */
 static size_t arrived(const char *want, const char *got)
 {
@@ -291,21 +438,155 @@ static void correctness(ksr_x11 *x, int n, bool with_xdotool)
 	free(text);
 }
 
-static void latency(ksr_x11 *x, int n, double *mixed_ours)
+/* What a window or point step adds around the input, per step, on a window
+ * that is ready (each measured apart, the input itself not in them): the focus
+ * check when the window is focused already (ksr_x11_activate), and the ready
+ * checks that take round trips (viewable, the app answering _NET_WM_PING, the
+ * point not covered). The ready phase's quiet wait (ready_quiet_ms of no
+ * repaint) and the settle are waits by construction: bench/ready.sh. */
+static void step_extras(ksr_x11 *x, unsigned long win, int px, int py, int n)
 {
-	/* Clicks land on an idle xterm; keys and typing go to a zenity entry. */
-	char *term[] = {"xterm", "-geometry", "80x24+600+300", "-title", "ksr-bench-term", NULL};
-	int tpid = spawn(term, NULL);
-	bench_wait_window(x, "ksr-bench-term", 90000);
-	printf("per-action latency, each action until the X server processed it (%d actions)\n", n);
-	double c = ours_clicks(x, 800, 400, n);
-	row("click: kasm-session-runtime (in process)", c, 0);
+	double act[ROUNDS], ready[ROUNDS];
+	int per = n / ROUNDS;
+	for (int r = 0; r < ROUNDS; r++) {
+		ksr_err err = {0};
+		double t0 = now_ms();
+		for (int i = 0; i < per; i++)
+			if (ksr_x11_activate(x, win, ksr_deadline_in_ms(5000), &err) < 0)
+				return (void)fprintf(stderr, "bench: %s\n", err.msg);
+		act[r] = (now_ms() - t0) / per;
+		t0 = now_ms();
+		for (int i = 0; i < per; i++) {
+			bool takes = false;
+			unsigned long by = 0;
+			int v = ksr_x11_window_viewable(x, win);
+			ksr_wait p = ksr_x11_ping_wait(x, win, ksr_deadline_in_ms(5000), &takes);
+			int c = ksr_x11_point_covered(x, win, px, py, &by);
+			if (v != 1 || p != KSR_WAIT_READY || c < 0)
+				return (void)fprintf(
+				        stderr,
+				        "bench: a ready check failed (viewable %d, ping %s, "
+				        "covered %d at %d,%d)\n",
+				        v, ksr_wait_name(p), c, px, py);
+		}
+		ready[r] = (now_ms() - t0) / per;
+	}
+	printf("step extra: focus check, window focused already %9.3f ms\n",
+	       bench_median(act, ROUNDS));
+	printf("step extra: ready round trips (viewable, ping, point) %9.3f ms\n",
+	       bench_median(ready, ROUNDS));
+}
+
+static void window_center(Display *d, unsigned long win, int *cx, int *cy)
+{
+	XWindowAttributes wa;
+	Window child;
+	if (XGetWindowAttributes(d, win, &wa))
+		XTranslateCoordinates(d, win, DefaultRootWindow(d), wa.width / 2, wa.height / 2, cx,
+		                      cy, &child);
+}
+
+static void click_rows(ksr_x11 *x, Display *raw, int n)
+{
+	int per = n / ROUNDS;
+	turns t;
+	for (int r = 0; r < ROUNDS; r++) { /* who goes first alternates, as in type_rows */
+		if (r % 2)
+			t.ours[r] = ours_clicks(x, 800, 400, per);
+		t.floor[r] = floor_clicks(raw, 800, 400, per);
+		if (!(r % 2))
+			t.ours[r] = ours_clicks(x, 800, 400, per);
+	}
+	turns_row("click: kasm-session-runtime (in process)", &t);
+	double c = bench_median(t.ours, ROUNDS);
 	char *xc[] = {"xdotool", "click", "--delay", "0", "1", NULL};
 	row("click: xdotool click --delay 0 (a process each)", tool_each(xc, n / 4), c);
 	char reps[16];
 	snprintf(reps, sizeof reps, "%d", n);
 	char *xcr[] = {"xdotool", "click", "--repeat", reps, "--delay", "0", "1", NULL};
 	row("click: xdotool click --repeat N (one process)", tool_once(xcr, n), c);
+}
+
+static void key_rows(ksr_x11 *x, Display *raw, int n)
+{
+	int per = n / ROUNDS;
+	turns t;
+	for (int r = 0; r < ROUNDS; r++) {
+		if (r % 2)
+			t.ours[r] = ours_keys(x, "End", per);
+		t.floor[r] = floor_keys(raw, XK_End, per);
+		if (!(r % 2))
+			t.ours[r] = ours_keys(x, "End", per);
+	}
+	turns_row("key: kasm-session-runtime (in process)", &t);
+	double k = bench_median(t.ours, ROUNDS);
+	char *xk[] = {"xdotool", "key", "--delay", "0", "End", NULL};
+	row("key: xdotool key --delay 0 (a process each)", tool_each(xk, n / 4), k);
+	char reps[16];
+	snprintf(reps, sizeof reps, "%d", n);
+	char *xkr[] = {"xdotool", "key", "--repeat", reps, "--delay", "0", "End", NULL};
+	row("key: xdotool key --repeat N (one process)", tool_once(xkr, n), k);
+}
+
+/* n characters of ASCII, in turns with the floor; then the mixed text, once
+ * each (its first typing binds the keysyms the keymap lacks: that is the job
+ * measured; ours keeps them bound after, so it is typed once). */
+static double reopen(ksr_x11 **x);
+
+static void type_rows(ksr_x11 **xp, Display *raw, int n, double *mixed_ours)
+{
+	ksr_x11 *x = *xp;
+	char *ascii = calloc((size_t)n + 1, 1);
+	for (int i = 0; i < n; i++)
+		ascii[i] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789,.;!@"[i % 51];
+	turns t;
+	/* Who goes first alternates: each typing leaves the app busy with its
+	 * keys, which the next one's round trip waits behind. */
+	for (int r = 0; r < ROUNDS; r++) {
+		if (r % 2)
+			t.ours[r] = ours_type(x, ascii, n);
+		t.floor[r] = floor_type(raw, ascii);
+		if (!(r % 2))
+			t.ours[r] = ours_type(x, ascii, n);
+	}
+	turns_row("type ASCII, per char: kasm-session-runtime", &t);
+	char *xt[] = {"xdotool", "type", "--delay", "0", ascii, NULL};
+	row("type ASCII, per char: xdotool type --delay 0", tool_once(xt, n),
+	    bench_median(t.ours, ROUNDS));
+	/* The mixed text's job is its first typing (binding what the keymap
+	 * lacks): each of ours on a fresh connection (closing one unbinds, untimed),
+	 * its keymap read before the clock starts, as the floor's is. */
+	char *mixed = mixed_text(n);
+	turns m;
+	for (int r = 0; r < MIXED_ROUNDS; r++) {
+		reopen(xp);
+		ours_type(*xp, "a", 1); /* the keymap read; untimed */
+		if (r % 2)
+			m.ours[r] = ours_type(*xp, mixed, n);
+		m.floor[r] = floor_type(raw, mixed);
+		if (!(r % 2))
+			m.ours[r] = ours_type(*xp, mixed, n);
+	}
+	*mixed_ours = bench_median(m.ours, MIXED_ROUNDS);
+	double mixed_floor = bench_median(m.floor, MIXED_ROUNDS);
+	row("type mixed, per char: kasm-session-runtime (*)", *mixed_ours, 0);
+	printf("%-44s %9.3f ms   ours %.2fx the floor\n", "type mixed, per char: raw XTest floor",
+	       mixed_floor, mixed_floor > 0 ? *mixed_ours / mixed_floor : 0);
+	free(ascii);
+	free(mixed);
+}
+
+static void latency(ksr_x11 **xp, Display *raw, int n, double *mixed_ours)
+{
+	ksr_x11 *x = *xp;
+	/* Clicks land on an idle xterm; keys and typing go to a zenity entry. */
+	char *term[] = {"xterm", "-geometry", "80x24+600+300", "-title", "ksr-bench-term", NULL};
+	int tpid = spawn(term, NULL);
+	bench_wait_window(x, "ksr-bench-term", 90000);
+	printf("per-action latency, each action until the X server processed it (%d actions, "
+	       "%d rounds in turns with the floor, medians)\n",
+	       n, ROUNDS);
+	click_rows(x, raw, n);
 	stop(tpid);
 
 	int out = -1;
@@ -313,22 +594,13 @@ static void latency(ksr_x11 *x, int n, double *mixed_ours)
 	int zpid = zenity(x, "ksr-bench-keys", &out, &win);
 	if (zpid < 0)
 		return;
-	double k = ours_keys(x, "End", n);
-	row("key: kasm-session-runtime (in process)", k, 0);
-	char *xk[] = {"xdotool", "key", "--delay", "0", "End", NULL};
-	row("key: xdotool key --delay 0 (a process each)", tool_each(xk, n / 4), k);
-	char *ascii = calloc((size_t)n + 1, 1);
-	for (int i = 0; i < n; i++)
-		ascii[i] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789,.;!@"[i % 51];
-	double t = ours_type(x, ascii, n);
-	row("type ASCII, per char: kasm-session-runtime", t, 0);
-	char *xt[] = {"xdotool", "type", "--delay", "0", ascii, NULL};
-	row("type ASCII, per char: xdotool type --delay 0", tool_once(xt, n), t);
-	char *mixed = mixed_text(n);
-	*mixed_ours = ours_type(x, mixed, n);
-	row("type mixed, per char: kasm-session-runtime (*)", *mixed_ours, 0);
-	free(ascii);
-	free(mixed);
+	key_rows(x, raw, n);
+	/* On the idle entry, before the typing rows fill it (thousands of
+	 * characters keep GTK busy for seconds, and the ping waits for that). */
+	int cx = 0, cy = 0;
+	window_center(raw, win, &cx, &cy);
+	step_extras(x, win, cx, cy, n);
+	type_rows(xp, raw, n, mixed_ours);
 	close(out);
 	stop(zpid);
 }
@@ -379,8 +651,12 @@ int main(int argc, char **argv)
 	if (ksr_session_start(&opts, ksr_deadline_in_ms(30000), &s, &err) < 0 ||
 	    ksr_x11_open_wait(NULL, ksr_deadline_in_ms(5000), &x, &err) != KSR_WAIT_READY)
 		return fprintf(stderr, "bench: %s\n", err.msg), 2;
+	Display *raw = XOpenDisplay(NULL); /* the floor's own connection */
+	if (!raw)
+		return fprintf(stderr, "bench: XOpenDisplay failed\n"), 2;
 	double mixed_ours = 0;
-	latency(x, n, &mixed_ours);
+	latency(&x, raw, n, &mixed_ours);
+	XCloseDisplay(raw);
 	/* Our bindings of the mixed characters' keysyms stay until our connection
 	 * closes: closed first, so that xdotool finds the keymap as it was. */
 	double released = reopen(&x);

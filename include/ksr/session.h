@@ -5,6 +5,8 @@
 #ifndef KSR_SESSION_H
 #define KSR_SESSION_H
 
+#include <stdint.h>
+
 #include "ksr/deadline.h"
 #include "ksr/error.h"
 
@@ -40,9 +42,20 @@ const char *ksr_session_display(const ksr_session *s);
 int ksr_session_xvfb_pid(const ksr_session *s); /* the X server (Xvfb or Xvnc) */
 int ksr_session_wm_pid(const ksr_session *s);
 int ksr_session_dbus_pid(const ksr_session *s); /* the private session bus */
+/* When each part was ready, in ms from the start (they start side by side):
+ * the X server answering, the buses (D-Bus, AT-SPI) up, the window manager
+ * managing (the session's start). 0s for NULL. */
+void ksr_session_start_times(const ksr_session *s, int64_t *server_ms, int64_t *buses_ms,
+                             int64_t *wm_ms);
 /* Why the session bus or the AT-SPI bus is missing (the session still runs), or NULL. */
 const char *ksr_session_a11y_error(const ksr_session *s);
-void ksr_session_stop(ksr_session *s); /* NULL-safe; kills by PID and reaps */
+/* NULL-safe; kills by PID and reaps: SIGTERM to every part at once, SIGKILL
+ * to what is left 2 s after. */
+void ksr_session_stop(ksr_session *s);
+/* NULL-safe: SIGTERM to every part at once, nothing waited for; the
+ * ksr_session_stop that must follow reaps them. For a caller with other work
+ * to do meanwhile (the run writes its report while the session goes). */
+void ksr_session_signal(ksr_session *s);
 
 /* The X server and window manager programs that run ("Xvfb", "Xtigervnc";
  * "openbox", "xfwm4"). */

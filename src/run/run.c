@@ -82,6 +82,12 @@ static void emit_run_start(ksr_run *run, const char *scenario_name, const char *
 	cJSON_AddNumberToObject(f, "pid", getpid());
 	cJSON_AddStringToObject(f, "run_id", run->run_id);
 	cJSON_AddStringToObject(f, "started_at", started);
+	/* The same instant in ms (wall clock), to line the trace up with what
+	 * happened outside the process (bench/demo.sh: exec to exit). */
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	cJSON_AddNumberToObject(f, "started_unix_ms",
+	                        (double)now.tv_sec * 1e3 + (double)(now.tv_nsec / 1000000));
 	cJSON *sc = cJSON_AddObjectToObject(f, "scenario");
 	cJSON_AddStringToObject(sc, "path", run->opts->scenario_path);
 	cJSON_AddStringToObject(sc, "name", scenario_name);
@@ -233,8 +239,10 @@ static void teardown(ksr_run *run)
 	ksr_run_wm_watch_stop(run);
 	ksr_x11_close(run->x);
 	run->x = NULL;
-	ksr_session_stop(run->session);
-	run->session = NULL;
+	/* The private display's parts are told to stop and go while the report
+	 * is written: nothing of theirs is evidence (the app, whose output is,
+	 * was stopped and reaped above). Reaped once DONE is written. */
+	ksr_session_signal(run->session);
 	ksr_run_window_release(&run->window);
 	free(run->windows_before_launch);
 	run->windows_before_launch = NULL;
@@ -290,6 +298,8 @@ int ksr_run_scenario(const ksr_run_opts *opts)
 	teardown(&run);
 	ksr_watchdog_stop(&run);
 	int code = ksr_run_finish_report(&run);
+	ksr_session_stop(run.session);
+	run.session = NULL;
 	ksr_events_free(run.ev);
 	pthread_mutex_destroy(&run.lock);
 	ksr_evidence_close(run.out);

@@ -58,6 +58,27 @@ class RunPassTest(ksr.KsrTestCase):
         # everything the run started is gone: the app, the private Xvfb, the WM, buses
         self.assertAppGone(None)
 
+    def test_trace_lines_up_with_the_wall_clock_and_the_session_is_gone_at_exit(self):
+        # run.start carries the wall clock of t_ms 0 (started_unix_ms), so that
+        # what happened outside the process (exec, exit) can be placed on the
+        # trace (bench/demo.sh); the display's parts are reaped after DONE is
+        # written, still before the process exits
+        out = self.out()
+        before = time.time() * 1000
+        rc, so, se, el = self.run_rt(["run", "--xvfb", ksr.scenario_path("xterm-pass.yaml")],
+                                     out=out, timeout=120)
+        after = time.time() * 1000
+        self.assertNoSanitizerReport(se)
+        self.check_pass_evidence(out, rc, se)
+        trace = ksr.read_trace(out)
+        start = trace[0]
+        self.assertEqual(start["event"], "run.start")
+        self.assertIn("started_unix_ms", start, start)
+        self.assertIsInstance(start["started_unix_ms"], (int, float))
+        self.assertGreaterEqual(start["started_unix_ms"], before - 1)
+        self.assertLessEqual(start["started_unix_ms"] + trace[-1]["t_ms"], after + 1)
+        self.assertAppGone(None)
+
     def test_testapp_passes_with_env_knobs(self):
         # KASM_RUNTIME_XVFB=1 instead of --xvfb, KASM_RUNTIME_OUT instead of --out,
         # and a non-default screen size

@@ -6,7 +6,8 @@
  * one Kasm's images run); every process started here
  * is stopped by PID (and process group) and reaped. The order is the one in
  * docs/accessibility.md (--xvfb): the session bus and the a11y bus must
- * exist before any app starts, or GTK apps autolaunch a bus of their own. */
+ * exist before any app starts, or GTK apps autolaunch a bus of their own;
+ * parts that need nothing of each other start side by side (start_parts). */
 #include "ksr/session.h"
 #include "ksr/atspi.h"
 #include "ksr/proc.h"
@@ -57,6 +58,9 @@ struct ksr_session {
 	/* The environment before start, restored at stop. */
 	char *saved_env[ENV_COUNT];
 	bool env_set;
+	int64_t server_ms, buses_ms, wm_ms; /* each part ready, from the start */
+	bool signalled;                     /* ksr_session_signal: SIGTERM sent to every part */
+	ksr_deadline stop_by;               /* then, when they are killed if still there */
 };
 
 int ksr_session_parse_size(const char *text, int *w, int *h)
@@ -136,6 +140,14 @@ int ksr_session_dbus_pid(const ksr_session *s)
 	return s ? s->dbus_pid : 0;
 }
 
+void ksr_session_start_times(const ksr_session *s, int64_t *server_ms, int64_t *buses_ms,
+                             int64_t *wm_ms)
+{
+	*server_ms = s ? s->server_ms : 0;
+	*buses_ms = s ? s->buses_ms : 0;
+	*wm_ms = s ? s->wm_ms : 0;
+}
+
 const char *ksr_session_a11y_error(const ksr_session *s)
 {
 	return s ? s->a11y_error : NULL;
@@ -205,7 +217,12 @@ static void set_env(ksr_session *s)
 	s->env_set = true;
 	static const char *const subs[ENV_COUNT] = {NULL,    "config",  "data",
 	                                            "cache", "runtime", "home"};
-	setenv("DISPLAY", s->display, 1);
+	/* No display until the X server names it (the session bus, started
+	 * meanwhile, needs none). */
+	if (s->display[0])
+		setenv("DISPLAY", s->display, 1);
+	else
+		unsetenv("DISPLAY");
 	for (int i = ENV_CONFIG; i <= ENV_HOME; i++) {
 		if (!own_folder(s, i))
 			continue;
@@ -354,13 +371,20 @@ static bool reap_within(int pid, int ms)
 	return reaped;
 }
 
-static void stop_group(int *pid)
+static void signal_group(int pid)
+{
+	if (pid <= 0)
+		return;
+	kill(-pid, SIGTERM);
+	kill(pid, SIGTERM);
+}
+
+/* Reap a group signalled before, killing it when until passes first. */
+static void reap_group(int *pid, ksr_deadline until)
 {
 	if (*pid <= 0)
 		return;
-	kill(-*pid, SIGTERM);
-	kill(*pid, SIGTERM);
-	if (!reap_within(*pid, STOP_GRACE_MS)) {
+	if (!reap_within(*pid, (int)ksr_deadline_remaining_ms(until))) {
 		kill(-*pid, SIGKILL);
 		kill(*pid, SIGKILL);
 		waitpid(*pid, NULL, 0);
@@ -369,14 +393,35 @@ static void stop_group(int *pid)
 	*pid = 0;
 }
 
+static void stop_group(int *pid)
+{
+	signal_group(*pid);
+	reap_group(pid, ksr_deadline_in_ms(STOP_GRACE_MS));
+}
+
+void ksr_session_signal(ksr_session *s)
+{
+	if (!s || s->signalled)
+		return;
+	signal_group(s->wm_pid);
+	signal_group(s->a11y_pid);
+	signal_group(s->dbus_pid);
+	signal_group(s->xvfb_pid);
+	s->signalled = true;
+	s->stop_by = ksr_deadline_in_ms(STOP_GRACE_MS);
+}
+
+/* Every part told at once and reaped after: the stop takes as long as the
+ * slowest part, not the sum of all. */
 void ksr_session_stop(ksr_session *s)
 {
 	if (!s)
 		return;
-	stop_group(&s->wm_pid);
-	stop_group(&s->a11y_pid);
-	stop_group(&s->dbus_pid);
-	stop_group(&s->xvfb_pid);
+	ksr_session_signal(s);
+	reap_group(&s->wm_pid, s->stop_by);
+	reap_group(&s->a11y_pid, s->stop_by);
+	reap_group(&s->dbus_pid, s->stop_by);
+	reap_group(&s->xvfb_pid, s->stop_by);
 	restore_env(s);
 	free(s->dbus_address);
 	free(s->a11y_error);
@@ -466,8 +511,11 @@ static int pick_server(ksr_session *s, ksr_server_kind kind, ksr_err *err)
 	                             "installed (Debian: tigervnc-standalone-server)");
 }
 
-static int start_xvfb(ksr_session *s, const ksr_session_opts *o, int logfd, ksr_deadline d,
-                      ksr_err *err)
+/* Xvfb (or Xvnc) started; *rfd is the -displayfd pipe that names the display
+ * once it accepts clients (read_display). Not waited for here: the session
+ * bus starts meanwhile. */
+static int spawn_server(ksr_session *s, const ksr_session_opts *o, int logfd, int *rfd,
+                        ksr_err *err)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -502,28 +550,45 @@ static int start_xvfb(ksr_session *s, const ksr_session_opts *o, int logfd, ksr_
 	                "-noreset",
 	                "-AlwaysShared",
 	                NULL};
-	bool vnc = strcmp(s->server_name, "Xvfb") != 0;
-	int pid = spawn(vnc ? xvnc : xvfb, logfd, wfd, err);
+	int pid = spawn(strcmp(s->server_name, "Xvfb") != 0 ? xvnc : xvfb, logfd, wfd, err);
 	close(wfd);
-	int rc = -1;
-	if (pid > 0) {
-		s->xvfb_pid = pid;
-		rc = read_display(s, p[0], d, err);
+	if (pid <= 0) {
+		close(p[0]);
+		return -1;
 	}
-	close(p[0]);
-	if (rc == 0 && vnc)
+	s->xvfb_pid = pid;
+	*rfd = p[0];
+	return 0;
+}
+
+static int server_ready(ksr_session *s, int rfd, ksr_deadline d, ksr_err *err)
+{
+	int rc = read_display(s, rfd, d, err);
+	close(rfd);
+	if (rc == 0 && strcmp(s->server_name, "Xvfb") != 0)
 		s->vnc_port = 5900 + atoi(s->display + 1);
 	return rc;
+}
+
+/* How long one probe window waits to be managed before a fresh one is
+ * mapped. openbox loses the MapRequest of a window mapped right after it set
+ * _NET_SUPPORTING_WM_CHECK (measured: the first probe was never managed in
+ * 250 ms, a second one at once), so the first wait is short; the later ones
+ * grow, for a window manager that is only slow (under load). */
+static int probe_wait_ms(int probe)
+{
+	int ms = 20 << (probe < 4 ? probe : 4);
+	return ms < 250 ? ms : 250;
 }
 
 /* Wait for the window manager to claim the screen, noticing if it dies first. */
 static int wait_wm(ksr_session *s, ksr_x11 *x, ksr_deadline d, ksr_err *err)
 {
-	for (;;) {
+	for (int probe = 0;; probe++) {
 		ksr_wait w = ksr_x11_wait_wm(x, ksr_deadline_min(d, ksr_deadline_in_ms(250)));
 		if (w == KSR_WAIT_READY)
-			w = ksr_x11_wait_wm_manages(x,
-			                            ksr_deadline_min(d, ksr_deadline_in_ms(250)));
+			w = ksr_x11_wait_wm_manages(
+			        x, ksr_deadline_min(d, ksr_deadline_in_ms(probe_wait_ms(probe))));
 		if (w == KSR_WAIT_READY)
 			return 0;
 		int status = 0;
@@ -551,25 +616,36 @@ static int pick_wm(ksr_session *s, ksr_wm_kind kind, ksr_err *err)
 	return 0;
 }
 
+static bool wm_is_xfwm4(const ksr_session *s)
+{
+	return strcmp(s->wm_name, "xfwm4") == 0;
+}
+
+static int spawn_wm(ksr_session *s, int logfd, ksr_err *err)
+{
+	/* xfwm4 without its compositor, as Kasm's XFCE images run it: what is
+	 * captured from the root is what the apps drew. */
+	char *openbox[] = {"openbox", "--sm-disable", NULL};
+	char *xfwm4[] = {"xfwm4", "--replace", "--compositor=off", NULL};
+	int pid = spawn(wm_is_xfwm4(s) ? xfwm4 : openbox, logfd, -1, err);
+	if (pid > 0)
+		s->wm_pid = pid;
+	return pid > 0 ? 0 : -1;
+}
+
+/* The window manager started (unless spawn_wm did already) and managing. */
 static int start_wm(ksr_session *s, int logfd, ksr_deadline d, ksr_err *err)
 {
 	ksr_x11 *x = NULL;
 	ksr_wait w = ksr_x11_open_wait(s->display, d, &x, err);
 	if (w != KSR_WAIT_READY)
 		return -1;
-	/* xfwm4 without its compositor, as Kasm's XFCE images run it: what is
-	 * captured from the root is what the apps drew. */
-	char *openbox[] = {"openbox", "--sm-disable", NULL};
-	char *xfwm4[] = {"xfwm4", "--replace", "--compositor=off", NULL};
-	char **argv = strcmp(s->wm_name, "xfwm4") == 0 ? xfwm4 : openbox;
 	int rc = -1;
 	/* openbox was seen to exit at once, once, under a loaded parallel test run:
 	 * one more start before the session is given up (wm_pid 0 = it exited). */
 	for (int attempt = 0; attempt < 2 && rc < 0; attempt++) {
-		int pid = spawn(argv, logfd, -1, err);
-		if (pid <= 0)
+		if (!s->wm_pid && spawn_wm(s, logfd, err) < 0)
 			break;
-		s->wm_pid = pid;
 		rc = wait_wm(s, x, d, err);
 		if (rc < 0 && s->wm_pid != 0)
 			break; /* still running but not managing: a deadline, not a crash */
@@ -603,7 +679,18 @@ static int read_line(int rfd, ksr_deadline d, char *buf, size_t cap, ksr_err *er
 	return ksr_err_set(err, "dbus-daemon printed no address");
 }
 
-static int start_dbus(ksr_session *s, int logfd, ksr_deadline d, ksr_err *err)
+/* Our fixed address (the one printed adds a guid), exported before the bus
+ * is up so that what starts meanwhile (the X server, the window manager)
+ * names it and no other. */
+static void set_dbus_address(ksr_session *s)
+{
+	s->dbus_address = ksr_xasprintf("unix:path=%s/bus", s->dir);
+	setenv("DBUS_SESSION_BUS_ADDRESS", s->dbus_address, 1);
+}
+
+/* dbus-daemon started; *rfd is the pipe it prints its address on once it
+ * listens (dbus_ready). It needs no display, so it starts beside the X server. */
+static int spawn_dbus(ksr_session *s, int logfd, int *rfd, ksr_err *err)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -614,25 +701,27 @@ static int start_dbus(ksr_session *s, int logfd, ksr_deadline d, ksr_err *err)
 		close(p[0]);
 		return ksr_err_errno(err, "fcntl");
 	}
-	char *address = ksr_xasprintf("--address=unix:path=%s/bus", s->dir);
+	char *address = ksr_xasprintf("--address=%s", s->dbus_address);
 	char *print = ksr_xasprintf("--print-address=%d", wfd);
 	char *argv[] = {"dbus-daemon", "--session", "--nofork", address, print, NULL};
 	int pid = spawn(argv, logfd, wfd, err);
 	close(wfd);
-	char line[512];
-	int rc = -1;
-	if (pid > 0) {
-		s->dbus_pid = pid;
-		rc = read_line(p[0], d, line, sizeof line, err);
-	}
-	close(p[0]);
-	if (rc == 0) {
-		/* Our fixed address, not the printed one (which adds a guid). */
-		s->dbus_address = ksr_xstrdup(address + strlen("--address="));
-		setenv("DBUS_SESSION_BUS_ADDRESS", s->dbus_address, 1);
-	}
 	free(address);
 	free(print);
+	if (pid <= 0) {
+		close(p[0]);
+		return -1;
+	}
+	s->dbus_pid = pid;
+	*rfd = p[0];
+	return 0;
+}
+
+static int dbus_ready(int rfd, ksr_deadline d, ksr_err *err)
+{
+	char line[512];
+	int rc = read_line(rfd, d, line, sizeof line, err);
+	close(rfd);
 	return rc;
 }
 
@@ -666,11 +755,12 @@ static int start_a11y(ksr_session *s, int logfd, ksr_deadline d, ksr_err *err)
 }
 
 /* A session without a bus is still a session (apps run, only rung 2 is
- * missing): the reason is kept for the accessibility probe to report. */
-static void start_buses(ksr_session *s, int logfd, ksr_deadline d)
+ * missing): the reason is kept for the accessibility probe to report. rfd is
+ * the started dbus-daemon's address pipe, or -1 when it could not start. */
+static void start_buses(ksr_session *s, int rfd, int logfd, ksr_deadline d, const ksr_err *spawned)
 {
-	ksr_err err = {0};
-	if (start_dbus(s, logfd, d, &err) == 0) {
+	ksr_err err = spawned ? *spawned : (ksr_err){0};
+	if (rfd >= 0 && dbus_ready(rfd, d, &err) == 0) {
 		update_activation_env(logfd);
 		if (start_a11y(s, logfd, d, &err) == 0)
 			return;
@@ -678,7 +768,50 @@ static void start_buses(ksr_session *s, int logfd, ksr_deadline d)
 		return;
 	}
 	stop_group(&s->dbus_pid);
+	/* The session's apps keep the bus they would have had without ours. */
+	const char *before = s->saved_env[ENV_DBUS];
+	if (before)
+		setenv("DBUS_SESSION_BUS_ADDRESS", before, 1);
+	else
+		unsetenv("DBUS_SESSION_BUS_ADDRESS");
+	free(s->dbus_address);
+	s->dbus_address = NULL;
 	s->a11y_error = ksr_xasprintf("the D-Bus session bus did not start: %s", err.msg);
+}
+
+/* The parts start side by side where nothing needs another: the session bus
+ * beside the X server (it needs no display); openbox, once the display
+ * answers, beside the AT-SPI bus's start (it asks neither bus). xfwm4, a GTK
+ * app, starts after the buses, as apps do: asked earlier, its accessibility
+ * bridge would activate a second bus launcher. */
+static int start_parts(ksr_session *s, const ksr_session_opts *o, int logfd, ksr_deadline d,
+                       ksr_err *err)
+{
+	int xfd = -1, busfd = -1;
+	int64_t t0 = ksr_now_ms();
+	if (spawn_server(s, o, logfd, &xfd, err) < 0)
+		return -1;
+	set_env(s);
+	set_dbus_address(s);
+	ksr_err bus_err = {0};
+	if (spawn_dbus(s, logfd, &busfd, &bus_err) < 0)
+		busfd = -1;
+	int rc = server_ready(s, xfd, d, err);
+	s->server_ms = ksr_now_ms() - t0;
+	if (rc == 0) {
+		setenv("DISPLAY", s->display, 1);
+		if (!wm_is_xfwm4(s) && spawn_wm(s, logfd, err) < 0)
+			rc = -1;
+	}
+	if (rc == 0)
+		start_buses(s, busfd, logfd, d, &bus_err);
+	else if (busfd >= 0)
+		close(busfd);
+	s->buses_ms = ksr_now_ms() - t0;
+	if (rc == 0)
+		rc = start_wm(s, logfd, d, err);
+	s->wm_ms = ksr_now_ms() - t0;
+	return rc;
 }
 
 static int start_all(ksr_session *s, const ksr_session_opts *o, ksr_deadline d, ksr_err *err)
@@ -693,12 +826,7 @@ static int start_all(ksr_session *s, const ksr_session_opts *o, ksr_deadline d, 
 	int logfd = open(s->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (logfd < 0)
 		return ksr_err_set(err, "cannot open %s: %s", s->log_path, strerror(errno));
-	int rc = start_xvfb(s, o, logfd, d, err);
-	if (rc == 0) {
-		set_env(s);
-		start_buses(s, logfd, d);
-		rc = start_wm(s, logfd, d, err);
-	}
+	int rc = start_parts(s, o, logfd, d, err);
 	close(logfd);
 	return rc;
 }

@@ -91,7 +91,13 @@ static int keymap_fresh(ksr_x11 *x, ksr_err *err)
 {
 	struct ksr_x11_keymap *m = &x->keymap;
 	ksr_x11_input_pump(x);
-	if (m->loaded && (x->xkb_event || !m->stale))
+	if (m->stale)
+		m->rev_valid = false; /* Xlib's XKB map is fresh; our table of it is not */
+	if (m->loaded && x->xkb_event) {
+		m->stale = false;
+		return 0;
+	}
+	if (m->loaded && !m->stale)
 		return 0;
 	XDisplayKeycodes(x->dpy, &m->min_kc, &m->max_kc);
 	if (m->min_kc < 8 || m->max_kc > 255 || m->min_kc > m->max_kc)
@@ -101,6 +107,7 @@ static int keymap_fresh(ksr_x11 *x, ksr_err *err)
 		return -1;
 	m->loaded = true;
 	m->stale = false;
+	m->rev_valid = false;
 	return 0;
 }
 
@@ -125,7 +132,7 @@ static bool is_spare(const ksr_x11 *x, int kc)
 }
 
 /* The keycode typing ks: unshifted levels first, then Shift ones. */
-static bool keymap_find(const ksr_x11 *x, unsigned long ks, keystroke *out)
+static bool keymap_scan(const ksr_x11 *x, unsigned long ks, keystroke *out)
 {
 	const struct ksr_x11_keymap *m = &x->keymap;
 	for (int level = 0; level < 2; level++)
@@ -136,6 +143,58 @@ static bool keymap_find(const ksr_x11 *x, unsigned long ks, keystroke *out)
 				return true;
 			}
 	return false;
+}
+
+#define REV_SLOTS (sizeof((struct ksr_x11_keymap *)0)->rev / sizeof(struct ksr_x11_keysym_slot))
+
+static size_t rev_home(unsigned long ks)
+{
+	return (size_t)((ks * 2654435761u) % REV_SLOTS);
+}
+
+/* The slot of ks, or the empty one where it would go; NULL when full. */
+static struct ksr_x11_keysym_slot *rev_slot(struct ksr_x11_keymap *m, unsigned long ks)
+{
+	for (size_t i = 0, at = rev_home(ks); i < REV_SLOTS; i++, at = (at + 1) % REV_SLOTS)
+		if (m->rev[at].ks == ks || m->rev[at].ks == 0)
+			return &m->rev[at];
+	return NULL;
+}
+
+/* In keymap_scan's order, so that the first keycode found for a keysym is
+ * the one kept (a later one never replaces it). */
+static void rev_build(ksr_x11 *x)
+{
+	struct ksr_x11_keymap *m = &x->keymap;
+	memset(m->rev, 0, sizeof m->rev);
+	for (int level = 0; level < 2; level++)
+		for (int kc = m->min_kc; kc <= m->max_kc; kc++) {
+			unsigned long ks = sym_at(x, kc, level);
+			struct ksr_x11_keysym_slot *slot = ks ? rev_slot(m, ks) : NULL;
+			if (slot && slot->ks == 0)
+				*slot = (struct ksr_x11_keysym_slot){ks, (unsigned char)kc,
+				                                     level == 1};
+		}
+	m->rev_valid = true;
+}
+
+/* keymap_scan's answer from the table; a hit the keymap no longer has, or a
+ * miss, is scanned for (a miss is rare: a keysym about to be bound). */
+static bool keymap_find(ksr_x11 *x, unsigned long ks, keystroke *out)
+{
+	struct ksr_x11_keymap *m = &x->keymap;
+	if (!m->rev_valid)
+		rev_build(x);
+	struct ksr_x11_keysym_slot *slot = ks ? rev_slot(m, ks) : NULL;
+	if (slot && slot->ks == ks && sym_at(x, slot->kc, slot->shift ? 1 : 0) == ks) {
+		out->kc = slot->kc;
+		out->shift = slot->shift;
+		return true;
+	}
+	bool found = keymap_scan(x, ks, out);
+	if (found || (slot && slot->ks == ks))
+		m->rev_valid = false; /* the keymap changed behind us: built again next time */
+	return found;
 }
 
 /* ---- binding spare keycodes ---- */
@@ -186,7 +245,7 @@ static bool binding_has(const binding *b, unsigned long ks, KeyCode *kc)
 }
 
 /* ks as the keymap types it, unless on a keycode this batch takes back. */
-static bool keymap_find_kept(const ksr_x11 *x, const binding *b, unsigned long ks, keystroke *k)
+static bool keymap_find_kept(ksr_x11 *x, const binding *b, unsigned long ks, keystroke *k)
 {
 	return keymap_find(x, ks, k) && !b->evict[k->kc];
 }
@@ -297,6 +356,7 @@ static int apply_binding(ksr_x11 *x, const binding *b, bool bind, ksr_err *err)
 		from = to + 1;
 	}
 	x->keymap.stale = true;
+	x->keymap.rev_valid = false;
 	return ksr_x11_lost(x, err);
 }
 
@@ -426,7 +486,6 @@ static int press_chord(ksr_x11 *x, const binding *b, const ksr_chord *c, KeyCode
 	}
 	while (n > 0)
 		XTestFakeKeyEvent(x->dpy, down[--n], False, CurrentTime);
-	XFlush(x->dpy);
 	return ksr_x11_lost(x, err);
 }
 
@@ -490,6 +549,10 @@ static int run_batch(ksr_x11 *x, const ksr_chord *c, size_t *i, size_t end, ksr_
 	for (size_t k = *i; k < j; k++)
 		if (press_chord(x, b, &c[k], shift, err) < 0)
 			goto cleanup;
+	/* One flush for the batch, not one per chord: a write (and a wake-up of
+	 * the server) per character was most of typing's cost on a loaded
+	 * machine. Xlib still sends as its buffer fills; the order is the same. */
+	XFlush(x->dpy);
 	rc = 0;
 	*i = j;
 cleanup:

@@ -67,6 +67,16 @@ struct ksr_x11 {
 		 * None when it answers no ping): rebinding waits for that first. */
 		bool has_unread;
 		unsigned long unread;
+		/* keysym -> the keycode (and level) keymap_find would pick, built
+		 * once per keymap (keys.c): a scan of every keycode per character
+		 * was a third of typing's CPU. Each hit is checked against the
+		 * keymap, so a change we did not see cannot make us type wrong. */
+		struct ksr_x11_keysym_slot {
+			unsigned long ks; /* 0: empty */
+			unsigned char kc;
+			bool shift;
+		} rev[1024];
+		bool rev_valid;
 	} keymap;
 	int xtest;     /* 0 not checked yet, 1 present, -1 absent */
 	int xkb_event; /* XKB's first event code; 0 without XKB */
