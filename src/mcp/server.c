@@ -465,7 +465,13 @@ static char *do_read(ksr_mcp *m, const cJSON *id, const cJSON *params, cJSON **r
 	*result = mcp_resource_read(m, uri->valuestring, &code, why, sizeof why);
 	if (*result)
 		return NULL;
-	return error_reply(id, m->req.modern && code == -32002 ? RPC_PARAMS : code, why);
+	if (code != -32002)
+		return error_reply(id, code, why);
+	/* Not found: both eras name the URI in data (2026-07-28's resources page
+	 * asks for it; 2025 allows it). */
+	cJSON *data = cJSON_CreateObject();
+	cJSON_AddStringToObject(data, "uri", uri->valuestring);
+	return error_reply_data(id, m->req.modern ? RPC_PARAMS : code, why, data);
 }
 
 static cJSON *no_templates(void)
@@ -643,26 +649,27 @@ static char *modern_request(ksr_mcp *m, const char *method, const cJSON *id, con
 		return result_reply(id, modern_result(method, result));
 	if (reply || !strcmp(method, "tools/call"))
 		return reply; /* an error, or a cancelled call (no reply) */
-	/* ping, logging/setLevel, subscriptions/listen...: not in this revision (or
+	/* initialize, ping, logging/setLevel, subscriptions/listen...: not in this revision (or
 	 * not offered: nothing here changes to subscribe to). */
 	m->req.http_status = 404;
 	return no_method(id, method);
 }
 
-/* A request is 2026-07-28 when its _meta names a protocol version; initialize
- * always opens a 2025 session. */
-static bool is_modern(const char *method, const cJSON *params)
+/* A request is 2026-07-28 when its _meta names a protocol version, whatever
+ * its method: an initialize that carries it is a 2026 request for a method
+ * that revision does not have (-32601, HTTP 404, as the conformance suite's
+ * server-stateless checks); a 2025 client's initialize names no such _meta. */
+static bool is_modern(const cJSON *params)
 {
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
-	return strcmp(method, "initialize") &&
-	       cJSON_GetObjectItemCaseSensitive(meta, KSR_MCP_META_VERSION);
+	return cJSON_GetObjectItemCaseSensitive(meta, KSR_MCP_META_VERSION) != NULL;
 }
 
 static char *do_request(ksr_mcp *m, const char *method, const cJSON *id, const cJSON *params)
 {
 	if (params && !cJSON_IsObject(params))
 		return error_reply(id, RPC_INVALID, "params must be an object");
-	m->req = (mcp_req){.modern = is_modern(method, params)};
+	m->req = (mcp_req){.modern = is_modern(params)};
 	return m->req.modern ? modern_request(m, method, id, params)
 	                     : legacy_request(m, method, id, params);
 }

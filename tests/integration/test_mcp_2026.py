@@ -199,13 +199,32 @@ class Mcp2026HttpRules(ksr.KsrTestCase):
         st, _, body = self.post(self.req(2, "tools/list", meta=dict(
             META, **{"io.modelcontextprotocol/protocolVersion": "1900-01-01"})),
             {"MCP-Protocol-Version": "1900-01-01", "Mcp-Method": "tools/list"})
-        self.assertEqual((st, body["error"]["code"]), (400, -32022))
+        self.assertEqual((st, body["error"]["code"], body["id"]), (400, -32022, 2))
         self.assertIn(V, body["error"]["data"]["supported"])
         self.assertIn("2025-11-25", body["error"]["data"]["supported"])
         st, _, body = self.post(self.req(3, "tools/list", meta={
             "io.modelcontextprotocol/protocolVersion": V}),
             {"MCP-Protocol-Version": V, "Mcp-Method": "tools/list"})
         self.assertEqual((st, body["error"]["code"]), (400, -32602))  # no clientCapabilities
+        # The 2026 header on a body with no _meta version: a required field
+        # missing (-32602), as the conformance suite checks, not a mismatch.
+        st, _, body = self.post(self.req(31, "tools/list", meta=None),
+                                {"MCP-Protocol-Version": V, "Mcp-Method": "tools/list"})
+        self.assertEqual((st, body["error"]["code"], body["id"]), (400, -32602, 31))
+        # initialize is not a 2026 method, even on a request that says 2026.
+        st, hd, body = self.post(self.req(32, "initialize"),
+                                 {"MCP-Protocol-Version": V, "Mcp-Method": "initialize"})
+        self.assertEqual((st, body["error"]["code"]), (404, -32601))
+        self.assertNotIn("mcp-session-id", hd)
+        # Header values are compared without their optional whitespace.
+        st, _, body = self.post(call, dict(h, **{"Mcp-Name": "  window_list  "}))
+        self.assertEqual(st, 200, body)
+        # tasks/list is gone from the tasks extension: -32601, no Mcp-Name wanted.
+        tasks_meta = dict(META, **{"io.modelcontextprotocol/clientCapabilities": {
+            "extensions": {"io.modelcontextprotocol/tasks": {}}}})
+        st, _, body = self.post(self.req(33, "tasks/list", meta=tasks_meta),
+                                {"MCP-Protocol-Version": V, "Mcp-Method": "tasks/list"})
+        self.assertEqual((st, body["error"]["code"]), (404, -32601))
         st, _, body = self.post(self.req(4, "ping"), {"MCP-Protocol-Version": V,
                                                       "Mcp-Method": "ping"})
         self.assertEqual((st, body["error"]["code"]), (404, -32601))  # 2025-only
@@ -217,6 +236,7 @@ class Mcp2026HttpRules(ksr.KsrTestCase):
                                 {"MCP-Protocol-Version": V, "Mcp-Method": "resources/read",
                                  "Mcp-Name": "file:///etc/passwd"})
         self.assertEqual(body["error"]["code"], -32602)  # not -32002 under 2026
+        self.assertEqual(body["error"]["data"], {"uri": "file:///etc/passwd"})
         st, _, body = self.post(self.req(7, "server/discover"),
                                 {"MCP-Protocol-Version": V, "Mcp-Method": "server/discover"})
         self.assertEqual(st, 200, body)
