@@ -30,7 +30,7 @@ V = "2026-07-28"
 TOOLS = ["screen_capture", "screen_wait", "screen_ground", "input_click", "input_move",
          "input_drag", "input_scroll", "input_type", "input_key", "window_list",
          "window_focus", "a11y_tree", "a11y_click", "a11y_state", "a11y_find", "a11y_text",
-         "cdp_list_interactive", "cdp_click", "cdp_fill", "cdp_navigate", "scenario_run"]
+         "page_list_interactive", "page_click", "page_fill", "page_navigate", "scenario_run"]
 
 
 class AiSdkClient(mcplib.SdkClient):
