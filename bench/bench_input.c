@@ -293,6 +293,36 @@ static void turns_row(const char *what, const turns *t)
 	printf("%-44s %9.3f ms   ours %.2fx the floor\n", label, f, f > 0 ? o / f : 0);
 }
 
+/* The check before each X11 input step that no other client holds a grab of
+ * the device (ksr_x11_grab_probe, one round trip; issue 31), alone, and with
+ * the click it guards. Right after a click the window manager may still hold
+ * the pointer (openbox's click-to-focus passive grab, until it replays the
+ * press): the probe is asked again until the pointer is free, as the ready
+ * phase's grace does; *waits counts those. */
+static double ours_probe(ksr_x11 *x, ksr_x11_device dev, int n, int click_px, int click_py,
+                         int *waits)
+{
+	ksr_err err = {0};
+	double t0 = now_ms();
+	*waits = 0;
+	for (int i = 0; i < n; i++) {
+		ksr_x11_grab g;
+		for (int tries = 0;; tries++) {
+			if (ksr_x11_grab_probe(x, dev, 0, &g, &err) < 0)
+				return fprintf(stderr, "bench: %s\n", err.msg), -1;
+			if (!g.grabbed)
+				break;
+			if (tries > 10000)
+				return fprintf(stderr, "bench: the device stays grabbed\n"), -1;
+			(*waits)++;
+		}
+		if (click_px >= 0 &&
+		    (ksr_x11_click(x, click_px, click_py, 1, 1, &err) < 0 || ksr_x11_sync(x) < 0))
+			return fprintf(stderr, "bench: %s\n", err.msg), -1;
+	}
+	return (now_ms() - t0) / n;
+}
+
 /* n processes, one action each; the mean per process. */
 static double tool_each(char *const argv[], int n)
 {
@@ -499,6 +529,16 @@ static void click_rows(ksr_x11 *x, Display *raw, int n)
 	}
 	turns_row("click: kasm-session-runtime (in process)", &t);
 	double c = bench_median(t.ours, ROUNDS);
+	int waits = 0;
+	row("grab probe, pointer (before each pointer step)",
+	    ours_probe(x, KSR_X11_POINTER, n, -1, -1, &waits), c);
+	row("grab probe, keyboard (before each key/type step)",
+	    ours_probe(x, KSR_X11_KEYBOARD, n, -1, -1, &waits), c);
+	row("click with its grab probe before it",
+	    ours_probe(x, KSR_X11_POINTER, n, 800, 400, &waits), c);
+	printf("  (the pointer was still grabbed right after the previous click %d times in %d: "
+	       "probed again)\n",
+	       waits, n);
 	char *xc[] = {"xdotool", "click", "--delay", "0", "1", NULL};
 	row("click: xdotool click --delay 0 (a process each)", tool_each(xc, n / 4), c);
 	char reps[16];

@@ -106,7 +106,9 @@ typedef struct ksr_atspi_app {
 /* The app with this PID; else (pid 0, or none) the first whose name equals
  * name_hint (NULL: none). found_by gets "pid" or "name". -1 with err when none
  * (the cause the app's process shows first, ksr_atspi_bridge_cause, else guesses);
- * -2 with err when the app is on the bus but did not answer (busy, stopped).
+ * -2 with err when the app is on the bus but did not answer (busy, stopped);
+ * -3 with err when the registry or the bus did not answer while the app does
+ * (the session's fault: err names what was silent).
  * The app with the PID may take until d for its first answer (one just
  * started on a loaded machine is busy, not hung: the caller's d, not a bound
  * per call, says how long it may); an app asked only for its name gets one
@@ -124,8 +126,8 @@ void ksr_atspi_watch_apps(ksr_atspi *a);
 ksr_wait ksr_atspi_wait_apps(ksr_atspi *a, ksr_deadline d);
 /* After ksr_atspi_find_app returned find_rc (< 0), with the apps watched:
  * wait until it is worth looking again, the bus's next signal (not
- * registered yet) or, for an app there that did not answer (-2), that or one
- * call's bound. false at until or when cancelled. */
+ * registered yet) or, for an app there that did not answer (-2) or a silent
+ * registry (-3), that or one call's bound. false at until or when cancelled. */
 bool ksr_atspi_await_app(ksr_atspi *a, int find_rc, ksr_deadline until);
 
 /* ---- the tree ---- */

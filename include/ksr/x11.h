@@ -99,9 +99,32 @@ int ksr_x11_capture_png(ksr_x11 *x, unsigned long window, unsigned char **png, s
 int ksr_x11_window_viewable(ksr_x11 *x, unsigned long window);
 /* Would input at the point (root pixels) land in window? 0 yes, 1 another
  * top-level window is over it there (*by: that window's client, or the
- * top-level itself), -1 window is gone. Override-redirect windows (menus,
- * tooltips, popups) never count as covering: they close on their own. */
+ * top-level itself), -1 window is gone. An override-redirect window (menus,
+ * tooltips, overlays the window manager does not manage) covers it like any
+ * other, unless window's own client made it (the app's menu takes the click
+ * as the app) or we did. */
 int ksr_x11_point_covered(ksr_x11 *x, unsigned long window, int px, int py, unsigned long *by);
+/* 1 the window is override-redirect (the window manager does not manage it), 0
+ * not, -1 gone. */
+int ksr_x11_override_redirect(ksr_x11 *x, unsigned long window);
+
+/* Another client's active grab of the keyboard or the pointer (grab.c): XTest
+ * input would all go to it. One round trip, and no grab taken (a grab request
+ * dated ahead of the server's clock: AlreadyGrabbed is answered before the
+ * time is checked). X does not say who holds a grab: by_app when app_window's
+ * own client has an override-redirect window mapped (its open menu grabs, and
+ * the input goes to the app), else popup is the topmost such window of another
+ * client, a hint (0: none). -1 only when the connection is lost. */
+typedef enum ksr_x11_device { KSR_X11_KEYBOARD, KSR_X11_POINTER } ksr_x11_device;
+typedef struct ksr_x11_grab {
+	bool grabbed;
+	bool by_app;
+	unsigned long popup;
+	int popup_pid; /* its _NET_WM_PID, 0 when absent */
+	char popup_title[128];
+} ksr_x11_grab;
+int ksr_x11_grab_probe(ksr_x11 *x, ksr_x11_device dev, unsigned long app_window, ksr_x11_grab *g,
+                       ksr_err *err);
 /* Wait for a change of what is where: a map, unmap, move, resize, restack or
  * destroy of a top-level. READY, TIMEOUT, CANCELLED, or ERROR. */
 ksr_wait ksr_x11_wait_stacking(ksr_x11 *x, ksr_deadline d);

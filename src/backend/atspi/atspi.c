@@ -432,9 +432,10 @@ static int bus_pid(ksr_atspi *a, const char *bus, ksr_deadline d)
 	return (int)pid;
 }
 
-/* The registered applications, each with its PID. */
-static int ksr_atspi_apps(ksr_atspi *a, ksr_deadline d, ksr_atspi_app **apps, size_t *n,
-                          ksr_err *err)
+/* The registered applications, each with its PID. -3 when the registry (or
+ * the bus) did not answer and the app with app_pid does (ksr_atspi_registry_silent). */
+static int ksr_atspi_apps(ksr_atspi *a, int app_pid, ksr_deadline d, ksr_atspi_app **apps,
+                          size_t *n, ksr_err *err)
 {
 	*apps = NULL;
 	*n = 0;
@@ -457,8 +458,12 @@ static int ksr_atspi_apps(ksr_atspi *a, ksr_deadline d, ksr_atspi_app **apps, si
 		g_variant_iter_free(it);
 		g_variant_unref(r);
 	}
+	int rc = r ? 0
+	         : ksr_cancelled()
+	                 ? -1
+	                 : ksr_atspi_registry_silent(a, app_pid, "GetChildren of its root", err);
 	ksr_atspi_ctx_leave(a->ctx);
-	return r ? 0 : -1;
+	return rc;
 }
 
 static int parse_major(const char *version)
@@ -549,8 +554,9 @@ int ksr_atspi_find_app(ksr_atspi *a, int pid, const char *name_hint, ksr_deadlin
 	*out = (ksr_atspi_app){0};
 	ksr_atspi_app *apps = NULL;
 	size_t n = 0;
-	if (ksr_atspi_apps(a, d, &apps, &n, err) < 0)
-		return -1;
+	int listed = ksr_atspi_apps(a, pid, d, &apps, &n, err);
+	if (listed < 0)
+		return listed;
 	int rc = -1;
 	ksr_err last = {0};
 	ksr_atspi_ctx_enter(a->ctx);
@@ -630,7 +636,7 @@ bool ksr_atspi_await_app(ksr_atspi *a, int find_rc, ksr_deadline until)
 {
 	if (ksr_deadline_passed(until))
 		return false;
-	bool busy = find_rc == -2;
+	bool busy = find_rc == -2 || find_rc == -3; /* asked again after one call's bound */
 	ksr_deadline next =
 	        busy ? ksr_deadline_min(until, ksr_deadline_in_ms(KSR_ATSPI_CALL_MS)) : until;
 	ksr_wait w = ksr_atspi_wait_apps(a, next);

@@ -77,4 +77,11 @@ bool ksr_atspi_states_showing(uint64_t states, bool visible_is_showing);
 /* AT-SPI's state set (two 32-bit words) as one 64-bit mask. */
 uint64_t ksr_atspi_states_from_variant(GVariant *au);
 
+/* After `call` to the registry got no answer (err says how): whose fault
+ * (silence.c). -3 with err rewritten when it is the session's (the bus daemon
+ * is silent, or the registry is while the app with app_pid answers a Ping on
+ * its own bus name, or has none to ask); -1 with err kept (and saying so) when
+ * the app does not answer either. */
+int ksr_atspi_registry_silent(ksr_atspi *a, int app_pid, const char *call, ksr_err *err);
+
 #endif

@@ -134,6 +134,10 @@ bool ksr_x11_pong_event(const XEvent *ev, void *x);
 /* The client window in a top-level (itself, or the WM frame's child with
  * WM_STATE; None without one), and a window's title (free it) (x11.c). */
 Window ksr_x11_client_of(ksr_x11 *x, Window top);
+/* Two resource IDs made by the same client; an ID made by our own
+ * connection (grab.c). No round trip. */
+bool ksr_x11_same_client(ksr_x11 *x, unsigned long a, unsigned long b);
+bool ksr_x11_ours(ksr_x11 *x, unsigned long id);
 char *ksr_x11_title(ksr_x11 *x, Window w);
 
 /* Input helpers shared by x11_input.c and x11_keys.c. */

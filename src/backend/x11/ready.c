@@ -264,11 +264,22 @@ int ksr_x11_point_covered(ksr_x11 *x, unsigned long window, int px, int py, unsi
 	    child == None || child == top)
 		return 0;
 	XWindowAttributes wa;
-	if (!XGetWindowAttributes(x->dpy, child, &wa) || wa.override_redirect)
+	if (!XGetWindowAttributes(x->dpy, child, &wa))
 		return 0;
+	if (wa.override_redirect &&
+	    (ksr_x11_same_client(x, child, window) || ksr_x11_ours(x, child)))
+		return 0; /* the app's own popup (its menu): the input goes to the app */
 	Window client = ksr_x11_client_of(x, child);
 	*by = client != None ? client : child;
 	return 1;
+}
+
+int ksr_x11_override_redirect(ksr_x11 *x, unsigned long window)
+{
+	XWindowAttributes wa;
+	if (!x || x->dead || !XGetWindowAttributes(x->dpy, window, &wa))
+		return -1;
+	return wa.override_redirect ? 1 : 0;
 }
 
 static bool stacking_event(ksr_x11 *x, const XEvent *ev, void *unused)

@@ -87,6 +87,7 @@ int ksr_run_atspi_open_until(ksr_run *run, ksr_deadline d, ksr_deadline appear, 
 	int rc;
 	while ((rc = ksr_atspi_find_app(t->a, pid, hint, d, &t->app, &t->found_by, err)) < 0) {
 		if (!ksr_atspi_await_app(t->a, rc, appear)) {
+			t->no_bus = rc == -3; /* the registry or the bus was silent, not the app */
 			ksr_run_atspi_release(t);
 			return -1;
 		}

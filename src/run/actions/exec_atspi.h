@@ -10,7 +10,8 @@ typedef struct ksr_run_atspi {
 	ksr_atspi *a;
 	ksr_atspi_app app;
 	const char *found_by; /* "pid" or "name" */
-	bool no_bus;          /* the open failed for want of a bus (not the app) */
+	bool no_bus; /* the open failed for want of a bus, or the bus or registry was silent (not
+	                the app) */
 } ksr_run_atspi;
 
 /* Open the bus and find the run's app (its PID, else its WM_CLASS name). */

@@ -34,6 +34,14 @@ bool ksr_ready_uncovered(ksr_run *run, const ksr_step *step, unsigned long id, i
 bool ksr_ready_quiet(ksr_run *run, const ksr_step *step, unsigned long id, cJSON *rd,
                      ksr_step_result *res);
 
+/* ---- the device (target_input.c) ---- */
+
+/* No other client holds an active grab of the device (an app's own grab,
+ * its open menu, passes); one that lasts past a short grace is test-error
+ * backend-unavailable. ready.input says which. */
+bool ksr_ready_input(ksr_run *run, const ksr_step *step, ksr_x11_device dev,
+                     unsigned long app_window, ksr_deadline d, cJSON *rd, ksr_step_result *res);
+
 /* ---- its controls, over accessibility (target_controls.c) ---- */
 
 /* The control a pointer action at the pixel reaches is sensitive and showing. */

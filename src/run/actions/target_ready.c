@@ -78,6 +78,12 @@ static void resolve_point(const ksr_step *step, ksr_step_target *t, ksr_step_res
 
 /* ---- the order of the conditions --------------------------------------------------- */
 
+/* Keys and text go to the keyboard's holder, everything else to the pointer's. */
+static ksr_x11_device device_of(const ksr_step *step)
+{
+	return step->info->target == KSR_TARGET_WINDOW ? KSR_X11_KEYBOARD : KSR_X11_POINTER;
+}
+
 /* The checks before the window's activation (it must be there and its app
  * alive to take the focus) and after (the point, the repaints). */
 static bool ready_before(ksr_run *run, const ksr_step *step, unsigned long id, ksr_deadline d,
@@ -120,7 +126,10 @@ bool ksr_step_ready_at(ksr_run *run, const ksr_step *step, unsigned long id, int
 	/* A point found on the screen (a grounded click on a dialog) lands on
 	 * whatever top-level is there: that window is the one to be ready. */
 	unsigned long there = 0;
-	if (id && ksr_x11_point_covered(run->x, id, px, py, &there) == 1 && there) {
+	/* Not another client's override-redirect window (an overlay, a
+	 * notification): that is a cover, which the uncovered wait tells. */
+	if (id && ksr_x11_point_covered(run->x, id, px, py, &there) == 1 && there &&
+	    ksr_x11_override_redirect(run->x, there) == 0) {
 		char hex[32];
 		snprintf(hex, sizeof hex, "0x%lx", there);
 		cJSON_AddStringToObject(rd, "window_at_point", hex);
@@ -132,8 +141,9 @@ bool ksr_step_ready_at(ksr_run *run, const ksr_step *step, unsigned long id, int
 		ksr_x11_window_refresh(run->x, &win,
 		                       &err); /* its title and origin, for the control */
 	int pt[2] = {px, py};
-	bool ok = !id || (ready_before(run, step, id, d, rd, res) &&
-	                  ready_after(run, step, &win, pt, d, rd, res));
+	bool ok = (!id || (ready_before(run, step, id, d, rd, res) &&
+	                   ready_after(run, step, &win, pt, d, rd, res))) &&
+	          ksr_ready_input(run, step, KSR_X11_POINTER, id, d, rd, res);
 	ksr_run_window_release(&win);
 	return ready_end(rd, start, ok, res);
 }
@@ -159,6 +169,7 @@ bool ksr_step_ready(ksr_run *run, const ksr_step *step, ksr_step_target *t, ksr_
 	if (step->info->target == KSR_TARGET_POINT)
 		resolve_point(step, t, res);
 	int pt[2] = {t->px, t->py};
-	bool ok = !w->id || ready_after(run, step, w, t->has_point ? pt : NULL, d, rd, res);
+	bool ok = (!w->id || ready_after(run, step, w, t->has_point ? pt : NULL, d, rd, res)) &&
+	          ksr_ready_input(run, step, device_of(step), w->id, d, rd, res);
 	return ready_end(rd, start, ok, res);
 }

@@ -97,6 +97,23 @@ bool ksr_ready_answering(ksr_run *run, const ksr_step *step, unsigned long id, k
 	return ksr_ready_never(rd, "answering");
 }
 
+/* An override-redirect window of another client (the app's own never
+ * counts): no window manager stacks it, so it stays over the app until its
+ * client takes it down. */
+static void covered_by_override(const ksr_step *step, int px, int py, const ksr_window *cover,
+                                ksr_step_result *res)
+{
+	char pid[32] = "";
+	if (cover->pid > 0)
+		snprintf(pid, sizeof pid, ", pid %d", cover->pid);
+	ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
+	              "not ready: the point (%d, %d) stayed covered by another client's "
+	              "override-redirect window 0x%lx (\"%.100s\"%s) for %g s: the input would "
+	              "go to it, not the app",
+	              px, py, cover->id, cover->title ? cover->title : "", pid,
+	              ksr_ready_bound_s(step, READY_DEFAULT_S * 1000));
+}
+
 bool ksr_ready_uncovered(ksr_run *run, const ksr_step *step, unsigned long id, int px, int py,
                          ksr_deadline d, cJSON *rd, ksr_step_result *res)
 {
@@ -118,6 +135,8 @@ bool ksr_ready_uncovered(ksr_run *run, const ksr_step *step, unsigned long id, i
 		if (c < 0)
 			ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_WINDOW_LOST,
 			              "the window 0x%lx went away before the input", id);
+		else if (ksr_x11_override_redirect(run->x, by) == 1)
+			covered_by_override(step, px, py, &cover, res);
 		else
 			ksr_step_fail(
 			        res, KSR_STEP_FAILED, KSR_OUTCOME_STEP_FAILED,
