@@ -8,6 +8,7 @@ received is read from the test app's --record file, never from the runtime.
 Before issue 31 all three passed: the keys and the click went to the hostile
 client, the step said ok ("focus": "obtained"), the verdict was pass."""
 
+import json
 import os
 import subprocess
 import unittest
@@ -126,6 +127,48 @@ class HostileInputTest(ksr.KsrTestCase):
         self.assertIn("pressed", lines)
         self.assertIn("text:hello", lines)
         self.assertEqual(self.last_step(out)["ready"]["input"], "free")
+
+    # ---- the MCP server's input tools ask the same question -------------------
+
+    def mcp_calls(self, calls):
+        """kasm-session-runtime mcp on the test's display over stdio, one
+        stateless 2026-07-28 request per line; the answers by id."""
+        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}}
+        lines = "".join(json.dumps({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                                    "params": {"name": name, "arguments": args,
+                                               "_meta": meta}}) + "\n"
+                        for i, (name, args) in enumerate(calls))
+        p = subprocess.run([ksr.BIN, "mcp"], input=lines.encode(), capture_output=True,
+                           timeout=60, env=self.env(DISPLAY=self.display))
+        self.assertNoSanitizerReport(p.stderr.decode(errors="replace"))
+        answers = {}
+        for line in p.stdout.decode().splitlines():
+            msg = json.loads(line)
+            if "id" in msg:
+                answers[msg["id"]] = msg
+        return answers
+
+    def tool_text(self, answer):
+        res = answer["result"]
+        return res.get("isError", False), " ".join(c.get("text", "") for c in res["content"])
+
+    def test_mcp_input_under_foreign_grabs_is_refused(self):
+        self.hostile("--grab-keyboard")
+        a = self.mcp_calls([("input_type", {"text": "lost"}), ("input_key", {"keys": "Return"}),
+                            ("input_click", {"x": 10, "y": 10})])
+        for i in (1, 2):
+            err, text = self.tool_text(a[i])
+            self.assertTrue(err, text)
+            self.assertIn("keyboard is grabbed by another client", text)
+        err, text = self.tool_text(a[3])
+        self.assertFalse(err, "the pointer is free: %s" % text)
+
+    def test_mcp_click_under_a_foreign_pointer_grab_is_refused(self):
+        self.hostile("--grab-pointer")
+        err, text = self.tool_text(self.mcp_calls([("input_click", {"x": 10, "y": 10})])[1])
+        self.assertTrue(err, text)
+        self.assertIn("pointer is grabbed by another client", text)
 
 
 if __name__ == "__main__":
