@@ -5,6 +5,7 @@
  * call here carries its own timeout on a context we iterate through
  * ksr_wait_fds, so a SIGSTOPped app costs one bounded timeout, never a hang. */
 #include "backend/atspi/priv.h"
+#include "ksr/proc.h"
 
 #include <atspi/atspi-constants.h>
 #include <ctype.h>
@@ -125,33 +126,67 @@ static char *proc_session_address(int pid, const char *display, bool strict)
 	return addr;
 }
 
+/* A candidate address and when the newest process naming it started. */
+typedef struct bus_candidate {
+	char *addr;
+	unsigned long long started;
+} bus_candidate;
+
+static int newest_first(const void *a, const void *b)
+{
+	unsigned long long x = ((const bus_candidate *)a)->started,
+	                   y = ((const bus_candidate *)b)->started;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
 /* Candidate session bus addresses from /proc: the app's first, then other
- * processes of our user on our display (a `docker exec` shell has none);
- * strict: only those that name our display (another session's bus, on a
- * machine with several, is never taken for ours). */
+ * processes of our user on our display (a `docker exec` shell has none),
+ * the bus of the most recently started process first: a session bus left
+ * behind by an earlier X server with the same display number (an autolaunched
+ * dbus-daemon and its at-spi launcher outlive their session on a shared
+ * machine) is older than the session that is up now; /proc's pid order put
+ * it first. strict: only those that name our display (another session's bus,
+ * on a machine with several, is never taken for ours). */
 static size_t proc_candidates(int app_pid, bool strict, char **out, size_t cap)
 {
 	const char *display = getenv("DISPLAY");
 	size_t n = 0;
 	if (app_pid > 0 && (out[n] = proc_session_address(app_pid, display, strict)))
 		n++;
-	DIR *dir = opendir("/proc");
+	size_t first = n;
+	bus_candidate *c = calloc(cap, sizeof *c);
+	size_t m = 0;
+	DIR *dir = c ? opendir("/proc") : NULL;
 	struct dirent *e;
-	while (dir && n < cap && (e = readdir(dir))) {
+	while (dir && first + m < cap && (e = readdir(dir))) {
 		int pid = atoi(e->d_name);
 		if (pid <= 0 || pid == app_pid || pid == getpid())
 			continue;
 		char *addr = proc_session_address(pid, display, strict);
-		bool dup = false;
-		for (size_t i = 0; addr && i < n; i++)
-			dup |= strcmp(out[i], addr) == 0;
-		if (addr && !dup && strncmp(addr, "disabled:", 9) != 0)
-			out[n++] = addr;
-		else
+		if (!addr || strncmp(addr, "disabled:", 9) == 0 ||
+		    (first && !strcmp(out[0], addr))) {
 			free(addr);
+			continue;
+		}
+		unsigned long long started = ksr_proc_start_ticks(pid);
+		size_t i = 0;
+		while (i < m && strcmp(c[i].addr, addr) != 0)
+			i++;
+		if (i < m) {
+			free(addr);
+			if (started > c[i].started)
+				c[i].started = started;
+			continue;
+		}
+		c[m++] = (bus_candidate){addr, started};
 	}
 	if (dir)
 		closedir(dir);
+	if (m)
+		qsort(c, m, sizeof *c, newest_first);
+	for (size_t i = 0; i < m; i++)
+		out[n++] = c[i].addr;
+	free(c);
 	return n;
 }
 
