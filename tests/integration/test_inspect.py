@@ -5,6 +5,7 @@ with the step that reaches them, the window line, and fractions that lie in
 0..1 and land on their control."""
 
 import json
+import os
 import re
 import shutil
 
@@ -143,10 +144,6 @@ class InspectGtk4(ksr.KsrTestCase):
                 seen.add(key)
 
 
-if __name__ == "__main__":
-    import unittest
-    unittest.main()
-
 
 class InspectAfter(ksr.KsrTestCase):
     """inspect --after (issue #17): the listing of the state a scenario's steps
@@ -225,3 +222,111 @@ steps:
 
 def path_of(tc):
     return tc.scenario(InspectAfter.SCENARIO, "after.yaml")
+
+
+MNEMONIC = os.environ.get("KSR_MNEMONIC", "")
+MNEMONIC_TITLE = "KSR Mnemonic"
+
+
+class InspectKeys(ksr.KsrTestCase):
+    """inspect that does not mislead (issue #32), on tests/app/ksr-mnemonic.c:
+    a GTK 3 window with a menu bar (_File, _Help) above fields labelled _Host:
+    and _Name:, and a button added 2 s after start. A key: line is offered only
+    for a shortcut the menu bar does not also claim (alt+h would open Help),
+    and the offered one, replayed in a run, reaches its control; the listing
+    waits for the app to settle (the late button is listed); --out keeps the
+    evidence."""
+    needs_testapp = False
+
+    def setUp(self):
+        super().setUp()
+        if not MNEMONIC or not os.access(MNEMONIC, os.X_OK):
+            self.fail("KSR_MNEMONIC is not the built ksr-mnemonic: %r" % MNEMONIC)
+
+    def inspect_json(self, *extra, launch=None):
+        out = self.out("inspect-out")
+        rc, so, se, _t = self.run_rt(["inspect", "--xvfb", "--json", "--timeout", "75",
+                                      "--out", out, "--launch", launch or MNEMONIC, "--wait-window",
+                                      MNEMONIC_TITLE] + list(extra), timeout=120)
+        self.assertNoSanitizerReport(se)
+        self.assertEqual(rc, 0, "stderr:\n%s" % se[-3000:])
+        doc = json.loads(so)
+        app = [a for a in doc["accessibility"]["apps"] if a.get("name") == "ksr-mnemonic"][0]
+        return doc, app, out
+
+    def test_keys_menus_claim_are_withheld_and_settle_and_out(self):
+        doc, app, out = self.inspect_json()
+        controls = app["controls"]
+        menus = [c for c in controls if c["role"] == "menu"]
+        claimed = {"alt+" + c["name"][0].lower() for c in menus}
+        self.assertEqual(claimed, {"alt+f", "alt+h"}, menus)
+        keys = [c["key"] for c in controls if "key" in c]
+        for k in keys:
+            self.assertNotIn(k[len("key: "):], claimed, "a key line a menu also claims: %r" % k)
+        host = [c for c in controls if c["line"] == 'click_element: {label: "Host:"}'][0]
+        name = [c for c in controls if c["line"] == 'click_element: {label: "Name:"}'][0]
+        self.assertNotIn("key", host)
+        self.assertIn('opens the menu "Help"', host["key_withheld"])
+        self.assertEqual(name["key"], "key: alt+n")
+        # settled first: the button the app adds 2 s after start is listed
+        self.assertIn("Late button", [c["name"] for c in controls])
+        self.assertTrue(doc["settle"]["quiet"], doc["settle"])
+        self.assertEqual(doc["settle"]["settle_s"], 5)
+        # --out DIR holds the evidence: the listing and the app's output
+        with open(os.path.join(out, "inspect.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["windows"], doc["windows"])
+        self.assertTrue(os.path.isfile(os.path.join(out, "launch.log")))
+        self.assertAppGone(["ksr-mnemonic"])
+
+    def test_settle_s_zero_lists_before_the_late_control(self):
+        # --settle-s changes the wait: 0 with a late control 20 s away lists without it
+        doc, app, _out = self.inspect_json("--settle-s", "0", launch=MNEMONIC + " 20000")
+        self.assertEqual(doc["settle"]["settle_s"], 0)
+        self.assertNotIn("Late button", [c["name"] for c in app["controls"]])
+
+    def test_suggested_key_replayed_reaches_its_control(self):
+        _doc, app, _out = self.inspect_json()
+        name = [c for c in app["controls"] if c["line"] == 'click_element: {label: "Name:"}'][0]
+        # The Host field has the focus at start: typing reaches the Name field
+        # only if inspect's key line moved the focus there.
+        text = """\
+name: replay
+launch: exec %s 60000
+process: ^ksr-mnemonic$
+window: ^KSR Mnemonic$
+settle_s: 1
+steps:
+  - %s
+  - type: replayed
+    checks:
+      - text: {label: "Name:", equals: replayed}
+      - text: {label: "Host:", equals: ""}
+""" % (MNEMONIC, name["key"])
+        path = self.scenario(text, "replay.yaml")
+        out = self.out("run")
+        rc, _so, se, _t = self.run_rt(["run", "--xvfb", path, "--out", out], timeout=120)
+        self.assertNoSanitizerReport(se)
+        self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+
+
+class InspectNotOnBus(ksr.KsrTestCase):
+    """A GTK 2 app not on the bus (gpicview): the reason names the module to load."""
+    needs_testapp = False
+
+    def test_gtk2_hint(self):
+        if not shutil.which("gpicview"):
+            self.fail("gpicview is not installed (scripts/setup.sh deps)")
+        rc, so, se, _t = self.run_rt(["inspect", "--xvfb", "--json", "--settle-s", "0",
+                                      "--timeout", "30", "--launch", "exec gpicview"],
+                                     timeout=90)
+        self.assertNoSanitizerReport(se)
+        self.assertEqual(rc, 0, se[-3000:])
+        doc = json.loads(so)
+        apps = [a for a in doc["accessibility"]["apps"] if a["status"] == "not-on-bus"]
+        self.assertTrue(apps, doc["accessibility"])
+        self.assertIn("GTK_MODULES=gail:atk-bridge", apps[0]["reason"])
+
+
+if __name__ == "__main__":
+    import unittest
+    unittest.main()
