@@ -209,6 +209,23 @@ steps:
         self.assertNotIn('"Save As"  class', so)
         self.assertRegex(so, r'menu item "Save" .*\n\s+- key: ctrl\+s .*\n\s+- click_element: "Save"')
 
+    def test_out_dir_holds_the_run_and_the_listing(self):
+        # --out DIR (issue #32): the run's evidence and the listing go there, not /tmp
+        path = path_of(self)
+        out = self.out("after-out")
+        rc, so, se, _t = self.run_rt(["inspect", "--xvfb", "--json", "--after", path,
+                                      "--line", str(ksr.line_of(path, "key: ctrl+s")),
+                                      "--out", out], timeout=180)
+        self.assertNoSanitizerReport(se)
+        self.assertEqual(rc, 0, "stderr:\n%s" % se[-3000:])
+        self.assertIn("evidence in %s" % out, se)
+        doc = json.loads(so)
+        self.assertEqual(doc["after_out"], out)
+        self.assertIsNotNone(doc["settle"])  # the steps' effects drawn before the listing
+        self.assertTrue(os.path.isfile(os.path.join(out, "report.json")))
+        with open(os.path.join(out, "inspect.json"), encoding="utf-8") as f:
+            self.assertIn("Save As", [w["title"] for w in json.load(f)["windows"]])
+
     def test_usage_and_invalid_scenario(self):
         rc, _so, se, _t = self.run_rt(["inspect", "--line", "3"])
         self.assertEqual(rc, 2)
@@ -243,10 +260,10 @@ class InspectKeys(ksr.KsrTestCase):
         if not MNEMONIC or not os.access(MNEMONIC, os.X_OK):
             self.fail("KSR_MNEMONIC is not the built ksr-mnemonic: %r" % MNEMONIC)
 
-    def inspect_json(self, *extra, launch=None):
-        out = self.out("inspect-out")
-        rc, so, se, _t = self.run_rt(["inspect", "--xvfb", "--json", "--timeout", "75",
-                                      "--out", out, "--launch", launch or MNEMONIC, "--wait-window",
+    def inspect_json(self, *extra, launch=None, out=None):
+        keep = ["--out", out] if out else []
+        rc, so, se, _t = self.run_rt(["inspect", "--xvfb", "--json", "--timeout", "75"] + keep +
+                                     ["--launch", launch or MNEMONIC, "--wait-window",
                                       MNEMONIC_TITLE] + list(extra), timeout=120)
         self.assertNoSanitizerReport(se)
         self.assertEqual(rc, 0, "stderr:\n%s" % se[-3000:])
@@ -254,8 +271,8 @@ class InspectKeys(ksr.KsrTestCase):
         app = [a for a in doc["accessibility"]["apps"] if a.get("name") == "ksr-mnemonic"][0]
         return doc, app, out
 
-    def test_keys_menus_claim_are_withheld_and_settle_and_out(self):
-        doc, app, out = self.inspect_json()
+    def test_keys_menus_claim_are_withheld_and_settled(self):
+        doc, app, _out = self.inspect_json()
         controls = app["controls"]
         menus = [c for c in controls if c["role"] == "menu"]
         claimed = {"alt+" + c["name"][0].lower() for c in menus}
@@ -272,6 +289,11 @@ class InspectKeys(ksr.KsrTestCase):
         self.assertIn("Late button", [c["name"] for c in controls])
         self.assertTrue(doc["settle"]["quiet"], doc["settle"])
         self.assertEqual(doc["settle"]["settle_s"], 5)
+        self.assertAppGone(["ksr-mnemonic"])
+
+    def test_out_dir_keeps_the_evidence(self):
+        out = self.out("inspect-out")
+        doc, _app, _out = self.inspect_json("--settle-s", "0", out=out)
         # --out DIR holds the evidence: the listing and the app's output
         with open(os.path.join(out, "inspect.json"), encoding="utf-8") as f:
             self.assertEqual(json.load(f)["windows"], doc["windows"])
@@ -284,24 +306,34 @@ class InspectKeys(ksr.KsrTestCase):
         self.assertEqual(doc["settle"]["settle_s"], 0)
         self.assertNotIn("Late button", [c["name"] for c in app["controls"]])
 
-    def test_suggested_key_replayed_reaches_its_control(self):
-        _doc, app, _out = self.inspect_json()
-        name = [c for c in app["controls"] if c["line"] == 'click_element: {label: "Name:"}'][0]
-        # The Host field has the focus at start: typing reaches the Name field
-        # only if inspect's key line moved the focus there.
+    def test_suggested_keys_replayed_reach_their_controls(self):
+        # The listing alone (no --out, no --settle-s): what any version prints.
+        rc, so, se, _t = self.run_rt(["inspect", "--xvfb", "--json", "--timeout", "75",
+                                      "--launch", MNEMONIC, "--wait-window", MNEMONIC_TITLE],
+                                     timeout=120)
+        self.assertEqual(rc, 0, "stderr:\n%s" % se[-3000:])
+        app = [a for a in json.loads(so)["accessibility"]["apps"]
+               if a.get("name") == "ksr-mnemonic"][0]
+        fields = [c for c in app["controls"] if "key" in c and c["role"] == "text"
+                  and c["reach"] and c["reach"].get("locator", "").startswith("{label: ")]
+        self.assertTrue(fields, app["controls"])
+        # Every suggested key line, pressed with the focus elsewhere (on the late
+        # button), must put the focus in its field: what is typed next lands there.
+        steps = ['  - click_element: "Late button"']
+        for k, c in enumerate(fields):
+            check = c["reach"]["locator"][:-1] + ", equals: typed%d}" % k
+            steps += ["  - %s" % c["key"], "  - type: typed%d" % k,
+                      "    checks:", "      - text: %s" % check,
+                      "        timeout_s: 3",
+                      '  - click_element: "Late button"']
         text = """\
 name: replay
-launch: exec %s 60000
+launch: exec %s
 process: ^ksr-mnemonic$
 window: ^KSR Mnemonic$
-settle_s: 1
+settle_s: 3
 steps:
-  - %s
-  - type: replayed
-    checks:
-      - text: {label: "Name:", equals: replayed}
-      - text: {label: "Host:", equals: ""}
-""" % (MNEMONIC, name["key"])
+""" % MNEMONIC + "\n".join(steps) + "\n"
         path = self.scenario(text, "replay.yaml")
         out = self.out("run")
         rc, _so, se, _t = self.run_rt(["run", "--xvfb", path, "--out", out], timeout=120)
