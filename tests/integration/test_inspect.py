@@ -341,6 +341,43 @@ steps:
         self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
 
 
+class InspectFileZilla(ksr.KsrTestCase):
+    """FileZilla (wxWidgets on GTK 3), as the issue #32 newcomer saw it: once
+    settled its Host field publishes <Alt>h, which the Help menu claims (alt+h
+    opens Help), so no key line is offered for it; and every showing control
+    with a position is reached (before, the window was listed at its size
+    before the window manager enlarged it and controls outside it had "no
+    position in a window")."""
+    needs_testapp = False
+
+    def test_host_key_withheld_and_every_placed_control_reached(self):
+        if not shutil.which("filezilla"):
+            self.fail("filezilla is not installed (scripts/setup.sh test)")
+        home = os.path.join(self.tmp, "home")
+        os.makedirs(home, exist_ok=True)
+        env = self.env(HOME=home, XDG_CONFIG_HOME=os.path.join(home, ".config"))
+        rc, so, se, _t = self.run_rt(["inspect", "--xvfb", "--json", "--timeout", "90",
+                                      "--launch", "filezilla", "--wait-window",
+                                      "^FileZilla$"], env=env, timeout=240)
+        self.assertNoSanitizerReport(se)
+        self.assertEqual(rc, 0, se[-3000:])
+        doc = json.loads(so)
+        app = [a for a in doc["accessibility"]["apps"] if a.get("name") == "filezilla"][0]
+        menus = {c["name"][0].lower() for c in app["controls"] if c["role"] == "menu"
+                 and c.get("keybinding", "").startswith("<Alt>")}
+        self.assertIn("h", menus)
+        for c in app["controls"]:
+            if "key" in c and re.fullmatch(r"key: alt\+.", c["key"]):
+                self.assertNotIn(c["key"][-1], menus, c)
+        host = [c for c in app["controls"] if c["reach"] and
+                c["reach"].get("locator") == '{label: "Host:"}'][0]
+        self.assertNotIn("key", host)
+        self.assertIn('"Help"', host["key_withheld"])
+        lost = [(c["role"], c["name"], c["extents"]) for c in app["controls"]
+                if c["reach"] is None and c["extents"] and "showing" in c["states"]]
+        self.assertEqual(lost, [])
+
+
 class InspectNotOnBus(ksr.KsrTestCase):
     """A GTK 2 app not on the bus (gpicview): the reason names the module to load."""
     needs_testapp = False
