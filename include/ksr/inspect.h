@@ -32,6 +32,12 @@ typedef struct ksr_inspect_opts {
 	int timeout_s;           /* bound on the whole inspection; 0: 30 */
 	int max_nodes;           /* per app; 0: 5000 */
 	int cdp_port;            /* a browser debugging port on 127.0.0.1; 0: none */
+	/* Settle before listing (the run's rules, docs/cli.md#inspect): settle_s
+	 * (<0: 5, the run's default, after a launch; 0 otherwise), then the app's
+	 * windows quiet (no repaint for 500 ms, at most 30 s). With a launch it
+	 * always happens; settle asks for it without one (--after). */
+	double settle_s;
+	bool settle;
 } ksr_inspect_opts;
 
 /* Inspect the display ($DISPLAY, or the private one). 0 with *out set (an
@@ -62,6 +68,10 @@ char *ksr_inspect_yaml_scalar(const char *s);
  * (bounded by d). */
 char *ksr_inspect_locator(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_tree *t,
                           const int *order, size_t i, ksr_deadline d);
+/* The name of the menu bar item in node i's window whose mnemonic is chord
+ * ("alt+h": the Help menu's), or NULL when no menu bar item there claims it
+ * (inspect withholds a key suggestion a menu would take). */
+const char *ksr_inspect_menu_claims(const ksr_atspi_tree *t, size_t i, const char *chord);
 /* What text: reads in node i: "text", "value", "name" (a label's name), or NULL. */
 const char *ksr_inspect_reads(const ksr_atspi_tree *t, size_t i);
 

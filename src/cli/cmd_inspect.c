@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -27,7 +28,13 @@ static const char inspect_usage[] =
         "key: line first.\n\n"
         "With --after, the scenario runs first (launch, app wait, its steps: up to\n"
         "line N; plan: and goal: are not run) and the listing shows the app as the\n"
-        "steps left it; the run's evidence goes to a temporary folder named on stderr.\n\n"
+        "steps left it; the run's evidence goes to --out DIR (else a temporary folder\n"
+        "named on stderr).\n\n"
+        "With --launch or --after, the listing waits for the app to settle first, by\n"
+        "the run's rules: --settle-s seconds (default 5 after --launch, 0 after\n"
+        "--after's steps), then until its windows have not repainted for 0.5 s (at\n"
+        "most 30 s). A key: line is offered only for a shortcut that the window's\n"
+        "menu bar does not also claim as a mnemonic.\n\n"
         "Options:\n"
         "  --xvfb              inspect a private session (X server, D-Bus, AT-SPI, WM)\n"
         "  --display-server S  its X server: xvfb, xvnc (Xtigervnc, VNC on loopback only)\n"
@@ -42,6 +49,11 @@ static const char inspect_usage[] =
         "                      (remote debugging port on 127.0.0.1)\n"
         "  --max-nodes N       accessibility nodes walked per app (default 5000)\n"
         "  --timeout S         bound on the whole inspection (default 30)\n"
+        "  --settle-s N        seconds to let the app settle before the quiet wait\n"
+        "                      (0..600; default 5 with --launch, 0 with --after)\n"
+        "  --out DIR           keep the evidence in DIR (created): the listing as\n"
+        "                      inspect.json, --launch's output as launch.log, --after's\n"
+        "                      run (report, screenshots)\n"
         "  --after FILE        run SCENARIO FILE's steps first (on --xvfb or DISPLAY)\n"
         "  --line N            with --after: only the steps that start at or before line N\n"
         "  --json              print the JSON document instead of text\n"
@@ -119,9 +131,12 @@ static void print_control(const cJSON *c)
 	if (*str(c, "key"))
 		printf("      - %s    # its keyboard shortcut (%s)\n", str(c, "key"),
 		       str(c, "keybinding"));
+	else if (*str(c, "key_withheld"))
+		printf("      # no key: line: %s\n", str(c, "key_withheld"));
 	if (!cJSON_IsObject(reach)) {
-		printf("      (no step reaches it: no locator finds it alone and no position in a "
-		       "window)\n");
+		printf("      (no step reaches it: no locator finds it alone and %s)\n",
+		       cJSON_IsObject(e) ? "it is not showing in a listed window"
+		                         : "it has no position on screen");
 		return;
 	}
 	cJSON_ArrayForEach(line, cJSON_GetObjectItem(reach, "step"))
@@ -179,7 +194,20 @@ static void print_text(const cJSON *doc)
 typedef struct after_opts {
 	const char *scenario; /* --after */
 	int line;             /* --line */
+	const char *out;      /* --out */
+	char *launch_log;     /* --out's launch.log (malloc'd) */
 } after_opts;
+
+static int parse_seconds(const char *text, double *out)
+{
+	char *end = NULL;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (errno || !end || end == text || *end || !(v >= 0 && v <= 600))
+		return -1;
+	*out = v;
+	return 0;
+}
 
 static int parse_opts(int argc, char **argv, ksr_inspect_opts *o, bool *json, after_opts *af)
 {
@@ -196,6 +224,8 @@ static int parse_opts(int argc, char **argv, ksr_inspect_opts *o, bool *json, af
 	        {"line", required_argument, NULL, 'L'},
 	        {"display-server", required_argument, NULL, 'S'},
 	        {"wm", required_argument, NULL, 'M'},
+	        {"settle-s", required_argument, NULL, 's'},
+	        {"out", required_argument, NULL, 'o'},
 	        {NULL, 0, NULL, 0},
 	};
 	optind = 1;
@@ -233,6 +263,13 @@ static int parse_opts(int argc, char **argv, ksr_inspect_opts *o, bool *json, af
 			break;
 		case 'L':
 			bad = parse_int(optarg, 1, 10000000, &af->line) ? "--line" : NULL;
+			break;
+		case 's':
+			bad = parse_seconds(optarg, &o->settle_s) ? "--settle-s" : NULL;
+			o->settle = true;
+			break;
+		case 'o':
+			af->out = optarg;
 			break;
 		case 'S':
 			if (ksr_session_parse_server(optarg, &o->display_server) < 0)
@@ -324,15 +361,17 @@ static int inspect_after(const ksr_inspect_opts *o, const after_opts *af, cJSON 
 		        err.msg);
 		return 2;
 	}
-	char out[] = "/tmp/ksr-inspect-XXXXXX";
-	if (!mkdtemp(out)) {
+	char tmp[] = "/tmp/ksr-inspect-XXXXXX";
+	const char *out = af->out ? af->out : mkdtemp(tmp);
+	if (!out) {
 		cli_say("kasm-session-runtime inspect: ", "cannot make a folder in /tmp: %s",
 		        strerror(errno));
 		ksr_session_stop(s);
 		return 2;
 	}
 	after_run ar = {.o = *o};
-	ar.o.xvfb = false; /* the run's display: the one started here, or DISPLAY */
+	ar.o.xvfb = false;  /* the run's display: the one started here, or DISPLAY */
+	ar.o.settle = true; /* the steps' last effects drawn before the listing */
 	ksr_run_opts ro = {.scenario_path = af->scenario,
 	                   .out_dir = out,
 	                   .deadline_s = 600,
@@ -368,9 +407,53 @@ static int inspect_after(const ksr_inspect_opts *o, const after_opts *af, cJSON 
 	return 0;
 }
 
+/* mkdir -p DIR: --out's folder. */
+static int make_out_dir(const char *dir)
+{
+	char *p = strdup(dir);
+	int rc = p ? 0 : -1;
+	for (char *c = p ? p + 1 : NULL; c && rc == 0; c++) {
+		bool end = *c == '\0';
+		if (*c != '/' && !end)
+			continue;
+		*c = '\0';
+		struct stat st;
+		if ((mkdir(p, 0755) < 0 && errno != EEXIST) || stat(p, &st) < 0 ||
+		    !S_ISDIR(st.st_mode))
+			rc = -1;
+		if (end)
+			break;
+		*c = '/';
+	}
+	if (rc < 0)
+		cli_say("kasm-session-runtime inspect: ", "cannot create the --out folder %s: %s",
+		        dir, errno ? strerror(errno) : "not a directory");
+	free(p);
+	return rc;
+}
+
+/* --out's inspect.json: the listing as --json prints it. */
+static int save_listing(const char *dir, const cJSON *doc)
+{
+	char *path = NULL;
+	if (asprintf(&path, "%s/inspect.json", dir) < 0)
+		return -1;
+	char *text = ksr_json_print(doc, true);
+	FILE *f = fopen(path, "we");
+	bool ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+	if (f && fclose(f) != 0)
+		ok = false;
+	if (!ok)
+		cli_say("kasm-session-runtime inspect: ", "cannot write %s: %s", path,
+		        strerror(errno));
+	cJSON_free(text);
+	free(path);
+	return ok ? 0 : -1;
+}
+
 static int inspect_exec(int argc, char **argv)
 {
-	ksr_inspect_opts o = {0};
+	ksr_inspect_opts o = {.settle_s = -1};
 	after_opts af = {0};
 	bool json = false;
 	if (parse_opts(argc, argv, &o, &json, &af))
@@ -379,15 +462,28 @@ static int inspect_exec(int argc, char **argv)
 	if (size && parse_size(size, &o.xvfb_w, &o.xvfb_h) < 0)
 		return cli_usage_error(&cli_cmd_inspect,
 		                       "KASM_RUNTIME_XVFB_SIZE='%s' is not WIDTHxHEIGHT", size);
+	if (af.out && make_out_dir(af.out) < 0)
+		return 2;
+	if (af.out && o.launch) {
+		if (asprintf(&af.launch_log, "%s/launch.log", af.out) < 0)
+			return 2;
+		o.launch_log = af.launch_log;
+	}
 	ksr_cancel_install();
 	cJSON *doc = NULL;
 	ksr_err err = {0};
-	if (af.scenario) {
-		int rc = inspect_after(&o, &af, &doc);
-		if (rc)
-			return rc;
-	} else if (ksr_inspect(&o, &doc, &err) < 0) {
+	int rc = 0;
+	if (af.scenario)
+		rc = inspect_after(&o, &af, &doc);
+	else if (ksr_inspect(&o, &doc, &err) < 0)
+		rc = 2;
+	free(af.launch_log);
+	if (rc == 2 && !af.scenario)
 		cli_say("kasm-session-runtime inspect: ", "%s", err.msg);
+	if (rc)
+		return rc;
+	if (af.out && save_listing(af.out, doc) < 0) {
+		cJSON_Delete(doc);
 		return 2;
 	}
 	if (json) {

@@ -21,9 +21,13 @@
 #define DEFAULT_TIMEOUT_S 30
 #define REGISTER_MS       5000 /* a launched app may join the AT-SPI bus after it maps */
 #define STOP_GRACE_MS     2000
-#define WALK_SHARE        2    /* each app's walk gets at most 1/WALK_SHARE of what is left */
-#define LAUNCH_TICK_MS    100  /* how soon a launch that ended is noticed */
-#define HANDOVER_GRACE_MS 2000 /* an exit 0: a process it handed over to may still map */
+#define WALK_SHARE        2     /* each app's walk gets at most 1/WALK_SHARE of what is left */
+#define LAUNCH_TICK_MS    100   /* how soon a launch that ended is noticed */
+#define HANDOVER_GRACE_MS 2000  /* an exit 0: a process it handed over to may still map */
+#define DEFAULT_SETTLE_S  5     /* the run's settle_s default (docs/scenario.md) */
+#define PAINT_QUIET_MS    500   /* the run's "painted and quiet" */
+#define PAINT_LIMIT_MS    30000 /* the run's paint_timeout_s default */
+#define MAX_QUIET_WINDOWS 64
 
 typedef struct insp {
 	const ksr_inspect_opts *o;
@@ -36,6 +40,10 @@ typedef struct insp {
 	char *tmp_log; /* the launch's output when no --launch-log: for its last lines */
 	ksr_window_list wins;
 	cJSON *doc;
+	bool settled;      /* a settle wait ran */
+	double settle_s;   /* its fixed part */
+	bool quiet;        /* the app's windows went quiet within the paint limit */
+	int64_t settle_ms; /* the whole wait */
 } insp;
 
 /* ---- display, session, launch ---- */
@@ -140,6 +148,56 @@ static int launch(insp *s, ksr_err *err)
 	return rc;
 }
 
+/* ---- settle: the run's settle and paint rules before listing ---- */
+
+/* The windows to wait quiet on: the launched app's (by _NET_WM_PID), else all. */
+static size_t quiet_windows(const insp *s, const ksr_window_list *l, unsigned long *ids)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < l->len && n < MAX_QUIET_WINDOWS; i++)
+		if (s->app_pid <= 0 || l->items[i].pid == s->app_pid)
+			ids[n++] = l->items[i].id;
+	return n;
+}
+
+/* settle_s, then until the app's windows have not repainted for
+ * PAINT_QUIET_MS (an app still adding and drawing controls is not listed
+ * half-built, issue #32); both within the inspection's bound. */
+static void settle(insp *s)
+{
+	int64_t start = ksr_now_ms();
+	s->settled = true;
+	s->settle_s = s->o->settle_s >= 0 ? s->o->settle_s : (s->o->launch ? DEFAULT_SETTLE_S : 0);
+	ksr_sleep_until(ksr_deadline_min(s->d, ksr_deadline_in_ms((int64_t)(s->settle_s * 1000))));
+	ksr_window_list l = {0};
+	ksr_err e = {0};
+	unsigned long ids[MAX_QUIET_WINDOWS];
+	size_t n = ksr_x11_list_windows(s->x, &l, &e) == 0 ? quiet_windows(s, &l, ids) : 0;
+	ksr_window_list_clear(&l);
+	ksr_x11_quiet q = {
+	        .quiet_ms = PAINT_QUIET_MS, .since_ms = ksr_now_ms(), .window_changes = true};
+	int64_t waited = 0;
+	ksr_wait w =
+	        n ? ksr_x11_quiet_wait(s->x, ids, n, &q,
+	                               ksr_deadline_min(s->d, ksr_deadline_in_ms(PAINT_LIMIT_MS)),
+	                               &waited)
+	          : KSR_WAIT_ERROR;
+	s->quiet = w == KSR_WAIT_READY;
+	s->settle_ms = ksr_now_ms() - start;
+}
+
+static void add_settle(insp *s)
+{
+	if (!s->settled) {
+		cJSON_AddNullToObject(s->doc, "settle");
+		return;
+	}
+	cJSON *o = cJSON_AddObjectToObject(s->doc, "settle");
+	cJSON_AddNumberToObject(o, "settle_s", s->settle_s);
+	cJSON_AddBoolToObject(o, "quiet", s->quiet);
+	cJSON_AddNumberToObject(o, "ms", (double)s->settle_ms);
+}
+
 /* ---- windows ---- */
 
 static cJSON *window_json(const ksr_window *w)
@@ -233,6 +291,7 @@ typedef struct insp_walked {
 	const ksr_atspi_tree *t;
 	int *order; /* ksr_atspi_reading_order */
 	ksr_deadline d;
+	const ksr_window_list *all; /* every listed window: the position fallback */
 } insp_walked;
 
 /* One a scenario could act on or check. The top-level frames and dialogs
@@ -284,19 +343,40 @@ static void add_hidden_line(cJSON *c, const char *first)
 }
 
 /* The app's keyboard shortcut for the control, and the key: line that
- * presses it (keys come first in a scenario: docs/acting.md). */
-static void add_shortcut(cJSON *c, const ksr_atspi_node *n)
+ * presses it (keys come first in a scenario: docs/acting.md); none when the
+ * window's menu bar claims the same chord as a mnemonic (the menu would
+ * open instead): then key_withheld says why. */
+static void add_shortcut(cJSON *c, const ksr_atspi_tree *t, size_t i)
 {
+	const ksr_atspi_node *n = &t->nodes[i];
 	if (!n->keybinding)
 		return;
 	cJSON_AddStringToObject(c, "keybinding", n->keybinding);
 	char *chord = ksr_atspi_shortcut_chord(n->keybinding);
 	if (!chord)
 		return;
-	char *line = ksr_xasprintf("key: %s", chord);
-	cJSON_AddStringToObject(c, "key", line);
+	const char *menu = ksr_inspect_menu_claims(t, i, chord);
+	char *line = menu ? ksr_xasprintf("%s opens the menu \"%s\" (its mnemonic)", chord, menu)
+	                  : ksr_xasprintf("key: %s", chord);
+	cJSON_AddStringToObject(c, menu ? "key_withheld" : "key", line);
 	free(line);
 	free(chord);
+}
+
+/* A control with extents that none of its app's windows holds (its window
+ * carries another process's _NET_WM_PID, a launcher's): its position in
+ * whichever listed window holds it. Slot 0 stays an empty window, so every
+ * hit is "not the main window" and the line names its window (target:). */
+static cJSON *by_any_window(const insp_walked *w, size_t i)
+{
+	if (!w->t->nodes[i].has_extents || !w->all->len)
+		return NULL;
+	ksr_window *any = ksr_xcalloc(w->all->len + 1, sizeof *any);
+	for (size_t k = 0; k < w->all->len; k++)
+		any[k + 1] = w->all->items[k];
+	cJSON *r = ksr_inspect_reach(w->t, i, any, w->all->len + 1);
+	free(any);
+	return r;
 }
 
 static void add_controls(cJSON *app, const insp_walked *w, const ksr_window *wins, size_t nw)
@@ -308,6 +388,8 @@ static void add_controls(cJSON *app, const insp_walked *w, const ksr_window *win
 			continue;
 		cJSON *c = ksr_atspi_node_json(t, i);
 		cJSON *reach = ksr_inspect_reach(t, i, wins, nw);
+		if (!reach)
+			reach = by_any_window(w, i);
 		const cJSON *kind = reach ? cJSON_GetObjectItem(reach, "kind") : NULL;
 		if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "element") != 0)
 			reach = by_locator(w, i, reach);
@@ -318,7 +400,7 @@ static void add_controls(cJSON *app, const insp_walked *w, const ksr_window *win
 		cJSON *first = step ? cJSON_GetArrayItem(step, 0) : NULL;
 		bool hidden = !ksr_atspi_tree_showing(t, i);
 		cJSON_AddBoolToObject(c, "hidden", hidden);
-		add_shortcut(c, &t->nodes[i]);
+		add_shortcut(c, t, i);
 		if (first && hidden) /* never a plain line: a step refuses it as it stands */
 			add_hidden_line(c, first->valuestring);
 		else if (first)
@@ -383,8 +465,12 @@ static void inspect_app(insp *s, ksr_atspi *a, int pid, const char *hint, cJSON 
 	}
 	cJSON_AddStringToObject(o, "status", "ok");
 	add_walk(o, &t);
-	insp_walked w = {
-	        .a = a, .app = &app, .t = &t, .order = ksr_atspi_reading_order(&t), .d = s->d};
+	insp_walked w = {.a = a,
+	                 .app = &app,
+	                 .t = &t,
+	                 .order = ksr_atspi_reading_order(&t),
+	                 .d = s->d,
+	                 .all = &s->wins};
 	add_controls(o, &w, wins, nw);
 	free(w.order);
 cleanup:
@@ -541,11 +627,14 @@ int ksr_inspect(const ksr_inspect_opts *opts, cJSON **out, ksr_err *err)
 		goto cleanup;
 	if (open_display(&s, err) < 0 || (o.launch && launch(&s, err) < 0))
 		goto cleanup;
+	if (o.launch || o.settle)
+		settle(&s);
 	if (ksr_x11_list_windows(s.x, &s.wins, err) < 0)
 		goto cleanup;
 	filter_windows(&s);
 	s.doc = cJSON_CreateObject();
 	add_head(&s);
+	add_settle(&s);
 	add_windows(&s);
 	add_accessibility(&s);
 	add_page(&s);

@@ -5,6 +5,7 @@ with the step that reaches them, the window line, and fractions that lie in
 0..1 and land on their control."""
 
 import json
+import os
 import re
 import shutil
 
@@ -143,10 +144,6 @@ class InspectGtk4(ksr.KsrTestCase):
                 seen.add(key)
 
 
-if __name__ == "__main__":
-    import unittest
-    unittest.main()
-
 
 class InspectAfter(ksr.KsrTestCase):
     """inspect --after (issue #17): the listing of the state a scenario's steps
@@ -212,6 +209,23 @@ steps:
         self.assertNotIn('"Save As"  class', so)
         self.assertRegex(so, r'menu item "Save" .*\n\s+- key: ctrl\+s .*\n\s+- click_element: "Save"')
 
+    def test_out_dir_holds_the_run_and_the_listing(self):
+        # --out DIR (issue #32): the run's evidence and the listing go there, not /tmp
+        path = path_of(self)
+        out = self.out("after-out")
+        rc, so, se, _t = self.run_rt(["inspect", "--xvfb", "--json", "--after", path,
+                                      "--line", str(ksr.line_of(path, "key: ctrl+s")),
+                                      "--out", out], timeout=180)
+        self.assertNoSanitizerReport(se)
+        self.assertEqual(rc, 0, "stderr:\n%s" % se[-3000:])
+        self.assertIn("evidence in %s" % out, se)
+        doc = json.loads(so)
+        self.assertEqual(doc["after_out"], out)
+        self.assertIsNotNone(doc["settle"])  # the steps' effects drawn before the listing
+        self.assertTrue(os.path.isfile(os.path.join(out, "report.json")))
+        with open(os.path.join(out, "inspect.json"), encoding="utf-8") as f:
+            self.assertIn("Save As", [w["title"] for w in json.load(f)["windows"]])
+
     def test_usage_and_invalid_scenario(self):
         rc, _so, se, _t = self.run_rt(["inspect", "--line", "3"])
         self.assertEqual(rc, 2)
@@ -225,3 +239,163 @@ steps:
 
 def path_of(tc):
     return tc.scenario(InspectAfter.SCENARIO, "after.yaml")
+
+
+MNEMONIC = os.environ.get("KSR_MNEMONIC", "")
+MNEMONIC_TITLE = "KSR Mnemonic"
+
+
+class InspectKeys(ksr.KsrTestCase):
+    """inspect that does not mislead (issue #32), on tests/app/ksr-mnemonic.c:
+    a GTK 3 window with a menu bar (_File, _Help) above fields labelled _Host:
+    and _Name:, and a button added 2 s after start. A key: line is offered only
+    for a shortcut the menu bar does not also claim (alt+h would open Help),
+    and the offered one, replayed in a run, reaches its control; the listing
+    waits for the app to settle (the late button is listed); --out keeps the
+    evidence."""
+    needs_testapp = False
+
+    def setUp(self):
+        super().setUp()
+        if not MNEMONIC or not os.access(MNEMONIC, os.X_OK):
+            self.fail("KSR_MNEMONIC is not the built ksr-mnemonic: %r" % MNEMONIC)
+
+    def inspect_json(self, *extra, launch=None, out=None):
+        keep = ["--out", out] if out else []
+        rc, so, se, _t = self.run_rt(["inspect", "--xvfb", "--json", "--timeout", "75"] + keep +
+                                     ["--launch", launch or MNEMONIC, "--wait-window",
+                                      MNEMONIC_TITLE] + list(extra), timeout=120)
+        self.assertNoSanitizerReport(se)
+        self.assertEqual(rc, 0, "stderr:\n%s" % se[-3000:])
+        doc = json.loads(so)
+        app = [a for a in doc["accessibility"]["apps"] if a.get("name") == "ksr-mnemonic"][0]
+        return doc, app, out
+
+    def test_keys_menus_claim_are_withheld_and_settled(self):
+        doc, app, _out = self.inspect_json()
+        controls = app["controls"]
+        menus = [c for c in controls if c["role"] == "menu"]
+        claimed = {"alt+" + c["name"][0].lower() for c in menus}
+        self.assertEqual(claimed, {"alt+f", "alt+h"}, menus)
+        keys = [c["key"] for c in controls if "key" in c]
+        for k in keys:
+            self.assertNotIn(k[len("key: "):], claimed, "a key line a menu also claims: %r" % k)
+        host = [c for c in controls if c["line"] == 'click_element: {label: "Host:"}'][0]
+        name = [c for c in controls if c["line"] == 'click_element: {label: "Name:"}'][0]
+        self.assertNotIn("key", host)
+        self.assertIn('opens the menu "Help"', host["key_withheld"])
+        self.assertEqual(name["key"], "key: alt+n")
+        # settled first: the button the app adds 2 s after start is listed
+        self.assertIn("Late button", [c["name"] for c in controls])
+        self.assertTrue(doc["settle"]["quiet"], doc["settle"])
+        self.assertEqual(doc["settle"]["settle_s"], 5)
+        self.assertAppGone(["ksr-mnemonic"])
+
+    def test_out_dir_keeps_the_evidence(self):
+        out = self.out("inspect-out")
+        doc, _app, _out = self.inspect_json("--settle-s", "0", out=out)
+        # --out DIR holds the evidence: the listing and the app's output
+        with open(os.path.join(out, "inspect.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["windows"], doc["windows"])
+        self.assertTrue(os.path.isfile(os.path.join(out, "launch.log")))
+        self.assertAppGone(["ksr-mnemonic"])
+
+    def test_settle_s_zero_lists_before_the_late_control(self):
+        # --settle-s changes the wait: 0 with a late control 20 s away lists without it
+        doc, app, _out = self.inspect_json("--settle-s", "0", launch=MNEMONIC + " 20000")
+        self.assertEqual(doc["settle"]["settle_s"], 0)
+        self.assertNotIn("Late button", [c["name"] for c in app["controls"]])
+
+    def test_suggested_keys_replayed_reach_their_controls(self):
+        # The listing alone (no --out, no --settle-s): what any version prints.
+        rc, so, se, _t = self.run_rt(["inspect", "--xvfb", "--json", "--timeout", "75",
+                                      "--launch", MNEMONIC, "--wait-window", MNEMONIC_TITLE],
+                                     timeout=120)
+        self.assertEqual(rc, 0, "stderr:\n%s" % se[-3000:])
+        app = [a for a in json.loads(so)["accessibility"]["apps"]
+               if a.get("name") == "ksr-mnemonic"][0]
+        fields = [c for c in app["controls"] if "key" in c and c["role"] == "text"
+                  and c["reach"] and c["reach"].get("locator", "").startswith("{label: ")]
+        self.assertTrue(fields, app["controls"])
+        # Every suggested key line, pressed with the focus elsewhere (on the late
+        # button), must put the focus in its field: what is typed next lands there.
+        steps = ['  - click_element: "Late button"']
+        for k, c in enumerate(fields):
+            check = c["reach"]["locator"][:-1] + ", equals: typed%d}" % k
+            steps += ["  - %s" % c["key"], "  - type: typed%d" % k,
+                      "    checks:", "      - text: %s" % check,
+                      "        timeout_s: 3",
+                      '  - click_element: "Late button"']
+        text = """\
+name: replay
+launch: exec %s
+process: ^ksr-mnemonic$
+window: ^KSR Mnemonic$
+settle_s: 3
+steps:
+""" % MNEMONIC + "\n".join(steps) + "\n"
+        path = self.scenario(text, "replay.yaml")
+        out = self.out("run")
+        rc, _so, se, _t = self.run_rt(["run", "--xvfb", path, "--out", out], timeout=120)
+        self.assertNoSanitizerReport(se)
+        self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+
+
+class InspectFileZilla(ksr.KsrTestCase):
+    """FileZilla (wxWidgets on GTK 3), as the issue #32 newcomer saw it: once
+    settled its Host field publishes <Alt>h, which the Help menu claims (alt+h
+    opens Help), so no key line is offered for it; and every showing control
+    with a position is reached (before, the window was listed at its size
+    before the window manager enlarged it and controls outside it had "no
+    position in a window")."""
+    needs_testapp = False
+
+    def test_host_key_withheld_and_every_placed_control_reached(self):
+        if not shutil.which("filezilla"):
+            self.fail("filezilla is not installed (scripts/setup.sh test)")
+        home = os.path.join(self.tmp, "home")
+        os.makedirs(home, exist_ok=True)
+        env = self.env(HOME=home, XDG_CONFIG_HOME=os.path.join(home, ".config"))
+        rc, so, se, _t = self.run_rt(["inspect", "--xvfb", "--json", "--timeout", "90",
+                                      "--launch", "filezilla", "--wait-window",
+                                      "^FileZilla$"], env=env, timeout=240)
+        self.assertNoSanitizerReport(se)
+        self.assertEqual(rc, 0, se[-3000:])
+        doc = json.loads(so)
+        app = [a for a in doc["accessibility"]["apps"] if a.get("name") == "filezilla"][0]
+        menus = {c["name"][0].lower() for c in app["controls"] if c["role"] == "menu"
+                 and c.get("keybinding", "").startswith("<Alt>")}
+        self.assertIn("h", menus)
+        for c in app["controls"]:
+            if "key" in c and re.fullmatch(r"key: alt\+.", c["key"]):
+                self.assertNotIn(c["key"][-1], menus, c)
+        host = [c for c in app["controls"] if c["reach"] and
+                c["reach"].get("locator") == '{label: "Host:"}'][0]
+        self.assertNotIn("key", host)
+        self.assertIn('"Help"', host["key_withheld"])
+        lost = [(c["role"], c["name"], c["extents"]) for c in app["controls"]
+                if c["reach"] is None and c["extents"] and "showing" in c["states"]]
+        self.assertEqual(lost, [])
+
+
+class InspectNotOnBus(ksr.KsrTestCase):
+    """A GTK 2 app not on the bus (gpicview): the reason names the module to load."""
+    needs_testapp = False
+
+    def test_gtk2_hint(self):
+        if not shutil.which("gpicview"):
+            self.fail("gpicview is not installed (scripts/setup.sh deps)")
+        rc, so, se, _t = self.run_rt(["inspect", "--xvfb", "--json", "--settle-s", "0",
+                                      "--timeout", "30", "--launch", "exec gpicview"],
+                                     timeout=90)
+        self.assertNoSanitizerReport(se)
+        self.assertEqual(rc, 0, se[-3000:])
+        doc = json.loads(so)
+        apps = [a for a in doc["accessibility"]["apps"] if a["status"] == "not-on-bus"]
+        self.assertTrue(apps, doc["accessibility"])
+        self.assertIn("GTK_MODULES=gail:atk-bridge", apps[0]["reason"])
+
+
+if __name__ == "__main__":
+    import unittest
+    unittest.main()

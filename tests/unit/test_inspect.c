@@ -162,10 +162,47 @@ static void window_lines(void)
 	free(null_title);
 }
 
+/* A key line a menu bar also claims as a mnemonic is withheld (issue #32):
+ * the menu's binding ("<Alt>h;<Alt>h;" as GTK writes it, a bare letter) or,
+ * without one, its name's first letter; only the same window's menu bar. */
+static void menu_claims(void)
+{
+	ksr_atspi_node n[] = {
+	        node("application", "app", -1, 0, 0, 0, 0, NULL),
+	        node("frame", "Main", 0, 0, 0, 400, 300, NULL),
+	        node("menu bar", "", 1, 0, 0, 400, 20, NULL),
+	        node("menu", "Help", 2, 0, 0, 40, 20, "click"),
+	        node("menu", "File", 2, 40, 0, 40, 20, "click"),
+	        node("menu", "View", 2, 80, 0, 40, 20, "click"),
+	        node("text", "", 1, 10, 40, 100, 20, "activate"),
+	        node("dialog", "Other", 0, 0, 0, 200, 100, NULL),
+	        node("text", "", 7, 10, 40, 100, 20, "activate"),
+	};
+	n[1].depth = n[7].depth = 1;
+	n[2].depth = 2, n[6].depth = 2, n[8].depth = 2;
+	for (int k = 3; k <= 5; k++)
+		n[k].depth = 3;
+	n[3].keybinding = (char *)"<Alt>h;<Alt>h;";
+	n[4].keybinding = (char *)"f";
+	ksr_atspi_tree t = {.nodes = n, .len = sizeof n / sizeof *n};
+	const char *m = ksr_inspect_menu_claims(&t, 6, "alt+h");
+	is_str(m ? m : "(none)", "Help", "alt+h: the Help menu's mnemonic (GTK binding)");
+	m = ksr_inspect_menu_claims(&t, 6, "alt+f");
+	is_str(m ? m : "(none)", "File", "alt+f: a bare-letter binding");
+	m = ksr_inspect_menu_claims(&t, 6, "alt+v");
+	is_str(m ? m : "(none)", "View", "alt+v: no binding, the name's first letter");
+	ok(ksr_inspect_menu_claims(&t, 6, "alt+n") == NULL, "alt+n: no menu claims it");
+	ok(ksr_inspect_menu_claims(&t, 6, "ctrl+h") == NULL, "ctrl+h is not a mnemonic");
+	ok(ksr_inspect_menu_claims(&t, 8, "alt+h") == NULL, "another window's menu bar");
+	for (int k = 0; k < 9; k++)
+		free(n[k].actions);
+}
+
 int main(void)
 {
 	reach();
 	fractions();
 	window_lines();
+	menu_claims();
 	return tap_done();
 }

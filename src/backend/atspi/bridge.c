@@ -184,13 +184,15 @@ void ksr_atspi_bridge_cause(const ksr_atspi_bridge *b, int pid, bool root_names_
 		snprintf(buf, cap,
 		         "the app (pid %d) is a Java app with no ATK wrapper loaded "
 		         "(libatk-wrapper; Debian: libatk-wrapper-java-jni, enabled in the JRE's "
-		         "accessibility.properties)",
+		         "accessibility.properties, or start it with -Djavax.accessibility."
+		         "assistive_technologies=org.GNOME.Accessibility.AtkWrapper)",
 		         pid);
 	else if (ksr_atspi_bridge_is_qt(b) && !b->qt_always_on && !root_names_bus)
 		snprintf(buf, cap,
 		         "the app (pid %d) is a %s app, whose bridge joins reliably only "
 		         "when the X root names the bus (AT_SPI_BUS) as the app starts, and this "
-		         "session's root has none (its at-spi-bus-launcher ran without DISPLAY)",
+		         "session's root has none (its at-spi-bus-launcher ran without DISPLAY); "
+		         "start it with QT_ACCESSIBILITY=1 QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1",
 		         pid, b->toolkit);
 	else if (!b->loaded && !b->toolkit)
 		snprintf(buf, cap,
