@@ -10,6 +10,9 @@
 
 #include "ksr/verdict.h"
 
+#define EFFECT_BOUND_MS 1000 /* the settle bound (evidence.c SETTLE_MAX_MS) */
+#define EFFECT_SLICE_MS 50   /* the other window and the focus are looked at this often */
+
 void ksr_effect_begin(ksr_run *run, const ksr_step *step, unsigned long window, ksr_effect_watch *w)
 {
 	memset(w, 0, sizeof *w);
@@ -60,6 +63,25 @@ static void effect_words(ksr_run *run, const ksr_effect_watch *w, const ksr_step
 		snprintf(out, len, "%s", w->damage ? "none" : "unknown");
 }
 
+/* Nothing seen when the settle wait ended: an app busy with the input (a
+ * file chooser looking at a typed path) can stay quiet past the quiet
+ * interval and repaint later. Wait for a first repaint, at most until the
+ * settle bound counted from the input; a step that did change something
+ * never comes here, and one that did not costs at most that bound. */
+static void wait_late_effect(ksr_run *run, const ksr_effect_watch *w, const ksr_step_result *res,
+                             char *words, size_t len)
+{
+	ksr_deadline bound =
+	        ksr_deadline_min(run->work, (ksr_deadline){w->since_ms + EFFECT_BOUND_MS});
+	while (!strcmp(words, "none") && !ksr_deadline_passed(bound) && !ksr_cancelled()) {
+		ksr_deadline slice = ksr_deadline_min(bound, ksr_deadline_in_ms(EFFECT_SLICE_MS));
+		unsigned long win = w->wins[0] ? w->wins[0] : w->wins[1];
+		if (ksr_x11_damage_wait(run->x, win, w->since_ms, slice) == KSR_WAIT_ERROR)
+			return;
+		effect_words(run, w, res, words, len);
+	}
+}
+
 void ksr_effect_end(ksr_run *run, const ksr_step *step, const ksr_effect_watch *w,
                     ksr_step_result *res)
 {
@@ -67,8 +89,10 @@ void ksr_effect_end(ksr_run *run, const ksr_step *step, const ksr_effect_watch *
 		return;
 	char words[64];
 	effect_words(run, w, res, words, sizeof words);
+	if (!strcmp(words, "none"))
+		wait_late_effect(run, w, res, words, sizeof words);
 	cJSON_AddStringToObject(ksr_step_extra(res), "effect", words);
-	if (strcmp(words, "none") || step->n_checks || step->no_effect_ok)
+	if (strcmp(words, "none") || step->n_checks || step->n_post || step->no_effect_ok)
 		return;
 	const char *what = step->text ? step->text : step->name.text;
 	ksr_run_concern(run, KSR_CONCERN_NO_EFFECT, step->pos.line,
