@@ -159,7 +159,8 @@ static void steps(void)
 	        "process: x\nsteps:\n  - shell: \"true\"\n    expect_effect: false\n", 4, 5,
 	        "modifier 'expect_effect' does not apply to shell");
 	rejects("expect_effect not a boolean",
-	        "process: x\nsteps:\n  - key: F9\n    expect_effect: maybe\n", 4, 20, "expect_effect");
+	        "process: x\nsteps:\n  - key: F9\n    expect_effect: maybe\n", 4, 20,
+	        "expect_effect");
 	rejects("ready_quiet_ms on shell",
 	        "process: x\nsteps:\n  - shell: a\n    ready_quiet_ms: 10\n", 4, 5,
 	        "modifier 'ready_quiet_ms' does not apply to shell");
