@@ -117,8 +117,9 @@ typedef struct ksr_step {
 	double timeout_s;      /* 0 = the action's default */
 	double ready_quiet_ms; /* ready_quiet_ms:, when ready_quiet_set (else the scenario's) */
 	bool ready_quiet_set;
-	bool hidden_ok; /* hidden_ok: true: act on and check controls that are not showing */
-	char *tool;     /* tool: desktop mode: the spawn as: name the step acts on (NULL: newest) */
+	bool hidden_ok;    /* hidden_ok: true: act on and check controls that are not showing */
+	bool no_effect_ok; /* expect_effect: false: an input the app may ignore (no concern) */
+	char *tool; /* tool: desktop mode: the spawn as: name the step acts on (NULL: newest) */
 } ksr_step;
 
 typedef struct ksr_step_list {

@@ -46,7 +46,8 @@ typedef enum ksr_concern {
 	KSR_CONCERN_CRASH_SIGNATURE,
 	KSR_CONCERN_RECOVERY_PROMPT,
 	KSR_CONCERN_NOT_RENDERED,
-	KSR_CONCERN_WM_LOST, /* the window manager went away mid-run */
+	KSR_CONCERN_WM_LOST,   /* the window manager went away mid-run */
+	KSR_CONCERN_NO_EFFECT, /* an input step without checks changed nothing in the app */
 	KSR_CONCERN__COUNT,
 } ksr_concern;
 

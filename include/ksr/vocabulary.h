@@ -110,6 +110,7 @@ enum {
 	KSR_MOD_STATE = 1u << 6,     /* cdp_wait's state: */
 	KSR_MOD_HIDDEN_OK = 1u << 7, /* act on (and check) a control that is not showing */
 	KSR_MOD_READY = 1u << 8,     /* ready_quiet_ms: (X11 input steps) */
+	KSR_MOD_EFFECT = 1u << 9,    /* expect_effect:; the runner watches what the input did */
 	KSR_MOD_TOOL = 1u << 15,     /* tool: desktop mode's spawned tool the step acts on */
 };
 #define KSR_MOD_COMMON                                                                             \

@@ -154,6 +154,17 @@ ksr_wait ksr_x11_quiet_wait(ksr_x11 *x, const unsigned long *windows, size_t n,
  * gone), TIMEOUT, CANCELLED, or ERROR. */
 ksr_wait ksr_x11_damage_wait(ksr_x11 *x, unsigned long window, int64_t since_ms, ksr_deadline d);
 
+/* Did the input do anything: whether window has been repainted after
+ * since_ms, counting every repaint the server did before this call (one
+ * round trip). 1 yes, 0 no, -1 not tracked (ksr_x11_damage_track first) or
+ * the connection is lost. */
+int ksr_x11_damaged_since(ksr_x11 *x, unsigned long window, int64_t since_ms);
+/* ksr_now_ms() of the newest map, unmap, destroy, active-window or title
+ * change read so far (0: none yet). */
+int64_t ksr_x11_last_change_ms(const ksr_x11 *x);
+/* The window that has the X input focus (0: none, or the connection is lost). */
+unsigned long ksr_x11_input_focus(ksr_x11 *x);
+
 /* Send window's client a _NET_WM_PING and wait for its answer: the app's
  * event loop is running. READY also when the window does not take pings
  * (*supported false); TIMEOUT when it did not answer by d (stopped, hung). */

@@ -81,6 +81,7 @@ static const char *const concern_names[KSR_CONCERN__COUNT] = {
         [KSR_CONCERN_RECOVERY_PROMPT] = "recovery-prompt",
         [KSR_CONCERN_NOT_RENDERED] = "not-rendered",
         [KSR_CONCERN_WM_LOST] = "wm-lost",
+        [KSR_CONCERN_NO_EFFECT] = "no-effect",
 };
 
 const char *ksr_verdict_name(ksr_verdict v)

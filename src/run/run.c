@@ -16,6 +16,7 @@
 #include "ksr/report.h"
 #include "ksr/proc.h"
 #include "ksr/report.h"
+#include "run/actions/exec.h"
 #include "run/actions/exec_atspi.h"
 #include "run/diagnosis/diagnose.h"
 #include "run/stages/stage.h"
@@ -292,6 +293,9 @@ int ksr_run_scenario(const ksr_run_opts *opts)
 	if (run.failed) {
 		run.current_stage = "diagnosis";
 		ksr_diagnose(&run);
+	} else if (run.sc) {
+		run.current_stage = "the final screenshot";
+		ksr_run_final_shot(&run); /* before the video stops: its last frame is this */
 	}
 	run.current_stage = "teardown (stopping the app and the display)";
 	ksr_run_video_stop(&run); /* while the display is still there */

@@ -23,16 +23,24 @@ enum {
 	MK_HIDDEN_OK,
 	MK_READY_QUIET,
 	MK_TOOL,
+	MK_EXPECT_EFFECT,
 	MK_COUNT
 };
 
 static const char *const modifier_keys[MK_COUNT + 1] = {
-        [MK_TARGET] = "target",       [MK_ROLE] = "role",
-        [MK_EXPECT] = "expect",       [MK_EXPECT_STATE] = "expect_state",
-        [MK_CHECKS] = "checks",       [MK_TIMEOUT] = "timeout_s",
-        [MK_STATE] = "state",         [MK_POST] = "post",
-        [MK_HIDDEN_OK] = "hidden_ok", [MK_READY_QUIET] = "ready_quiet_ms",
-        [MK_TOOL] = "tool",           [MK_COUNT] = NULL,
+        [MK_TARGET] = "target",
+        [MK_ROLE] = "role",
+        [MK_EXPECT] = "expect",
+        [MK_EXPECT_STATE] = "expect_state",
+        [MK_CHECKS] = "checks",
+        [MK_TIMEOUT] = "timeout_s",
+        [MK_STATE] = "state",
+        [MK_POST] = "post",
+        [MK_HIDDEN_OK] = "hidden_ok",
+        [MK_READY_QUIET] = "ready_quiet_ms",
+        [MK_TOOL] = "tool",
+        [MK_EXPECT_EFFECT] = "expect_effect",
+        [MK_COUNT] = NULL,
 };
 
 /* post: has no bit: it belongs to every plan step and to no scripted one. */
@@ -42,7 +50,7 @@ static const uint32_t modifier_bits[MK_COUNT] = {
         [MK_CHECKS] = KSR_MOD_CHECKS,       [MK_TIMEOUT] = KSR_MOD_TIMEOUT,
         [MK_STATE] = KSR_MOD_STATE,         [MK_POST] = 0,
         [MK_HIDDEN_OK] = KSR_MOD_HIDDEN_OK, [MK_READY_QUIET] = KSR_MOD_READY,
-        [MK_TOOL] = KSR_MOD_TOOL,
+        [MK_TOOL] = KSR_MOD_TOOL,           [MK_EXPECT_EFFECT] = KSR_MOD_EFFECT,
 };
 
 static const char *const wait_states[] = {"visible", "hidden", "attached", "detached", NULL};
@@ -661,6 +669,12 @@ static bool one_modifier(scn_ctx *c, int mk, const step_keys *sk, ksr_step *st)
 		return scn_num(c, v, "ready_quiet_ms", 0, 60000, &st->ready_quiet_ms);
 	case MK_TOOL:
 		return tool_modifier(c, v, st);
+	case MK_EXPECT_EFFECT: {
+		bool expect = true;
+		bool ok = scn_bool(c, v, "expect_effect", &expect);
+		st->no_effect_ok = !expect;
+		return ok;
+	}
 	default:
 		return scn_check_list(c, v, "post", &st->post, &st->n_post);
 	}

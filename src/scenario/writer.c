@@ -636,6 +636,8 @@ static void put_modifiers(line_list *l, const ksr_step *st)
 		put_string_entry(l, "state", st->wait_state);
 	if (st->hidden_ok)
 		put_raw_entry(l, "hidden_ok: true");
+	if (st->no_effect_ok)
+		put_raw_entry(l, "expect_effect: false");
 	if (st->tool)
 		put_string_entry(l, "tool", st->tool);
 	if (st->ready_quiet_set)

@@ -9,10 +9,18 @@
  * Window "KSR Late Paint" (--title), WM_CLASS "ksr-latepaint",
  * "Ksr-latepaint", _NET_WM_PID set. Painted, it shows coloured bars and a
  * line of text, and redraws them on every Expose. Waits are poll(2) on the X
- * connection with a deadline, never a sleep. */
+ * connection with a deadline, never a sleep.
+ *
+ * With --keys it takes keyboard input: space repaints at once (another
+ * colour: an input with an effect); Return retitles the window "TITLE -
+ * Done" RETITLE_MS later and only then draws its new content, in
+ * LOAD_FRAMES frames LOAD_FRAME_MS apart (a page whose title comes before
+ * its content is drawn); every other key is ignored (an input that changes
+ * nothing). */
 #include <X11/Xatom.h>
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
+#include <X11/keysym.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -65,14 +73,106 @@ static void paint(Display *dpy, Window w, GC gc)
 	XFlush(dpy);
 }
 
+#define RETITLE_MS    300
+#define LOAD_FRAMES   15
+#define LOAD_FRAME_MS 40
+
+/* Frame k of LOAD_FRAMES of the content after Return: a bar growing across
+ * the window; the last frame also says so in text. */
+static void paint_loading(Display *dpy, Window w, GC gc, int k)
+{
+	XWindowAttributes wa;
+	XGetWindowAttributes(dpy, w, &wa);
+	XSetForeground(dpy, gc, colour(dpy, "white"));
+	XFillRectangle(dpy, w, gc, 0, 0, (unsigned)wa.width, (unsigned)wa.height);
+	XSetForeground(dpy, gc, colour(dpy, "navy"));
+	XFillRectangle(dpy, w, gc, 0, 0, (unsigned)(wa.width * k / LOAD_FRAMES),
+	               (unsigned)(wa.height / 2));
+	if (k == LOAD_FRAMES) {
+		XSetForeground(dpy, gc, BlackPixel(dpy, DefaultScreen(dpy)));
+		const char *text = "ksr-latepaint: done";
+		XDrawString(dpy, w, gc, 20, wa.height * 3 / 4, text, (int)strlen(text));
+	}
+	XFlush(dpy);
+}
+
+static void paint_other(Display *dpy, Window w, GC gc)
+{
+	XWindowAttributes wa;
+	XGetWindowAttributes(dpy, w, &wa);
+	XSetForeground(dpy, gc, colour(dpy, "dark green"));
+	XFillRectangle(dpy, w, gc, 0, 0, (unsigned)wa.width, (unsigned)wa.height);
+	XFlush(dpy);
+}
+
+/* The --keys state: when the retitle is due, and the load frame drawn last. */
+typedef struct keys_state {
+	bool on;
+	long long retitle_at; /* -1: none pending */
+	int frame;            /* 0: not loading; 1..LOAD_FRAMES drawn */
+	long long next_frame_at;
+	bool done;
+} keys_state;
+
+static void on_key(Display *dpy, Window w, GC gc, XKeyEvent *ev, keys_state *k)
+{
+	KeySym sym = XLookupKeysym(ev, 0);
+	if (sym == XK_space) {
+		paint_other(dpy, w, gc);
+	} else if (sym == XK_Return && k->retitle_at < 0 && !k->frame) {
+		k->retitle_at = now_ms() + RETITLE_MS;
+	}
+}
+
+/* The next thing --keys has to do at its time; returns the poll timeout. */
+static int keys_tick(Display *dpy, Window w, GC gc, const char *title, keys_state *k)
+{
+	long long now = now_ms();
+	if (k->retitle_at >= 0 && now >= k->retitle_at) {
+		char done[300];
+		snprintf(done, sizeof done, "%s - Done", title);
+		set_names(dpy, w, done);
+		XFlush(dpy);
+		k->retitle_at = -1;
+		k->frame = 0;
+		k->next_frame_at = now + LOAD_FRAME_MS;
+		k->done = false;
+		k->on = true;
+	}
+	if (k->retitle_at < 0 && k->next_frame_at > 0 && now >= k->next_frame_at) {
+		paint_loading(dpy, w, gc, ++k->frame);
+		k->next_frame_at = k->frame < LOAD_FRAMES ? now + LOAD_FRAME_MS : 0;
+		k->done = k->frame == LOAD_FRAMES;
+	}
+	long long at = k->retitle_at >= 0     ? k->retitle_at
+	               : k->next_frame_at > 0 ? k->next_frame_at
+	                                      : -1;
+	if (at < 0)
+		return -1;
+	return at <= now ? 0 : (int)(at - now);
+}
+
+static int min_timeout(int a, int b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return a < b ? a : b;
+}
+
 int main(int argc, char **argv)
 {
 	const char *title = "KSR Late Paint";
 	long long after_ms = -1; /* -1: never */
+	bool keys = false;
+	keys_state ks = {.retitle_at = -1};
 	bool have_when = false;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--title") && i + 1 < argc) {
 			title = argv[++i];
+		} else if (!strcmp(argv[i], "--keys")) {
+			keys = true;
 		} else if (!strcmp(argv[i], "--never")) {
 			have_when = true;
 		} else {
@@ -101,7 +201,9 @@ int main(int argc, char **argv)
 	Window w = XCreateSimpleWindow(dpy, RootWindow(dpy, scr), 0, 0, 480, 320, 0,
 	                               BlackPixel(dpy, scr), colour(dpy, "gray50"));
 	set_names(dpy, w, title);
-	XSelectInput(dpy, w, ExposureMask | StructureNotifyMask);
+	XSelectInput(dpy, w, ExposureMask | StructureNotifyMask | (keys ? KeyPressMask : 0));
+	XWMHints hints = {.flags = InputHint, .input = True};
+	XSetWMHints(dpy, w, &hints);
 	GC gc = XCreateGC(dpy, w, 0, NULL);
 	XMapWindow(dpy, w);
 	XFlush(dpy);
@@ -115,7 +217,9 @@ int main(int argc, char **argv)
 			if (ev.type == MapNotify && paint_at < 0 && after_ms >= 0)
 				paint_at = now_ms() + after_ms;
 			if (ev.type == Expose && ev.xexpose.count == 0 && painted)
-				paint(dpy, w, gc);
+				ks.frame ? paint_loading(dpy, w, gc, ks.frame) : paint(dpy, w, gc);
+			if (ev.type == KeyPress && keys)
+				on_key(dpy, w, gc, &ev.xkey, &ks);
 		}
 		if (!painted && paint_at >= 0 && now_ms() >= paint_at) {
 			painted = true;
@@ -129,6 +233,8 @@ int main(int argc, char **argv)
 			long long left = paint_at - now_ms();
 			timeout = left < 0 ? 0 : (int)left;
 		}
+		if (keys)
+			timeout = min_timeout(timeout, keys_tick(dpy, w, gc, title, &ks));
 		struct pollfd p = {.fd = ConnectionNumber(dpy), .events = POLLIN};
 		/* A closed connection: the next XPending exits (Xlib's I/O error). */
 		if (poll(&p, 1, timeout) < 0)

@@ -32,6 +32,7 @@ steps:
     role: check box
     expect_state: "Enable feature checked"
   - click_element: /^Pressed [0-9]+$/
+    expect_effect: false
 """ % (ksr.TESTAPP, rec, rec))
         rc, _so, se, _t = self.run_rt(["run", "--xvfb", sc], out=self.out())
         report = self.assertEvidence(self.out(), "pass", "completed", rc=rc, stderr=se)

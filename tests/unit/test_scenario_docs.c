@@ -184,6 +184,7 @@ static unsigned mod_bit(const char *m)
 	        {"checks", KSR_MOD_CHECKS},        {"timeout_s", KSR_MOD_TIMEOUT},
 	        {"state", KSR_MOD_STATE},          {"hidden_ok", KSR_MOD_HIDDEN_OK},
 	        {"ready_quiet_ms", KSR_MOD_READY}, {"tool", KSR_MOD_TOOL},
+	        {"expect_effect", KSR_MOD_EFFECT},
 	};
 	for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
 		if (!strcmp(bits[i].name, m))

@@ -317,7 +317,7 @@ static void key_lists(void)
 	n = 0;
 	while (mods[n])
 		n++;
-	is_int((long long)n, 11, "11 modifier keys");
+	is_int((long long)n, 12, "12 modifier keys");
 	ok(ksr_scenario_mapping_keys("spawn") && !ksr_scenario_mapping_keys("nope"),
 	   "mapping key lists");
 }

@@ -154,7 +154,13 @@ static void steps(void)
 	        "a step must be a mapping with one action key, got a string");
 	rejects("role on key", "process: x\nsteps:\n  - key: a\n    role: button\n", 4, 5,
 	        "modifier 'role' does not apply to key (it takes: target, expect, expect_state, "
-	        "checks, timeout_s, ready_quiet_ms)");
+	        "checks, timeout_s, ready_quiet_ms, expect_effect)");
+	rejects("expect_effect on shell",
+	        "process: x\nsteps:\n  - shell: \"true\"\n    expect_effect: false\n", 4, 5,
+	        "modifier 'expect_effect' does not apply to shell");
+	rejects("expect_effect not a boolean",
+	        "process: x\nsteps:\n  - key: F9\n    expect_effect: maybe\n", 4, 20,
+	        "expect_effect");
 	rejects("ready_quiet_ms on shell",
 	        "process: x\nsteps:\n  - shell: a\n    ready_quiet_ms: 10\n", 4, 5,
 	        "modifier 'ready_quiet_ms' does not apply to shell");

@@ -49,6 +49,7 @@ static const struct {
         {KSR_CONCERN_RECOVERY_PROMPT, "recovery-prompt"},
         {KSR_CONCERN_NOT_RENDERED, "not-rendered"},
         {KSR_CONCERN_WM_LOST, "wm-lost"},
+        {KSR_CONCERN_NO_EFFECT, "no-effect"},
 };
 
 static const struct {

@@ -225,6 +225,33 @@ ksr_wait ksr_x11_damage_wait(ksr_x11 *x, unsigned long window, int64_t since_ms,
 	}
 }
 
+int ksr_x11_damaged_since(ksr_x11 *x, unsigned long window, int64_t since_ms)
+{
+	if (!x || x->dead || !window)
+		return -1;
+	XSync(x->dpy, False); /* every repaint so far is queued before the reply */
+	ksr_x11_input_pump(x);
+	const struct ksr_x11_damaged *e = find_damaged(x, window);
+	if (x->dead || !e)
+		return -1;
+	return e->last_ms > since_ms;
+}
+
+int64_t ksr_x11_last_change_ms(const ksr_x11 *x)
+{
+	return x ? x->last_change_ms : 0;
+}
+
+unsigned long ksr_x11_input_focus(ksr_x11 *x)
+{
+	if (!x || x->dead)
+		return 0;
+	Window focus = None;
+	int revert = 0;
+	XGetInputFocus(x->dpy, &focus, &revert);
+	return focus == PointerRoot ? 0 : focus;
+}
+
 /* ---- viewable, covered, answering ---- */
 
 int ksr_x11_window_viewable(ksr_x11 *x, unsigned long window)

@@ -29,10 +29,11 @@ static int64_t settle_changes(ksr_run *run)
  * are quiet for the quiet interval counted from the input, and no window has
  * come, gone or changed its title meanwhile; at most SETTLE_MAX_MS. Returns
  * on cancel too; the step's checks then see the cancellation. */
-void ksr_step_settle(ksr_run *run, const ksr_step *step, unsigned long window, ksr_step_result *res)
+void ksr_step_settle(ksr_run *run, const ksr_step *step, unsigned long window, const char *field,
+                     ksr_step_result *res)
 {
 	ksr_x11_sync(run->x);
-	cJSON *st = cJSON_AddObjectToObject(ksr_step_extra(res), "settled");
+	cJSON *st = cJSON_AddObjectToObject(ksr_step_extra(res), field);
 	double q = ksr_step_quiet_ms(run, step);
 	cJSON_AddNumberToObject(st, "quiet_ms", q);
 	if (q <= 0) {
@@ -116,4 +117,24 @@ void ksr_step_shots(ksr_run *run, const ksr_step *step, ksr_step_result *res)
 		save_shot(run, step, img, name, "annotated", "where the pointer went", res);
 	}
 	ksr_image_free(img);
+}
+
+/* The run's last picture (99-final.png), after the final checks and once the
+ * app's window is quiet (bounded as a step's settle is): a passing run's
+ * evidence ends with the state it passed in, drawn. A failed run has
+ * diagnosis's 99-failure.png instead. */
+void ksr_run_final_shot(ksr_run *run)
+{
+	if (!run->x || !ksr_x11_alive(run->x) || ksr_cancelled())
+		return;
+	unsigned long win = run->have_window ? run->window.id : 0;
+	ksr_x11_quiet spec = {
+	        .quiet_ms = SETTLE_QUIET_MS, .since_ms = ksr_now_ms(), .window_changes = true};
+	int64_t waited = 0;
+	if (win)
+		(void)ksr_x11_quiet_wait(
+		        run->x, &win, 1, &spec,
+		        ksr_deadline_min(run->work, ksr_deadline_in_ms(SETTLE_MAX_MS)), &waited);
+	ksr_err err = {0};
+	(void)ksr_run_screenshot(run, "99-final.png", "the screen after the final checks", &err);
 }

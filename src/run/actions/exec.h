@@ -61,15 +61,33 @@ bool ksr_step_ready(ksr_run *run, const ksr_step *step, ksr_step_target *t, ksr_
  * ...} (docs/report.md). */
 bool ksr_step_ready_at(ksr_run *run, const ksr_step *step, unsigned long id, int px, int py,
                        ksr_step_result *res);
+/* The effect watch of an input step (effect.c): begun just before the act,
+ * read after the settle wait. */
+typedef struct ksr_effect_watch {
+	bool on;               /* the row watches (KSR_MOD_EFFECT) and the display is there */
+	bool damage;           /* at least one window's repaints are tracked */
+	unsigned long wins[2]; /* the window the input went to, and the app's */
+	unsigned long focus;   /* the X input focus before the act */
+	int64_t since_ms;      /* ksr_now_ms() just before the act */
+} ksr_effect_watch;
+void ksr_effect_begin(ksr_run *run, const ksr_step *step, unsigned long window,
+                      ksr_effect_watch *w);
+/* The row gets effect: "repaint", "focus", "window", "a11y-state" ("+"-joined),
+ * "none" or "unknown"; none on a step without checks is a no-effect concern. */
+void ksr_effect_end(ksr_run *run, const ksr_step *step, const ksr_effect_watch *w,
+                    ksr_step_result *res);
 /* The step's ready_quiet_ms:, else the scenario's; 0: the quiet waits are off. */
 double ksr_step_quiet_ms(const ksr_run *run, const ksr_step *step);
 /* settled: let the app react to the input before anything looks at it: its
- * windows (window, and the app's) quiet again. The row gets settled: {...}. */
-void ksr_step_settle(ksr_run *run, const ksr_step *step, unsigned long window,
+ * windows (window, and the app's) quiet again. The row gets field: {...}
+ * ("settled"; "settled_after_checks" for the wait after checks that held). */
+void ksr_step_settle(ksr_run *run, const ksr_step *step, unsigned long window, const char *field,
                      ksr_step_result *res);
 /* evidence: NN-step.png and, when res has a pixel, NN-step-annotated.png;
  * their names (or the capture's error) go into the step row. */
 void ksr_step_shots(ksr_run *run, const ksr_step *step, ksr_step_result *res);
+/* 99-final.png once the app is quiet, at the end of a run that did not fail. */
+void ksr_run_final_shot(ksr_run *run);
 
 /* The run ended (cancelled, deadline) while the step waited: records it and
  * marks the result an error. false when w means neither. */

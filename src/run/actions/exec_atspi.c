@@ -350,11 +350,11 @@ static void act(ksr_run *run, const ksr_step *step, ksr_run_atspi *t, const ksr_
 			return;
 		}
 		if (!toggle) {
-			cJSON_AddStringToObject(res->extra, "effect", "not observable");
+			cJSON_AddStringToObject(res->extra, "state_change", "not observable");
 			return;
 		}
 		if (saw_change(t, n->path, before, d, &after)) {
-			cJSON_AddStringToObject(res->extra, "effect", "confirmed");
+			cJSON_AddStringToObject(res->extra, "state_change", "confirmed");
 			cJSON_AddNumberToObject(res->extra, "attempts", attempt + 1);
 			return;
 		}
@@ -366,13 +366,13 @@ static void act(ksr_run *run, const ksr_step *step, ksr_run_atspi *t, const ksr_
 		            KSR_WAIT_CANCELLED)
 			break;
 		if (attempt == 0 && saw_change(t, n->path, before, ksr_deadline_in_ms(1), &after)) {
-			cJSON_AddStringToObject(res->extra, "effect", "confirmed");
+			cJSON_AddStringToObject(res->extra, "state_change", "confirmed");
 			return;
 		}
 	}
 	if (ksr_cancelled() && ended(run, step, KSR_WAIT_CANCELLED, res))
 		return;
-	cJSON_AddStringToObject(res->extra, "effect", "unconfirmed");
+	cJSON_AddStringToObject(res->extra, "state_change", "unconfirmed");
 	char *dn = ksr_atspi_name_display(n->name);
 	ksr_run_concern(run, KSR_CONCERN_UNVERIFIED_CLICK, step->pos.line,
 	                "click_element %s: the control's state did not change after two attempts",
@@ -492,6 +492,8 @@ void ksr_exec_click_element(ksr_run *run, const ksr_step *step, const ksr_step_t
 			              n->role ? n->role : "control", dn ? dn : "");
 			free(dn);
 		}
+		/* Acted: the runner settles, looks for the effect and takes the shots. */
+		res->acted = res->status == KSR_STEP_OK;
 	}
 	ksr_atspi_tree_clear(&tree);
 	ksr_run_atspi_release(&t);

@@ -184,19 +184,28 @@ void ksr_step_run(ksr_run *run, const ksr_step *step, ksr_step_result *res, cJSO
 	bool shots = step->info->after == KSR_AFTER_SHOTS;
 	const char *was = run->a11y_tool;
 	run->a11y_tool = step->tool; /* desktop mode: the tool this step names, or the newest */
-	if (resolve_and_ready(run, step, &t, res))
+	ksr_effect_watch effect = {0};
+	if (resolve_and_ready(run, step, &t, res)) {
+		ksr_effect_begin(run, step, t.win.id, &effect);
 		ksr_executor(step->info->kind)(run, step, &t, res); /* act */
+	}
 	unsigned long window = t.win.id;
 	ksr_run_window_release(&t.win);
 	if (run->failed && res->status == KSR_STEP_OK)
 		res->status = KSR_STEP_ERROR; /* the run ended inside the step */
 	if (shots && res->acted)
-		ksr_step_settle(run, step, window, res);
+		ksr_step_settle(run, step, window, "settled", res);
+	if (res->status == KSR_STEP_OK)
+		ksr_effect_end(run, step, &effect, res);
 	if (res->status == KSR_STEP_OK && step->n_checks) {
 		cJSON *rows = check_rows ? check_rows : cJSON_CreateArray();
 		run_checks(run, step, res, rows);
 		if (rows != check_rows)
 			cJSON_Delete(rows);
+		/* A check that held on a title may have come before the window
+		 * repainted: the picture is taken once it is drawn. */
+		if (shots && res->acted && res->status == KSR_STEP_OK)
+			ksr_step_settle(run, step, window, "settled_after_checks", res);
 	}
 	if (shots && res->acted)
 		ksr_step_shots(run, step, res);
