@@ -148,4 +148,14 @@ int ksr_proc_stop_group(int pgid, int grace_ms);
 ksr_wait ksr_proc_run(const char *command, ksr_deadline d, int *exit_code, char **output,
                       size_t out_max, ksr_err *err);
 
+/* The fields of /proc/PID/stat the runtime reads (origin.c; the relaunch
+ * follower's lineage). */
+typedef struct ksr_proc_stat {
+	char state;
+	int ppid, pgrp, sid;
+	unsigned long long start_ticks; /* clock ticks since boot */
+} ksr_proc_stat;
+/* false when pid is gone (or its stat cannot be read). */
+bool ksr_proc_read_stat(int pid, ksr_proc_stat *st);
+
 #endif

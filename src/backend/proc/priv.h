@@ -1,5 +1,5 @@
 /* What the proc backend's files share: reading a process's environment and
- * its /proc/PID/stat line. */
+ * its /proc/PID/stat line (ksr_proc_read_stat, public in ksr/proc.h). */
 #ifndef KSR_BACKEND_PROC_PRIV_H
 #define KSR_BACKEND_PROC_PRIV_H
 
@@ -10,14 +10,5 @@
  * the process is gone: a zombie's environment reads empty), -1 not ours to
  * read (display.c). */
 int ksr_proc_environ_value(int pid, const char *key, char *buf, size_t len);
-
-/* The fields of /proc/PID/stat the backend reads (origin.c). */
-typedef struct ksr_proc_stat {
-	char state;
-	int ppid, pgrp, sid;
-	unsigned long long start_ticks; /* clock ticks since boot */
-} ksr_proc_stat;
-/* false when pid is gone (or its stat cannot be read). */
-bool ksr_proc_read_stat(int pid, ksr_proc_stat *st);
 
 #endif

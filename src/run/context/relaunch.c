@@ -56,28 +56,14 @@ static int64_t ticks_to_ms(long long ticks)
 	return ticks * 1000 / sysconf(_SC_CLK_TCK);
 }
 
-/* Parent, session and start time from /proc/PID/stat (after the command
- * name, which may hold spaces and parentheses). */
+/* Parent, session and start time (ksr_proc_read_stat). */
 static bool read_lineage(int pid, lineage *out)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	ksr_proc_stat st;
+	if (!ksr_proc_read_stat(pid, &st))
 		return false;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	const char *p = strrchr(buf, ')');
-	char state;
-	int pgrp;
-	/* state ppid pgrp session, then 15 fields to starttime (field 22). */
-	return p && sscanf(p + 1,
-	                   " %c %d %d %d %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-	                   "%*s %llu",
-	                   &state, &out->ppid, &pgrp, &out->sid, &out->start) == 5;
+	*out = (lineage){.ppid = st.ppid, .sid = st.sid, .start = st.start_ticks};
+	return true;
 }
 
 static void life_close_fd(ksr_app_life *l)
