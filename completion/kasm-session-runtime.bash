@@ -65,7 +65,7 @@ _kasm_session_runtime()
 		return
 		;;
 	--deadline | --video-fps | --timeout | --waiting-heartbeat | --cdp | --max-nodes | --launch | \
-		--wait-window | --window)
+		--wait-window | --window | --settle-s)
 		return
 		;;
 	esac
@@ -75,7 +75,7 @@ _kasm_session_runtime()
 	run) opts="--xvfb --display-server --wm --private-home --out --deadline --json --update-baseline --junit --video --video-fps --help" ;;
 	validate) opts="--json --format --help" ;;
 	watch) opts="-r --recursive --timeout --waiting-heartbeat --json --junit --html --help" ;;
-	inspect) opts="--xvfb --display-server --wm --launch --wait-window --window --cdp --max-nodes --timeout --after --line --json --help" ;;
+	inspect) opts="--xvfb --display-server --wm --launch --wait-window --window --cdp --max-nodes --timeout --after --line --settle-s --out --json --help" ;;
 	record) opts="--xvfb --launch -o --output --stop-key --watch-dir --name --timeout --help" ;;
 	mcp) opts="--http --token --tool-names --xvfb --display-server --wm --evidence --help" ;;
 	version) opts="--help" ;;

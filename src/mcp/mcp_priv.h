@@ -60,7 +60,7 @@ struct ksr_mcp {
 	mcp_view session_view; /* 2025 sessions: the last screenshot's (implicit state) */
 	mcp_view_slot views[MCP_VIEWS];
 	unsigned next_view;
-	mcp_req req; /* the request being handled (one at a time) */
+	mcp_req req;    /* the request being handled (one at a time) */
 	ksr_page *page; /* the page tools' handle, CDP or WebDriver BiDi */
 	char protocol[16];
 	int log_level;   /* index into the syslog-style levels; messages below are dropped */
@@ -217,7 +217,8 @@ bool mcp_arg_bool(const cJSON *args, const char *name, bool def);
 
 /* The accessibility tools' shared steps (tools_a11y.c): connect, find the app
  * the arguments name and walk it (find mode when find is set). -1 with r's
- * error set. */
+ * error set; -2 (r's error set) when the app is not on the accessibility bus
+ * (yet: a wait asks again). */
 int mcp_a11y_walk(ksr_mcp *m, const cJSON *a, const ksr_atspi_walk_opts *wo, ksr_atspi_app *app,
                   ksr_atspi_tree *tree, mcp_result *r);
 

@@ -50,7 +50,7 @@ int mcp_a11y_walk(ksr_mcp *m, const cJSON *a, const ksr_atspi_walk_opts *wo, ksr
 		return mcp_fail(r, "accessibility bus: %s", e.msg), -1;
 	const char *by = NULL;
 	if (ksr_atspi_find_app(m->atspi, pid, mcp_arg_str(a, "app"), d, app, &by, &e) < 0)
-		return mcp_fail(r, "%s", e.msg), -1;
+		return mcp_fail(r, "%s", e.msg), -2;
 	if (ksr_atspi_walk(m->atspi, app, wo, d, tree, &e) < 0) {
 		ksr_atspi_app_clear(app);
 		return mcp_fail(r, "walking %s: %s", app->name ? app->name : "the app", e.msg), -1;

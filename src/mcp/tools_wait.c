@@ -283,8 +283,22 @@ static int look(ksr_mcp *m, const cJSON *a, const ksr_name_match *nm, uint64_t w
 	ksr_atspi_tree tree = {0};
 	const char *role = mcp_arg_str(a, "role");
 	ksr_atspi_walk_opts wo = {.find_name = nm, .find_role = role};
-	if (mcp_a11y_walk(m, a, &wo, &app, &tree, r) < 0)
-		return -1;
+	/* An app that has just mapped its window may not be on the bus yet (it
+	 * registers a moment later, longer on a loaded machine): not yet, not a
+	 * failure, for as long as the wait lasts. */
+	mcp_result walk = {.content = cJSON_CreateArray()};
+	int wr = mcp_a11y_walk(m, a, &wo, &app, &tree, &walk);
+	const cJSON *t =
+	        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(walk.content, 0), "text");
+	const char *said = cJSON_IsString(t) ? t->valuestring : "the accessibility walk failed";
+	if (wr == -2)
+		snprintf(why, len, "%s", said);
+	else if (wr < 0)
+		mcp_fail(r, "%s", said);
+	cJSON_Delete(walk.content);
+	cJSON_Delete(walk.structured);
+	if (wr < 0)
+		return wr == -2 ? 0 : -1;
 	int i = ksr_atspi_tree_find(&tree, nm, role);
 	int rc = 0;
 	if (i >= 0 && (tree.nodes[i].states & want) == want) {
