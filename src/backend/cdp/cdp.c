@@ -510,6 +510,20 @@ ksr_cdp_status ksr_cdp_send(ksr_cdp *c, const char *method, cJSON *params, ksr_e
 	return KSR_CDP_OK;
 }
 
+/* What a command that got no reply says: why the wait for it ended. */
+static ksr_cdp_status call_failed(ksr_cdp *c, const char *method, ksr_cdp_status st, ksr_err *err)
+{
+	if (st == KSR_CDP_TIMEOUT)
+		ksr_err_set(err, "the browser did not answer %s in time", method);
+	else if (st == KSR_CDP_CLOSED)
+		ksr_err_set(err, "%s failed: %s", method, c->close_why);
+	else if (st == KSR_CDP_CRASHED)
+		ksr_err_set(err, "the page's renderer crashed during %s", method);
+	else
+		ksr_err_set(err, "%s was cancelled", method);
+	return st;
+}
+
 static ksr_cdp_status call(ksr_cdp *c, bool session, const char *method, cJSON *params,
                            ksr_deadline d, cJSON **result, ksr_err *err)
 {
@@ -526,15 +540,7 @@ static ksr_cdp_status call(ksr_cdp *c, bool session, const char *method, cJSON *
 	c->want_id = 0; /* from now on its reply is late */
 	if (st == KSR_CDP_OK)
 		return reply_result(c, method, result, err);
-	if (st == KSR_CDP_TIMEOUT)
-		ksr_err_set(err, "the browser did not answer %s in time", method);
-	else if (st == KSR_CDP_CLOSED)
-		ksr_err_set(err, "%s failed: %s", method, c->close_why);
-	else if (st == KSR_CDP_CRASHED)
-		ksr_err_set(err, "the page's renderer crashed during %s", method);
-	else
-		ksr_err_set(err, "%s was cancelled", method);
-	return st;
+	return call_failed(c, method, st, err);
 }
 
 ksr_cdp_status ksr_cdp_call(ksr_cdp *c, const char *method, cJSON *params, ksr_deadline d,
@@ -577,15 +583,7 @@ ksr_cdp_status ksr_cdp_wire_call_unless(ksr_cdp *c, const char *method, cJSON *p
 		                   c->end_url, method),
 		       KSR_CDP_ERROR;
 	}
-	if (st == KSR_CDP_TIMEOUT)
-		ksr_err_set(err, "the browser did not answer %s in time", method);
-	else if (st == KSR_CDP_CLOSED)
-		ksr_err_set(err, "%s failed: %s", method, c->close_why);
-	else if (st == KSR_CDP_CRASHED)
-		ksr_err_set(err, "the page's renderer crashed during %s", method);
-	else
-		ksr_err_set(err, "%s was cancelled", method);
-	return st;
+	return call_failed(c, method, st, err);
 }
 
 /* ksr_cdp_call on the browser connection (Target.*, Browser.*). */
