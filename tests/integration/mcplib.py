@@ -51,6 +51,20 @@ def require_node22(tc):
                 "(npm ci in tests/integration/mcp_node22)")
 
 
+
+def start_http(tc, args=("mcp", "--http", "127.0.0.1:0"), env=None):
+    """kasm-session-runtime mcp --http on a free loopback port: (its process,
+    the port it reported on stderr)."""
+    rt = tc.start_rt(list(args), env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        m = re.search(r"listening on http://\S+:(\d+)/mcp", rt.stderr)
+        if m:
+            return rt, int(m.group(1))
+        tc.assertIsNone(rt.poll(), rt.stderr[-3000:])
+        time.sleep(0.05)  # the server prints its port once; no event to wait on
+    tc.fail("mcp --http did not report its port")
+
 class SdkClient:
     """client.mjs: stdio (server_args: the runtime's arguments) or HTTP (url)."""
 

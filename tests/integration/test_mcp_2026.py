@@ -43,15 +43,7 @@ class Client2026(mcplib.SdkClient):
 
 
 def start_http(tc, env):
-    rt = tc.start_rt(["mcp", "--http", "127.0.0.1:0"], env=env)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        m = re.search(r"listening on http://\S+:(\d+)/mcp", rt.stderr)
-        if m:
-            return rt, int(m.group(1))
-        tc.assertIsNone(rt.poll(), rt.stderr[-3000:])
-        time.sleep(0.05)
-    tc.fail("mcp --http did not report its port")
+    return mcplib.start_http(tc, env=env)
 
 
 class Mcp2026Suite:

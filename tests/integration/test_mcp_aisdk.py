@@ -15,9 +15,7 @@ argument as a readable tool error, and the server serving on."""
 
 import json
 import os
-import re
 import subprocess
-import time
 import unittest
 
 import ksr
@@ -48,15 +46,7 @@ class AiSdkClient(mcplib.SdkClient):
 
 
 def start_http(tc, env):
-    rt = tc.start_rt(["mcp", "--http", "127.0.0.1:0"], env=env)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        port = re.search(r"listening on http://\S+:(\d+)/mcp", rt.stderr)
-        if port:
-            return rt, int(port.group(1))
-        tc.assertIsNone(rt.poll(), rt.stderr[-3000:])
-        time.sleep(0.05)
-    tc.fail("mcp --http did not report its port")
+    return mcplib.start_http(tc, env=env)
 
 
 class AiSdkSuite:

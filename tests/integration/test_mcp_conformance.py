@@ -14,7 +14,6 @@ import os
 import re
 import signal
 import subprocess
-import time
 import unittest
 
 import ksr
@@ -33,15 +32,7 @@ class ConformanceNewest(ksr.KsrTestCase):
         self.rt, self.port = self.start_server()
 
     def start_server(self):
-        rt = self.start_rt(["mcp", "--xvfb", "--http", "127.0.0.1:0"])
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            m = re.search(r"listening on http://\S+:(\d+)/mcp", rt.stderr)
-            if m:
-                return rt, int(m.group(1))
-            self.assertIsNone(rt.poll(), rt.stderr[-3000:])
-            time.sleep(0.05)
-        self.fail("mcp --http did not report its port")
+        return mcplib.start_http(self, ("mcp", "--xvfb", "--http", "127.0.0.1:0"))
 
     def run_suite(self, revision):
         """The suite on one revision; returns {scenario: [check dicts]}."""
