@@ -13,7 +13,6 @@ the Inspector CLI keep their own tests (test_mcp_stdio.py, test_mcp_http.py)."""
 import http.client
 import json
 import os
-import re
 import subprocess
 import time
 import unittest
