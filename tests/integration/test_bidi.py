@@ -192,6 +192,20 @@ class BidiTest(ksr.KsrTestCase):
         self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
         self.assertGreaterEqual(self.step_ends(out)[2]["box"]["x"], 590)
 
+    def test_element_that_moves_every_other_frame(self):
+        """The glider that moves on every other frame only (test_cdp's case):
+        seen moving on every probe, clicked where it came to rest."""
+        path, out, rc, se = self.run_page("actions.html", "KSR Actions", """\
+            - page_eval: "startSteppedMoving()"
+            - page_click: "#mover"
+              checks:
+                - page: {selector: "#status", text: "mover clicked"}
+                  timeout_s: 2
+            - page_eval: "window.stoppedAt !== null && window.clickedAt >= window.stoppedAt"
+            """)
+        self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        self.assertGreaterEqual(self.step_ends(out)[1]["box"]["x"], 590)
+
     def test_told_from_the_browser_port_from_the_profile(self):
         """cdp: true only: the attach sees a Firefox and reads its port 0's
         real port from the profile; keys are pressed into the page."""

@@ -202,6 +202,22 @@ class CdpTest(ksr.KsrTestCase):
         click = self.step_ends(out)[1]
         self.assertGreaterEqual(click["box"]["x"], 590, "clicked where it came to rest")
 
+    def test_element_that_moves_every_other_frame(self):
+        """A glider that moves on every other frame only (72 frames, then at rest
+        at 600px): a box compared over one frame reads as still about half the
+        time, so the old one-frame check clicked it in flight on one of its
+        retries; over two frames it is seen moving on every probe."""
+        path, out, rc, se = self.run_page("actions.html", "KSR Actions", """\
+            - cdp_eval: "startSteppedMoving()"
+            - cdp_click: "#mover"
+              checks:
+                - page: {selector: "#status", text: "mover clicked"}
+                  timeout_s: 2
+            - cdp_eval: "window.stoppedAt !== null && window.clickedAt >= window.stoppedAt"
+            """)
+        self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        self.assertGreaterEqual(self.step_ends(out)[1]["box"]["x"], 590)
+
     def test_renderer_crash(self):
         path, out, rc, se = self.run_page("form.html", "KSR Form", """\
             - cdp_navigate: "chrome://crash"

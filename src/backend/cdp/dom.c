@@ -20,7 +20,10 @@
 /* The probe, run in the page on the element (null when nothing matched). want:
  * "click" (every check, then the click point), "fill"/"type" (visible, enabled,
  * editable; focused and, for fill, all selected), "state" (where it is). The
- * box must be the same in two consecutive animation frames before a click. */
+ * box must stay the same over two animation frames before a click (three reads), as
+ * Playwright's stability rule: an animation started just before the probe may not
+ * move the box in its first frame (that frame's time can precede the start), so one
+ * frame alone read a glider as stable. */
 const char ksr_page_probe_js[] =
         "async function(el, want) {\n"
         "const desc = n => { if (!n || n.nodeType !== 1) return String(n);\n"
@@ -58,11 +61,16 @@ const char ksr_page_probe_js[] =
         "    r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) {\n"
         "  el.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});\n"
         "  r = el.getBoundingClientRect(); }\n"
-        "await new Promise(f => requestAnimationFrame(() => f()));\n"
+        "const frame = () => new Promise(f => requestAnimationFrame(() => f()));\n"
+        "const same = (a, b) => a.x === b.x && a.y === b.y && a.width === b.width && "
+        "a.height === b.height;\n"
+        "await frame();\n"
+        "const r1 = el.getBoundingClientRect();\n"
+        "await frame();\n"
         "const r2 = el.getBoundingClientRect();\n"
-        "if (r2.x !== r.x || r2.y !== r.y || r2.width !== r.width || r2.height !== r.height)\n"
-        "  return {state: 'moving', why: 'is still moving (its box changed between two "
-        "frames)', box: box(r2)};\n"
+        "if (!same(r, r1) || !same(r1, r2))\n"
+        "  return {state: 'moving', why: 'is still moving (its box changed within two "
+        "animation frames)', box: box(r2)};\n"
         "const x = r2.x + r2.width / 2, y = r2.y + r2.height / 2;\n"
         "if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight)\n"
         "  return {state: 'outside', why: 'is outside the viewport', box: box(r2)};\n"
