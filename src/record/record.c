@@ -30,8 +30,7 @@
 #define LAUNCH_TICK_MS    100  /* how soon a launch that ended is noticed */
 #define HANDOVER_GRACE_MS 2000 /* an exit 0: a process it handed over to may still map */
 
-static void say(const rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(const rec *r, const char *fmt, ...)
+void rec_say(const rec *r, const char *fmt, ...)
 {
 	if (!r->o->on_message)
 		return;
@@ -923,11 +922,11 @@ int ksr_record(const ksr_record_opts *o, ksr_record_result *out, ksr_err *err)
 		teardown(&r);
 		return -1;
 	}
-	say(&r, "recording on display %s%s%s%s; stop with %s or Ctrl-C (SIGINT)", r.display,
+	rec_say(&r, "recording on display %s%s%s%s; stop with %s or Ctrl-C (SIGINT)", r.display,
 	    r.main_title ? " (the app's window \"" : "", r.main_title ? r.main_title : "",
 	    r.main_title ? "\")" : "", o->stop_key ? o->stop_key : DEFAULT_STOP);
 	if (r.a11y_error)
-		say(&r, "no accessibility bus (%s): clicks are written as declared points",
+		rec_say(&r, "no accessibility bus (%s): clicks are written as declared points",
 		    r.a11y_error);
 	out->stopped_by = record_loop(&r);
 	if (r.pressed)
@@ -940,7 +939,7 @@ int ksr_record(const ksr_record_opts *o, ksr_record_result *out, ksr_err *err)
 	out->steps = count_steps(&r);
 	out->unplaced = r.unplaced;
 	check_loads(&r, out);
-	say(&r, "stopped by %s: %d steps, %d events not placed", out->stopped_by, out->steps,
+	rec_say(&r, "stopped by %s: %d steps, %d events not placed", out->stopped_by, out->steps,
 	    out->unplaced);
 	free(process);
 	free(launch_cmd);

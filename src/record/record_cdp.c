@@ -17,7 +17,9 @@
 #include "ksr/bidi.h"
 #include "ksr/page.h"
 
-#define CDP_MS 3000
+#define CDP_MS 3000      /* a pick in a connected page */
+#define CONNECT_MS 10000 /* a first session: Firefox under load took seconds */
+#define CONNECT_TRIES 3
 
 /* Run in the page: the press in the viewport's CSS pixels (Firefox says
  * where its viewport is on the screen: mozInnerScreenX/Y; elsewhere the
@@ -59,20 +61,32 @@ static const char PICK_JS[] =
         " return null;"
         "})(%d, %d, %d, %d)";
 
-static ksr_page *connection(rec *r, int pid)
+/* The browser's page, connected at its first page click. A browser without the port
+ * stays without (asked once); a port that did not answer is asked again at the next
+ * click, up to CONNECT_TRIES in all: a loaded machine can take seconds for a
+ * Firefox's first BiDi session, and one slow answer must not make every later page
+ * click a plain click. *why gets the last failure for the step's comment. */
+static ksr_page *connection(rec *r, int pid, char *why, size_t why_size)
 {
 	if (r->page || r->cdp_tried)
 		return r->page;
-	r->cdp_tried = true; /* asked once: a browser without the port stays without */
 	ksr_page_browser browser;
 	int port = ksr_page_port_of_pid(pid, &browser);
-	if (port <= 0)
+	if (port <= 0) {
+		r->cdp_tried = true;
 		return NULL;
+	}
 	ksr_page_status st;
 	ksr_err err = {0};
-	r->page = ksr_page_connect("127.0.0.1", port, browser, ksr_deadline_in_ms(CDP_MS), NULL,
+	r->page = ksr_page_connect("127.0.0.1", port, browser, ksr_deadline_in_ms(CONNECT_MS), NULL,
 	                           &st, &err);
 	r->cdp_port = port;
+	if (!r->page) {
+		r->cdp_tried = ++r->cdp_attempts >= CONNECT_TRIES;
+		snprintf(why, why_size, "the browser's page port %d did not connect (try %d of %d): %s",
+		         port, r->cdp_attempts, CONNECT_TRIES, err.msg);
+		rec_say(r, "%s; this click is recorded at its point", why);
+	}
 	return r->page;
 }
 
@@ -95,9 +109,13 @@ static void set_step(rec_step *s, const cJSON *v, const ksr_rec_event *e, const 
 
 int rec_cdp_click(rec *r, const ksr_window *w, const ksr_rec_event *e, rec_step *s)
 {
-	ksr_page *p = e->detail == 1 ? connection(r, w->pid) : NULL;
-	if (!p)
+	char why[400] = "";
+	ksr_page *p = e->detail == 1 ? connection(r, w->pid, why, sizeof why) : NULL;
+	if (!p) {
+		if (why[0])
+			rec_note(s, "recorded as a click at a point: %s", why);
 		return 0;
+	}
 	char js[sizeof PICK_JS + 96];
 	snprintf(js, sizeof js, PICK_JS, w->w, w->h, e->x - w->x, e->y - w->y, e->x, e->y);
 	bool truthy = false;

@@ -90,8 +90,12 @@ typedef struct rec {
 	char *display;
 	struct ksr_page *page; /* the browser's page (CDP or BiDi), once asked (record_cdp.c) */
 	int cdp_port;
-	bool cdp_tried;
+	int cdp_attempts; /* connects to a port that did not answer */
+	bool cdp_tried;   /* no more connects: no port, or CONNECT_TRIES failed */
 } rec;
+
+/* record.c: a line to the user (stderr through the front end) */
+void rec_say(const rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* record_steps.c */
 rec_step *rec_add(rec *r);

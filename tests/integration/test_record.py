@@ -138,7 +138,7 @@ class RecordCase(ksr.KsrTestCase):
 
     def validate(self, path, **env):
         rc, so, se, _t = self.run_rt(["validate", path], env=self.env(**env))
-        self.assertEqual(rc, 0, "validate:\n%s%s\n%s" % (so, se, open(path).read()))
+        self.assertEqual(rc, 0, "validate:\n%s%s\n%s" % (so, se, _read(path)))
 
     def replay(self, path, app_record=None, **env):
         if app_record and os.path.exists(app_record):
@@ -147,7 +147,7 @@ class RecordCase(ksr.KsrTestCase):
                                      env=self.env(**env), timeout=300)
         self.assertNoSanitizerReport(se)
         self.assertEqual(rc, 0, "replay failed:\n%s\n%s" % (
-            se[-3000:], open(os.path.join(self.out("replay"), "report.md")).read()[-4000:]
+            se[-3000:], _read(os.path.join(self.out("replay"), "report.md"))[-4000:]
             if os.path.exists(os.path.join(self.out("replay"), "report.md")) else ""))
         return _read(app_record).split("\n") if app_record else None
 

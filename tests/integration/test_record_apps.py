@@ -29,13 +29,17 @@ class RecordApps(test_record.RecordCase):
     needs_testapp = False
 
     def until(self, what, probe, timeout=60):
-        """probe() until it returns something true (each call is an
-        `inspect`, itself bounded); the bound is a deadline, not a sleep."""
+        """probe() until it returns something true; the bound is a deadline,
+        not a sleep. Between cheap probes (a file read) it yields 50 ms: a
+        loop that spun took a whole core from the browser and the recorder it
+        waits for (on 2 cores with ctest -j2 the recorder's first Firefox
+        connect then ran past its deadline)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             got = probe()
             if got:
                 return got
+            time.sleep(0.05)  # a poll interval, not a timed assertion
         self.fail("never: %s" % what)
 
     def find(self, controls, name, role, **states):
@@ -229,15 +233,59 @@ class RecordApps(test_record.RecordCase):
         log = http.communicate(timeout=30)[1].decode()
         self.assertEqual(len(re.findall(r"GET /done\.html\?name=Ada&email= ", log)), 2, log)
 
-    def firefox_points(self, profile, selectors):
+    def test_firefox_page_port_busy_at_the_first_click(self):
+        """The recorder's first page connect fails (another client holds
+        Firefox's one BiDi session): that click is recorded at its point with
+        the reason, and the next click, once the session is free, is a
+        page_click. The old recorder asked once and recorded every later page
+        click as a plain click."""
+        import test_bidi
+        pages = os.path.join(ksr.SOURCE_DIR, "tests", "integration", "pages")
+        http = subprocess.Popen(["/usr/bin/python3", "-u", "-m", "http.server", "--bind",
+                                 "127.0.0.1", "--directory", pages, "0"], env=self.env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        self.procs.append(http)
+        port = int(re.search(r"port (\d+)", http.stdout.readline().decode()).group(1))
+        profile = os.path.join(self.tmp, "ff-profile")
+        os.makedirs(profile)
+        with open(os.path.join(profile, "user.js"), "w") as f:
+            f.write(test_bidi.USER_JS)
+        launch = " ".join([test_bidi.FIREFOX, "--profile", profile, "--no-remote",
+                           "--remote-debugging-port", "0", "--width", "1000", "--height", "700",
+                           "http://127.0.0.1:%d/form.html" % port])
+        rt, out, display = self.start_record(launch=launch)
+        ksr.wait_window_title(self, display, "KSR Form", proc=rt.proc)
+        page, end_session = self.firefox_points(profile, ["#name", "#email"],
+                                                keep_session=True)
+        self.click(display, page["#name"])
+        self.until("the recorder's first page connect failing",
+                   lambda: "did not connect (try 1 of 3)" in rt.stderr)
+        end_session()
+        self.click(display, page["#email"])
+        self.xdo(display, "type", "x")
+        self.stop(rt)
+        text = test_record._read(out)
+        doc, steps = self.steps(out)
+        acts = _acts(steps)
+        self.assertEqual(acts[0][0], "click", text)
+        self.assertIn("did not connect (try 1 of 3)", text)
+        self.assertIn(("page_click", "#email"), acts, text)
+
+    def firefox_points(self, profile, selectors, keep_session=False):
         """Screen centres of page elements, from the page itself over
         WebDriver BiDi (mozInnerScreenX/Y place the viewport on the screen);
         the session is ended so that the recorder can start its own (Firefox
-        holds one at a time)."""
+        holds one at a time), unless keep_session: then (points, end) where
+        end() ends it."""
         import websocket
         path = os.path.join(profile, "WebDriverBiDiServer.json")
-        port = self.until("Firefox's BiDi port", lambda: os.path.exists(path) and json.load(
-            open(path)).get("ws_port"))
+        def ws_port():  # the file may be half written when first seen
+            try:
+                return json.loads(test_record._read(path)).get("ws_port")
+            except (OSError, ValueError):
+                return None
+        port = self.until("Firefox's BiDi port", ws_port)
         ws = websocket.create_connection("ws://127.0.0.1:%d/session" % port, timeout=20,
                                          suppress_origin=True)
         ids = iter(range(1, 100))
@@ -258,10 +306,16 @@ class RecordApps(test_record.RecordCase):
               " (mozInnerScreenY + b.y + b.height / 2) * r]; }))" % json.dumps(selectors))
         res = call("script.evaluate", {"expression": js, "target": {"context": ctx},
                                        "awaitPromise": False})
-        call("session.end", {})
-        ws.close()
         boxes = json.loads(res["result"]["value"])
-        return {s: (int(b[0]), int(b[1])) for s, b in zip(selectors, boxes)}
+        points = {s: (int(b[0]), int(b[1])) for s, b in zip(selectors, boxes)}
+
+        def end():
+            call("session.end", {})
+            ws.close()
+        if keep_session:
+            return points, end
+        end()
+        return points
 
     def page_points(self, display, profile, selectors):
         """Screen centres of page elements: their boxes from the page (CDP),
