@@ -923,11 +923,11 @@ int ksr_record(const ksr_record_opts *o, ksr_record_result *out, ksr_err *err)
 		return -1;
 	}
 	rec_say(&r, "recording on display %s%s%s%s; stop with %s or Ctrl-C (SIGINT)", r.display,
-	    r.main_title ? " (the app's window \"" : "", r.main_title ? r.main_title : "",
-	    r.main_title ? "\")" : "", o->stop_key ? o->stop_key : DEFAULT_STOP);
+	        r.main_title ? " (the app's window \"" : "", r.main_title ? r.main_title : "",
+	        r.main_title ? "\")" : "", o->stop_key ? o->stop_key : DEFAULT_STOP);
 	if (r.a11y_error)
 		rec_say(&r, "no accessibility bus (%s): clicks are written as declared points",
-		    r.a11y_error);
+		        r.a11y_error);
 	out->stopped_by = record_loop(&r);
 	if (r.pressed)
 		rec_unplaced(&r, "a button still held down at %d,%d when the recording stopped",
@@ -940,7 +940,7 @@ int ksr_record(const ksr_record_opts *o, ksr_record_result *out, ksr_err *err)
 	out->unplaced = r.unplaced;
 	check_loads(&r, out);
 	rec_say(&r, "stopped by %s: %d steps, %d events not placed", out->stopped_by, out->steps,
-	    out->unplaced);
+	        out->unplaced);
 	free(process);
 	free(launch_cmd);
 	teardown(&r);

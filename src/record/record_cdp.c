@@ -17,8 +17,8 @@
 #include "ksr/bidi.h"
 #include "ksr/page.h"
 
-#define CDP_MS 3000      /* a pick in a connected page */
-#define CONNECT_MS 10000 /* a first session: Firefox under load took seconds */
+#define CDP_MS        3000  /* a pick in a connected page */
+#define CONNECT_MS    10000 /* a first session: Firefox under load took seconds */
 #define CONNECT_TRIES 3
 
 /* Run in the page: the press in the viewport's CSS pixels (Firefox says
@@ -83,8 +83,9 @@ static ksr_page *connection(rec *r, int pid, char *why, size_t why_size)
 	r->cdp_port = port;
 	if (!r->page) {
 		r->cdp_tried = ++r->cdp_attempts >= CONNECT_TRIES;
-		snprintf(why, why_size, "the browser's page port %d did not connect (try %d of %d): %s",
-		         port, r->cdp_attempts, CONNECT_TRIES, err.msg);
+		snprintf(why, why_size,
+		         "the browser's page port %d did not connect (try %d of %d): %s", port,
+		         r->cdp_attempts, CONNECT_TRIES, err.msg);
 		rec_say(r, "%s; this click is recorded at its point", why);
 	}
 	return r->page;
