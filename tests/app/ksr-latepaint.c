@@ -11,6 +11,11 @@
  * line of text, and redraws them on every Expose. Waits are poll(2) on the X
  * connection with a deadline, never a sleep.
  *
+ * With --skeleton, until it paints it redraws a skeleton every SKELETON_MS: a
+ * few flat panels in three greys, no text (a toolkit laying its regions out
+ * before it draws their content, as Blender does on a loaded machine): not
+ * one flat colour, yet nothing a person would call painted.
+ *
  * With --keys it takes keyboard input: space repaints at once (another
  * colour: an input with an effect); Return retitles the window "TITLE -
  * Done" RETITLE_MS later and only then draws its new content, in
@@ -70,6 +75,21 @@ static void paint(Display *dpy, Window w, GC gc)
 	XSetForeground(dpy, gc, BlackPixel(dpy, DefaultScreen(dpy)));
 	const char *text = "ksr-latepaint: painted";
 	XDrawString(dpy, w, gc, 20, 6 * bar_h + 20, text, (int)strlen(text));
+	XFlush(dpy);
+}
+
+#define SKELETON_MS 100
+
+/* The skeleton: a header and a side panel over the background grey. */
+static void paint_skeleton(Display *dpy, Window w, GC gc)
+{
+	XWindowAttributes wa;
+	XGetWindowAttributes(dpy, w, &wa);
+	XSetForeground(dpy, gc, colour(dpy, "gray30"));
+	XFillRectangle(dpy, w, gc, 0, 0, (unsigned)wa.width, (unsigned)(wa.height / 8));
+	XSetForeground(dpy, gc, colour(dpy, "gray40"));
+	XFillRectangle(dpy, w, gc, 0, wa.height / 8, (unsigned)(wa.width / 5),
+	               (unsigned)(wa.height - wa.height / 8));
 	XFlush(dpy);
 }
 
@@ -165,7 +185,8 @@ int main(int argc, char **argv)
 {
 	const char *title = "KSR Late Paint";
 	long long after_ms = -1; /* -1: never */
-	bool keys = false;
+	bool keys = false, skeleton = false;
+	long long skeleton_at = -1; /* the next skeleton redraw, once mapped */
 	keys_state ks = {.retitle_at = -1};
 	bool have_when = false;
 	for (int i = 1; i < argc; i++) {
@@ -173,14 +194,16 @@ int main(int argc, char **argv)
 			title = argv[++i];
 		} else if (!strcmp(argv[i], "--keys")) {
 			keys = true;
+		} else if (!strcmp(argv[i], "--skeleton")) {
+			skeleton = true;
 		} else if (!strcmp(argv[i], "--never")) {
 			have_when = true;
 		} else {
 			char *end = NULL;
 			double s = strtod(argv[i], &end);
 			if (!end || *end || s < 0) {
-				fprintf(stderr,
-				        "usage: ksr-latepaint [--title T] SECONDS|--never\n");
+				fprintf(stderr, "usage: ksr-latepaint [--title T] [--keys] "
+				                "[--skeleton] SECONDS|--never\n");
 				return 2;
 			}
 			after_ms = (long long)(s * 1000);
@@ -188,7 +211,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!have_when) {
-		fprintf(stderr, "usage: ksr-latepaint [--title T] SECONDS|--never\n");
+		fprintf(stderr,
+		        "usage: ksr-latepaint [--title T] [--keys] [--skeleton] SECONDS|--never\n");
 		return 2;
 	}
 	Display *dpy = XOpenDisplay(NULL);
@@ -216,6 +240,8 @@ int main(int argc, char **argv)
 			XNextEvent(dpy, &ev);
 			if (ev.type == MapNotify && paint_at < 0 && after_ms >= 0)
 				paint_at = now_ms() + after_ms;
+			if (ev.type == MapNotify && skeleton && skeleton_at < 0)
+				skeleton_at = now_ms();
 			if (ev.type == Expose && ev.xexpose.count == 0 && painted)
 				ks.frame ? paint_loading(dpy, w, gc, ks.frame) : paint(dpy, w, gc);
 			if (ev.type == KeyPress && keys)
@@ -228,10 +254,18 @@ int main(int argc, char **argv)
 			fflush(stdout);
 			continue;
 		}
+		if (!painted && skeleton_at >= 0 && now_ms() >= skeleton_at) {
+			paint_skeleton(dpy, w, gc);
+			skeleton_at = now_ms() + SKELETON_MS;
+		}
 		int timeout = -1;
 		if (!painted && paint_at >= 0) {
 			long long left = paint_at - now_ms();
 			timeout = left < 0 ? 0 : (int)left;
+		}
+		if (!painted && skeleton_at >= 0) {
+			long long left = skeleton_at - now_ms();
+			timeout = min_timeout(timeout, left < 0 ? 0 : (int)left);
 		}
 		if (keys)
 			timeout = min_timeout(timeout, keys_tick(dpy, w, gc, title, &ks));

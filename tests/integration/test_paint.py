@@ -93,6 +93,27 @@ class PaintTest(ksr.KsrTestCase):
         r, g, b = pixel(cx, cy)
         self.assertTrue(r == g == b and 100 < r < 160, (r, g, b))
 
+    def test_window_still_being_drawn_is_waited_for(self):
+        """A few flat panels redrawn every 100 ms for 3 s, then the content
+        (settle_s 1): not one flat colour, yet being drawn when settle_s ends
+        (as Blender on a loaded machine); settle waits until it is quiet, so
+        the first look shows the content, not the skeleton. The old runtime
+        judged the skeleton: its first look showed the grey header."""
+        out, rc, se = self.run_scenario(scenario_text("--skeleton 3"))
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        self.assertEqual(report["concerns"], [])
+        (p,) = self.paint_events(out)
+        self.assertFalse(p["blank_at_settle"], p)
+        self.assertTrue(p.get("drawing_at_settle"), p)
+        self.assertLessEqual(p["colours"], 16, p)
+        self.assertGreater(p["colours_drawn"], p["colours"], p)
+        self.assertIn("still being drawn", ksr.stage(report, "settle")["reason"])
+        # The first look shows the painted bars: the top one is red.
+        win = report["app"]["window"]
+        w, h, pixel = ksr.read_png_rgb(os.path.join(out, "00-first-look.png"))
+        x, y = win["x"] + win["w"] // 2, win["y"] + max(1, win["h"] // 20)
+        self.assertEqual(pixel(x, y), (255, 0, 0), win)
+
     def test_painted_window_does_not_prolong_settle(self):
         """Painted at once: no paint wait, the stage row says nothing of one."""
         out, rc, se = self.run_scenario(scenario_text("0"))

@@ -23,6 +23,13 @@
 /* Blank: ksr_run_colours_blank (src/run/context/observe.c). */
 /* Painted and quiet: no repaint for this long after the paint was seen. */
 #define PAINT_QUIET_MS 500
+/* Sparse: at most this many colours. A window that sparse and still repainting
+ * when settle_s ends is being drawn (a toolkit laying out its panels before
+ * their content: Blender on a loaded machine showed 5 flat colours at the
+ * first look and its interface seconds later); it is waited for until quiet.
+ * Sparse alone says nothing (an xterm with its prompt has two colours), so a
+ * sparse window that is quiet costs nothing. */
+#define SPARSE_COLOURS 16
 /* At most one count per this, however often a blank window repaints itself
  * (a toolkit clearing it each frame): each count is a grab of the window. */
 #define PAINT_RECHECK_MS 200
@@ -79,6 +86,7 @@ typedef struct paint_state {
 	ksr_x11_colours first; /* at the end of settle_s */
 	ksr_x11_colours last;  /* at the last count */
 	bool blank_at_settle, painted, gone;
+	bool drawing_at_settle;   /* sparse and repainted within PAINT_QUIET_MS of its end */
 	bool lost;                /* the X connection went: nothing more is known (no concern) */
 	int64_t start_ms;         /* the end of settle_s */
 	int64_t painted_after_ms; /* from then to the first count that was not blank */
@@ -149,6 +157,30 @@ static ksr_stage_status wait_painted(ksr_run *run, paint_state *p, bool damage, 
 	return KSR_STAGE_OK;
 }
 
+/* A sparse window still repainting when settle_s ended: wait until it is
+ * quiet (run->stage bounds it: still repainting then, it is judged as it is),
+ * then count it again. FAILED when the run ended meanwhile. */
+static ksr_stage_status wait_drawn(ksr_run *run, paint_state *p, int64_t looked_ms)
+{
+	unsigned long win = run->window.id;
+	ksr_x11_quiet q = {.quiet_ms = PAINT_QUIET_MS, .since_ms = looked_ms};
+	int64_t waited = 0;
+	ksr_wait w = ksr_x11_quiet_wait(run->x, &win, 1, &q, run->stage, &waited);
+	if (ended_run(run, w))
+		return KSR_STAGE_FAILED;
+	p->lost = w == KSR_WAIT_ERROR;
+	p->quiet_after_ms = ksr_now_ms() - p->start_ms;
+	if (!p->lost && !count(run, &p->last))
+		p->gone = true;
+	return KSR_STAGE_OK;
+}
+
+static bool still_drawing(ksr_run *run, const ksr_x11_colours *c, bool damage, int64_t looked_ms)
+{
+	return damage && c->distinct <= SPARSE_COLOURS &&
+	       ksr_x11_damaged_since(run->x, run->window.id, looked_ms - PAINT_QUIET_MS) == 1;
+}
+
 static void colour_hex(const ksr_x11_colours *c, char buf[8])
 {
 	snprintf(buf, 8, "#%06lx", c->rgb & 0xffffff);
@@ -184,6 +216,11 @@ static void emit_paint(ksr_run *run, const paint_state *p)
 		}
 		cJSON_AddNumberToObject(f, "waited_ms", (double)(ksr_now_ms() - p->start_ms));
 		cJSON_AddBoolToObject(f, "window_gone", p->gone);
+	} else if (p->drawing_at_settle) {
+		cJSON_AddBoolToObject(f, "drawing_at_settle", true);
+		cJSON_AddNumberToObject(f, "quiet_after_ms", (double)p->quiet_after_ms);
+		cJSON_AddNumberToObject(f, "colours_drawn", p->last.distinct);
+		cJSON_AddBoolToObject(f, "window_gone", p->gone);
 	}
 	ksr_run_emit(run, "paint", f);
 }
@@ -207,7 +244,8 @@ static ksr_stage_status painted_before_judged(ksr_run *run, paint_state *p)
 	*p = (paint_state){.start_ms = ksr_now_ms()};
 	if (!run->have_window || !run->window.id || !run->x)
 		return KSR_STAGE_OK;
-	/* Tracked before the count: a paint after it shows as a repaint. */
+	/* Tracked since settle began (track_repaints); again here in case the
+	 * window changed: a paint after the count shows as a repaint. */
 	ksr_err err = {0};
 	bool damage = ksr_x11_damage_available(run->x) &&
 	              ksr_x11_damage_track(run->x, run->window.id, &err) == 0;
@@ -217,8 +255,12 @@ static ksr_stage_status painted_before_judged(ksr_run *run, paint_state *p)
 	p->last = p->first;
 	p->blank_at_settle = ksr_run_colours_blank(&p->first);
 	ksr_stage_status st = KSR_STAGE_OK;
-	if (p->blank_at_settle)
+	if (p->blank_at_settle) {
 		st = wait_painted(run, p, damage, looked);
+	} else if (still_drawing(run, &p->first, damage, looked)) {
+		p->drawing_at_settle = true;
+		st = wait_drawn(run, p, looked);
+	}
 	emit_paint(run, p);
 	if (st == KSR_STAGE_OK && p->blank_at_settle && !p->painted && !p->gone && !p->lost)
 		concern_not_rendered(run, p);
@@ -229,6 +271,14 @@ static ksr_stage_status painted_before_judged(ksr_run *run, paint_state *p)
 static void paint_note(const ksr_run *run, const paint_state *p, char *note, size_t len)
 {
 	size_t n = strlen(note);
+	if (p->drawing_at_settle && n < len) {
+		snprintf(note + n, len - n,
+		         "; its window (%d colours) was still being drawn when settle_s ended: "
+		         "quiet "
+		         "%.1f s later, %d colours",
+		         p->first.distinct, (double)p->quiet_after_ms / 1000.0, p->last.distinct);
+		return;
+	}
 	if (!p->blank_at_settle || n >= len)
 		return;
 	if (p->painted)
@@ -248,8 +298,18 @@ static void paint_note(const ksr_run *run, const paint_state *p, char *note, siz
 		         run->sc->paint_timeout_s);
 }
 
+/* The window's repaints are counted from the start of settle_s, so that its
+ * end can tell a sparse window still being drawn from one at rest. */
+static void track_repaints(ksr_run *run)
+{
+	ksr_err err = {0};
+	if (run->have_window && run->window.id && run->x && ksr_x11_damage_available(run->x))
+		(void)ksr_x11_damage_track(run->x, run->window.id, &err); /* else: not told */
+}
+
 static ksr_stage_status stage_settle(ksr_run *run, char *note, size_t len)
 {
+	track_repaints(run);
 	ksr_stage_status st = settle_wait(run);
 	if (st != KSR_STAGE_OK)
 		return st;
