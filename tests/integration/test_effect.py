@@ -12,20 +12,21 @@ import unittest
 import ksr
 
 LATEPAINT = os.environ.get("KSR_LATEPAINT", "")
+HOSTILE_X = os.environ.get("KSR_HOSTILE_X", "")
 TITLE = "KSR Late Paint"
 
 
-def latepaint_scenario(steps):
+def latepaint_scenario(steps, launch=None):
     return textwrap.dedent("""\
         name: effect
-        launch: exec %s --keys 0
+        launch: %s
         process: ^ksr-latepaint$
         window: ^%s$
         launch_timeout_s: 30
         settle_s: 0.5
         atspi: false
         steps:
-        """) % (LATEPAINT, TITLE) + textwrap.dedent(steps)
+        """) % (launch or "exec %s --keys 0" % LATEPAINT, TITLE) + textwrap.dedent(steps)
 
 
 def step_effect(step):
@@ -71,6 +72,28 @@ class EffectTest(ksr.KsrTestCase):
         line = ksr.line_of(path, "- key: F9")
         self.assertEqual(report["concerns"][0]["message"],
                          "key F9 (line %d) changed nothing in the app" % line)
+
+    def test_another_clients_window_is_not_the_apps_effect(self):
+        """F9 means nothing to the app, but another X client (a hotkey
+        daemon: ksr-hostile-x --map-on-key, a passive grab that passes the
+        press on) maps a window of its own at each F9 press: the display
+        changed, the app did not. Still effect none and the no-effect
+        concern; the other client's window is in the trace's changes only."""
+        if not HOSTILE_X or not os.access(HOSTILE_X, os.X_OK):
+            self.fail("KSR_HOSTILE_X is not the built ksr-hostile-x: %r" % HOSTILE_X)
+        # the app starts once the other client holds its grab ("ready")
+        launch = "sh -c '%s --map-on-key F9 | { read r; exec %s --keys 0; }'" % (
+            HOSTILE_X, LATEPAINT)
+        path = self.scenario(latepaint_scenario("""\
+            - key: F9
+            """, launch))
+        out, report = self.run_scenario(path, "pass-with-concerns")
+        (step,) = report["steps"]
+        self.assertEqual(step_effect(step), "none", step)
+        self.assertEqual([c["code"] for c in report["concerns"]], ["no-effect"],
+                         report["concerns"])
+        with open(os.path.join(out, "launch.log")) as f:
+            self.assertIn("ksr-hostile-x: mapped window", f.read(), "the other client saw F9")
 
     def test_key_that_repaints_has_an_effect_and_no_concern(self):
         """space repaints the window: effect repaint, a plain pass, and the
