@@ -6,6 +6,8 @@ key is ignored; and the GTK3 test app for click_element. On the runtime's own
 --xvfb session; nothing is mocked, nothing here is timed."""
 
 import os
+import shutil
+import subprocess
 import textwrap
 import unittest
 
@@ -145,6 +147,68 @@ class EffectTest(ksr.KsrTestCase):
         differ = same_picture(self, later, os.path.join(out, "99-final.png"), box)
         self.assertEqual(differ[:5], [], "%d pixels differ" % len(differ))
         self.assertIn("settled_after_checks", first["details"], first)
+
+    def test_video_ends_after_the_final_checks(self):
+        """run --video: Return retitles the window, then draws its content in
+        frames; the step's check holds on the title before that. The video's
+        last frame is the screen after the final checks: close to
+        99-final.png (VP8, lossy), and far from the first look, which shows
+        the window before Return, so a video that stopped before the content
+        was drawn would not pass."""
+        if not shutil.which("ffmpeg"):
+            ksr.skip_unless_installable(self, "ffmpeg is not installed (scripts/setup.sh)")
+        path = self.scenario(latepaint_scenario("""\
+            - key: Return
+              checks:
+                - window: "^%s - Done$"
+            """ % TITLE))
+        out = self.out()
+        rc, _so, se, _el = self.run_rt(["run", "--xvfb", "--video", path], out=out, timeout=180)
+        self.assertNoSanitizerReport(se)
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        self.assertEqual(report["video"]["name"], "video.webm", report["video"])
+        final = os.path.join(out, "99-final.png")
+        w, h = ksr.png_size(final)
+        last = os.path.join(self.tmp, "last.png")
+        # every frame decoded into the same file: the last one stays
+        r = subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", os.path.join(out, "video.webm"),
+                            "-vf", "scale=%d:%d" % (w, h), "-fps_mode", "passthrough",
+                            "-pix_fmt", "rgb24", "-update", "1", last],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        win = report["app"]["window"]
+        box = (win["x"], win["y"], win["w"], win["h"])
+        near = far_share(last, final, box)
+        self.assertLess(near, 0.02, "the video's last frame is not the final screen (%.1f%% "
+                        "of the window differs)" % (near * 100))
+        first = far_share(last, os.path.join(out, "00-first-look.png"), box)
+        self.assertGreater(first, 0.2, "Return's content is not told from the first look")
+
+
+def far_share(a, b, box, block=8, tolerance=32):
+    """The share of box's block x block squares whose mean colours in a and b
+    differ by more than tolerance in a channel: a lossy video frame (VP8
+    smears edges and text, a square's mean stays) against a PNG."""
+    wa, ha, pa = ksr.read_png_rgb(a)
+    wb, hb, pb = ksr.read_png_rgb(b)
+    assert (wa, ha) == (wb, hb), ((wa, ha), (wb, hb))
+    x0, y0, w, h = box
+    x0, y0 = max(x0, 0), max(y0, 0)
+    x1, y1 = min(x0 + w, wa), min(y0 + h, ha)
+    seen = far = 0
+    for by in range(y0, y1 - block + 1, block):
+        for bx in range(x0, x1 - block + 1, block):
+            sa, sb = [0, 0, 0], [0, 0, 0]
+            for y in range(by, by + block, 2):
+                for x in range(bx, bx + block, 2):
+                    for k, (c, d) in enumerate(zip(pa(x, y), pb(x, y))):
+                        sa[k] += c
+                        sb[k] += d
+            n = (block // 2) ** 2
+            seen += 1
+            if max(abs(c - d) for c, d in zip(sa, sb)) > tolerance * n:
+                far += 1
+    return far / max(seen, 1)
 
 
 class ClickElementShotTest(ksr.KsrTestCase):
