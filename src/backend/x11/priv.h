@@ -103,7 +103,7 @@ struct ksr_x11 {
 		unsigned long win;
 	} changes[64];
 	unsigned changes_next;
-	bool pong;              /* the ping sent as ping_serial was answered */
+	bool pong; /* the ping sent as ping_serial was answered */
 	unsigned long ping_window;
 };
 
