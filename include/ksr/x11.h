@@ -162,6 +162,16 @@ int ksr_x11_damaged_since(ksr_x11 *x, unsigned long window, int64_t since_ms);
 /* ksr_now_ms() of the newest map, unmap, destroy, active-window or title
  * change read so far (0: none yet). */
 int64_t ksr_x11_last_change_ms(const ksr_x11 *x);
+/* Whether a map, unmap, create, destroy, reparent or title change read after
+ * since_ms was to a window of the client that made one of of[] (a window's
+ * resource ID names its client: the app's menus and dialogs are its own,
+ * another program's window, or the window manager's frame, is not). 1 yes,
+ * 0 no, -1 unknown (more changes came than are kept, or the connection is
+ * lost). Reads what the server sent so far, no round trip. */
+int ksr_x11_client_changed_since(ksr_x11 *x, const unsigned long *of, size_t n_of,
+                                 int64_t since_ms);
+/* Whether a and b were made by the same X client (their resource IDs). */
+bool ksr_x11_same_client(ksr_x11 *x, unsigned long a, unsigned long b);
 /* The window that has the X input focus (0: none, or the connection is lost). */
 unsigned long ksr_x11_input_focus(ksr_x11 *x);
 

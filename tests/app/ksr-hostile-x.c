@@ -5,6 +5,13 @@
  *   ksr-hostile-x --grab-keyboard            an active keyboard grab (root)
  *   ksr-hostile-x --grab-pointer             an active pointer grab (root)
  *   ksr-hostile-x --override WxH+X+Y         an override-redirect window there
+ *   ksr-hostile-x --map-on-key KEYSYM        at each press of the key (anywhere),
+ *                                            a new 8x8 override-redirect window
+ *                                            in the screen's bottom right corner;
+ *                                            the press still goes on to the focus
+ *                                            (a passive grab, replayed), as a
+ *                                            hotkey daemon's popup comes with
+ *                                            whatever the app does
  *
  * Prints "ready" on stdout once the grab is held or the window is mapped,
  * then holds it until killed (reading its X connection, so it is not a
@@ -104,11 +111,46 @@ static int overlay(Display *dpy, const char *geometry)
 	return -1;
 }
 
+/* A passive grab of the key on the root (any modifiers), synchronous, so
+ * that each press is seen here first and then replayed to where it was
+ * going. */
+static int map_on_key(Display *dpy, const char *name)
+{
+	KeySym ks = XStringToKeysym(name);
+	KeyCode kc = ks == NoSymbol ? 0 : XKeysymToKeycode(dpy, ks);
+	if (!kc) {
+		fprintf(stderr, "ksr-hostile-x: no key %s\n", name);
+		return -1;
+	}
+	XGrabKey(dpy, kc, AnyModifier, DefaultRootWindow(dpy), False, GrabModeAsync, GrabModeSync);
+	XSync(dpy, False);
+	printf("ready\n");
+	fflush(stdout);
+	int scr = DefaultScreen(dpy);
+	for (;;) {
+		XEvent ev;
+		XNextEvent(dpy, &ev);
+		if (ev.type != KeyPress)
+			continue;
+		XSetWindowAttributes a = {.override_redirect = True,
+		                          .background_pixel = BlackPixel(dpy, scr)};
+		Window w = XCreateWindow(dpy, DefaultRootWindow(dpy), DisplayWidth(dpy, scr) - 8,
+		                         DisplayHeight(dpy, scr) - 8, 8, 8, 0, CopyFromParent,
+		                         InputOutput, CopyFromParent,
+		                         CWOverrideRedirect | CWBackPixel, &a);
+		set_names(dpy, w);
+		XMapRaised(dpy, w);
+		XAllowEvents(dpy, ReplayKeyboard, ev.xkey.time);
+		XSync(dpy, False);
+		fprintf(stderr, "ksr-hostile-x: mapped window 0x%lx for %s\n", w, name);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		fprintf(stderr, "usage: ksr-hostile-x --grab-keyboard | --grab-pointer | "
-		                "--override WxH+X+Y\n");
+		                "--override WxH+X+Y | --map-on-key KEYSYM\n");
 		return 2;
 	}
 	Display *dpy = XOpenDisplay(NULL);
@@ -123,6 +165,8 @@ int main(int argc, char **argv)
 		rc = grab(dpy, 0);
 	else if (!strcmp(argv[1], "--override") && argc > 2)
 		rc = overlay(dpy, argv[2]);
+	else if (!strcmp(argv[1], "--map-on-key") && argc > 2)
+		return map_on_key(dpy, argv[2]) < 0 ? 1 : 0;
 	else {
 		fprintf(stderr, "ksr-hostile-x: unknown mode %s\n", argv[1]);
 		return 2;

@@ -14,6 +14,10 @@ import unittest
 import ksr
 
 
+ENABLE_MS = 1500  # --name-dialog: OK turns sensitive this long after the name has text
+ERROR_TITLE = "Error: could not save"
+
+
 def step_rows(report):
     return {s["index"]: s for s in report["steps"]}
 
@@ -155,6 +159,60 @@ class DesktopA11y(ksr.KsrTestCase):
         self.assertEqual([c[0] for c in concerns], ["first-run-prompt"], concerns)
         self.assertIn('"Welcome to KSR Tool"', concerns[0][1])
         self.assertIn("after the tool 'notes' (spawned at line 6) settled", concerns[0][1])
+
+
+    def test_click_on_a_tool_waits_for_the_control_under_the_point(self):
+        """Readiness's control-under-the-point check on a spawned tool: the
+        GTK tool's modal "Name It" dialog enables OK ENABLE_MS after its name
+        has text; the click on OK right after typing waits for it (the ready
+        row names OK, sensitive), so the tool takes the click. The same
+        tool's probe summary lists its window's name tidied ("KSR  Tool "
+        reads "KSR Tool")."""
+        rec = os.path.join(self.tmp, "rec.txt")
+        out, report = self.run_desktop("""\
+            name: desktop-ready
+            desktop: true
+            settle_s: 1
+            targets:
+              ok: [0.5, 0.75]
+            steps:
+              - spawn: {command: '${KSR_TESTAPP} --title "KSR  Tool " --name-dialog %d --no-cursor-blink --record %s', window: ^KSR  Tool $, process: ^ksr-testapp$, as: namer}
+              - type: "hello"
+              - click: ok
+                checks:
+                  - no_window: ^Name It$
+                    timeout_s: 1
+              - kill: namer
+            """ % (ENABLE_MS, rec), "pass-with-concerns", "completed")
+        # the dialog is open once the spawn settles: the one concern is that
+        self.assertEqual([c["code"] for c in report["concerns"]], ["unexpected-dialog"],
+                         report["concerns"])
+        with open(rec) as f:
+            self.assertIn("confirmed:hello", f.read().splitlines(), "the tool took the click")
+        click = step_rows(report)[3]
+        self.assertEqual(click["details"]["window_title"], "Name It", click)
+        self.assertEqual(click["details"]["ready"]["control"],
+                         {"name": "OK", "role": "push button", "sensitive": True,
+                          "showing": True}, click["details"]["ready"])
+        names = [c["name"] for c in tool_events(out)["namer"]["probe"]["controls"]]
+        self.assertIn("KSR Tool", names)
+        self.assertEqual([n for n in names if n != " ".join(n.split())], [], names)
+
+    def test_a_tools_error_dialog_fails_the_run_naming_the_tool(self):
+        """A spawned tool's error dialog, opened by a step (--error-dialog-on-
+        press) and still up at the end: app-failed error-dialog, the reason
+        naming the dialog and the tool."""
+        out, report = self.run_desktop("""\
+            name: desktop-error
+            desktop: true
+            settle_s: 1
+            steps:
+              - spawn: {command: '${KSR_TESTAPP} --title "KSR Tool" --error-dialog "%s" --error-dialog-on-press', window: ^KSR Tool$, process: ^ksr-testapp$, as: saver}
+              - click_element: "Press me"
+              - wait_window: "^%s$"
+            """ % (ERROR_TITLE, ERROR_TITLE), "app-failed", "error-dialog")
+        self.assertIn('"%s"' % ERROR_TITLE, report["reason"])
+        self.assertIn("'saver'", report["reason"])
 
 
 class DesktopA11yLoad(ksr.KsrTestCase):

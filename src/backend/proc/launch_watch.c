@@ -28,7 +28,10 @@ void ksr_proc_describe_status(int status, char *buf, size_t len)
 		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
 }
 
-#define OUTPUT_MAX 200 /* bytes of the launch's last output in a reason */
+/* Bytes of the launch's last output in a reason: room for a few lines, so a
+ * message followed by its advice (VLC's refusal to run as root is 4 lines,
+ * 221 bytes joined) keeps its first line. */
+#define OUTPUT_MAX 320
 
 bool ksr_launch_watch_gone(ksr_launch_watch *w, int grace_ms)
 {

@@ -95,7 +95,15 @@ struct ksr_x11 {
 	int64_t clock_ours_ms;
 	unsigned long clock_server_ms;
 	int64_t last_change_ms; /* the newest map/unmap/destroy/title change seen */
-	bool pong;              /* the ping sent as ping_serial was answered */
+	/* The newest window changes, by window, to tell whose they were (an
+	 * input step's effect is its app's windows changing, not another
+	 * client's): a ring, the oldest overwritten. */
+	struct ksr_x11_change {
+		int64_t ms;
+		unsigned long win;
+	} changes[64];
+	unsigned changes_next;
+	bool pong; /* the ping sent as ping_serial was answered */
 	unsigned long ping_window;
 };
 
@@ -136,7 +144,6 @@ bool ksr_x11_pong_event(const XEvent *ev, void *x);
 Window ksr_x11_client_of(ksr_x11 *x, Window top);
 /* Two resource IDs made by the same client; an ID made by our own
  * connection (grab.c). No round trip. */
-bool ksr_x11_same_client(ksr_x11 *x, unsigned long a, unsigned long b);
 bool ksr_x11_ours(ksr_x11 *x, unsigned long id);
 char *ksr_x11_title(ksr_x11 *x, Window w);
 

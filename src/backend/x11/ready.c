@@ -109,6 +109,34 @@ int ksr_x11_damage_track(ksr_x11 *x, unsigned long window, ksr_err *err)
 	return 0;
 }
 
+/* The window a relevant event is about (not the one it was reported on:
+ * the root, for its children's changes). */
+static unsigned long changed_window(const XEvent *ev)
+{
+	switch (ev->type) {
+	case MapNotify:
+		return ev->xmap.window;
+	case UnmapNotify:
+		return ev->xunmap.window;
+	case DestroyNotify:
+		return ev->xdestroywindow.window;
+	case CreateNotify:
+		return ev->xcreatewindow.window;
+	case ReparentNotify:
+		return ev->xreparent.window;
+	default:
+		return ev->xany.window; /* PropertyNotify: the window whose property it is */
+	}
+}
+
+static void note_change(ksr_x11 *x, const XEvent *ev)
+{
+	size_t n = sizeof x->changes / sizeof x->changes[0];
+	x->last_change_ms = ksr_now_ms();
+	x->changes[x->changes_next++ % n] =
+	        (struct ksr_x11_change){.ms = x->last_change_ms, .win = changed_window(ev)};
+}
+
 void ksr_x11_ready_event(ksr_x11 *x, const XEvent *ev)
 {
 	if (x->damage_event > 0 && ev->type == x->damage_event) {
@@ -131,7 +159,7 @@ void ksr_x11_ready_event(ksr_x11 *x, const XEvent *ev)
 	    (unsigned long)ev->xclient.data.l[2] == x->ping_window)
 		x->pong = true;
 	if (ksr_x11_relevant_event(x, ev))
-		x->last_change_ms = ksr_now_ms();
+		note_change(x, ev);
 	ksr_x11_randr_event(x, ev);
 }
 
@@ -240,6 +268,27 @@ int ksr_x11_damaged_since(ksr_x11 *x, unsigned long window, int64_t since_ms)
 int64_t ksr_x11_last_change_ms(const ksr_x11 *x)
 {
 	return x ? x->last_change_ms : 0;
+}
+
+int ksr_x11_client_changed_since(ksr_x11 *x, const unsigned long *of, size_t n_of, int64_t since_ms)
+{
+	if (!x || x->dead)
+		return -1;
+	ksr_x11_input_pump(x); /* what has been read from the server so far */
+	size_t cap = sizeof x->changes / sizeof x->changes[0];
+	size_t have = x->changes_next < cap ? x->changes_next : cap;
+	bool older_seen = have < cap;
+	for (size_t k = 1; k <= have; k++) {
+		const struct ksr_x11_change *c = &x->changes[(x->changes_next - k) % cap];
+		if (c->ms <= since_ms) {
+			older_seen = true;
+			break;
+		}
+		for (size_t i = 0; i < n_of; i++)
+			if (of[i] && (c->win == of[i] || ksr_x11_same_client(x, c->win, of[i])))
+				return 1;
+	}
+	return older_seen ? 0 : -1; /* -1: more changes than the ring holds */
 }
 
 unsigned long ksr_x11_input_focus(ksr_x11 *x)

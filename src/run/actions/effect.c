@@ -7,11 +7,72 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ksr/verdict.h"
 
 #define EFFECT_BOUND_MS 1000 /* the settle bound (evidence.c SETTLE_MAX_MS) */
 #define EFFECT_SLICE_MS 50   /* the other window and the focus are looked at this often */
+
+/* Which process the app is: the run's app, or in desktop mode the tool the
+ * step acts on (its window's pid, and its launch shell's process group). */
+static void app_process(ksr_run *run, ksr_effect_watch *w)
+{
+	const ksr_tool *t = run->sc->desktop ? ksr_tools_a11y(run) : NULL;
+	if (t) {
+		w->pid = ksr_tool_a11y_pid(t);
+		w->pgid = t->pid;
+		w->wins[2] = t->window;
+	} else {
+		w->pid = run->app_pid;
+	}
+}
+
+/* One of the app's top-level windows: one watched, one of its process (or
+ * process group), one transient for a watched one, or one made by the
+ * same X client as a watched one. */
+static bool apps_window(ksr_run *run, const ksr_effect_watch *w, const ksr_window *win)
+{
+	for (size_t i = 0; i < sizeof w->wins / sizeof w->wins[0]; i++)
+		if (w->wins[i] && (win->id == w->wins[i] || win->transient_for == w->wins[i] ||
+		                   ksr_x11_same_client(run->x, win->id, w->wins[i])))
+			return true;
+	if (win->pid <= 0)
+		return false;
+	return win->pid == w->pid || (w->pgid > 0 && getpgid(win->pid) == w->pgid);
+}
+
+static uint64_t title_hash(const char *t)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+	for (const unsigned char *p = (const unsigned char *)(t ? t : ""); *p; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	return h;
+}
+
+/* The app's windows now, into ws (at most KSR_EFFECT_WINDOWS); *full when
+ * there were more. false when they could not be listed. */
+static bool app_windows(ksr_run *run, const ksr_effect_watch *w, struct ksr_effect_window *ws,
+                        size_t *n, bool *full)
+{
+	ksr_window_list l = {0};
+	ksr_err err = {0};
+	*n = 0, *full = false;
+	if (ksr_x11_list_windows(run->x, &l, &err) < 0)
+		return false;
+	for (size_t i = 0; i < l.len; i++) {
+		if (!apps_window(run, w, &l.items[i]))
+			continue;
+		if (*n == KSR_EFFECT_WINDOWS) {
+			*full = true;
+			break;
+		}
+		ws[(*n)++] =
+		        (struct ksr_effect_window){l.items[i].id, title_hash(l.items[i].title)};
+	}
+	ksr_window_list_clear(&l);
+	return true;
+}
 
 void ksr_effect_begin(ksr_run *run, const ksr_step *step, unsigned long window, ksr_effect_watch *w)
 {
@@ -21,6 +82,7 @@ void ksr_effect_begin(ksr_run *run, const ksr_step *step, unsigned long window, 
 	w->on = true;
 	w->wins[0] = window;
 	w->wins[1] = run->have_window && run->window.id != window ? run->window.id : 0;
+	app_process(run, w);
 	ksr_err err = {0};
 	for (size_t i = 0; i < 2; i++)
 		if (w->wins[i] && ksr_x11_damage_track(run->x, w->wins[i], &err) == 0)
@@ -32,7 +94,55 @@ void ksr_effect_begin(ksr_run *run, const ksr_step *step, unsigned long window, 
 		if (w->wins[i])
 			(void)ksr_x11_damaged_since(run->x, w->wins[i], 0);
 	w->focus = ksr_x11_input_focus(run->x);
+	if (!app_windows(run, w, w->before, &w->n_before, &w->before_full))
+		w->before_full = true; /* unknown: only the changes' own windows tell */
 	w->since_ms = ksr_now_ms();
+}
+
+static bool had_window(const ksr_effect_watch *w, const struct ksr_effect_window *now)
+{
+	for (size_t i = 0; i < w->n_before; i++)
+		if (w->before[i].id == now->id && w->before[i].title == now->title)
+			return true;
+	return false;
+}
+
+/* A window of the app's came, went or was retitled since the act: the
+ * display's changes (anyone's: another client mapping a window is not the
+ * app's effect) read for the app's own client, then its windows listed
+ * again and compared. Only looked at when something changed on the
+ * display since the act. */
+static bool app_window_changed(ksr_run *run, const ksr_effect_watch *w)
+{
+	if (ksr_x11_last_change_ms(run->x) <= w->since_ms)
+		return false;
+	if (ksr_x11_client_changed_since(run->x, w->wins, sizeof w->wins / sizeof w->wins[0],
+	                                 w->since_ms) == 1)
+		return true;
+	struct ksr_effect_window now[KSR_EFFECT_WINDOWS];
+	size_t n = 0;
+	bool full = false;
+	if (!app_windows(run, w, now, &n, &full))
+		return false;
+	if (!full && !w->before_full && n != w->n_before)
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (!had_window(w, &now[i]))
+			return true;
+	return false;
+}
+
+/* The focus moved from or to one of the app's windows (by X client). */
+static bool app_focus_changed(ksr_run *run, const ksr_effect_watch *w)
+{
+	unsigned long now = ksr_x11_input_focus(run->x);
+	if (now == w->focus)
+		return false;
+	for (size_t i = 0; i < sizeof w->wins / sizeof w->wins[0]; i++)
+		if (w->wins[i] && (ksr_x11_same_client(run->x, now, w->wins[i]) ||
+		                   ksr_x11_same_client(run->x, w->focus, w->wins[i])))
+			return true;
+	return false;
 }
 
 /* What the watch saw, "+"-joined in a fixed order, or "none"; "unknown"
@@ -44,8 +154,8 @@ static void effect_words(ksr_run *run, const ksr_effect_watch *w, const ksr_step
 	for (size_t i = 0; i < 2; i++)
 		repaint = repaint || (w->wins[i] &&
 		                      ksr_x11_damaged_since(run->x, w->wins[i], w->since_ms) == 1);
-	bool focus = ksr_x11_input_focus(run->x) != w->focus;
-	bool window = ksr_x11_last_change_ms(run->x) > w->since_ms;
+	bool focus = app_focus_changed(run, w);
+	bool window = app_window_changed(run, w);
 	const cJSON *sc =
 	        res->extra ? cJSON_GetObjectItemCaseSensitive(res->extra, "state_change") : NULL;
 	bool state = cJSON_IsString(sc) && !strcmp(sc->valuestring, "confirmed");

@@ -63,12 +63,22 @@ bool ksr_step_ready_at(ksr_run *run, const ksr_step *step, unsigned long id, int
                        ksr_step_result *res);
 /* The effect watch of an input step (effect.c): begun just before the act,
  * read after the settle wait. */
+#define KSR_EFFECT_WINDOWS 16
 typedef struct ksr_effect_watch {
 	bool on;               /* the row watches (KSR_MOD_EFFECT) and the display is there */
 	bool damage;           /* at least one window's repaints are tracked */
-	unsigned long wins[2]; /* the window the input went to, and the app's */
+	unsigned long wins[3]; /* the window the input went to, the app's, a tool's */
 	unsigned long focus;   /* the X input focus before the act */
 	int64_t since_ms;      /* ksr_now_ms() just before the act */
+	int pid, pgid;         /* the app's process (a tool's, and its process group) */
+	/* The app's top-level windows before the act: id and a hash of the
+	 * title (a window that came, went or was retitled is a window change). */
+	size_t n_before;
+	bool before_full; /* more than were kept: a difference in count is not told */
+	struct ksr_effect_window {
+		unsigned long id;
+		uint64_t title;
+	} before[KSR_EFFECT_WINDOWS];
 } ksr_effect_watch;
 void ksr_effect_begin(ksr_run *run, const ksr_step *step, unsigned long window,
                       ksr_effect_watch *w);

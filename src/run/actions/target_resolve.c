@@ -94,8 +94,9 @@ static bool app_window(ksr_run *run, ksr_window *out, ksr_step_result *res)
 	return false;
 }
 
-/* Desktop mode: the most recently spawned tool's window, or with none, the
- * screen itself (id 0: fractions of the screen, no activation). */
+/* Desktop mode: the most recently spawned tool's window (or the dialog it has
+ * open over it), or with none, the screen itself (id 0: fractions of the
+ * screen, no activation). */
 static bool tool_window(ksr_run *run, ksr_window *out, ksr_step_result *res)
 {
 	ksr_err err = {0};
@@ -111,8 +112,11 @@ static bool tool_window(ksr_run *run, ksr_window *out, ksr_step_result *res)
 		ksr_x11_screen_size(run->x, &out->w, &out->h);
 		return true;
 	}
-	if (ksr_x11_window_refresh(run->x, out, &err) == 0)
+	if (ksr_x11_window_refresh(run->x, out, &err) == 0) {
+		open_dialog(run, out,
+		            res); /* a tool's modal dialog takes the input, as the app's */
 		return true;
+	}
 	ksr_step_fail(res, KSR_STEP_FAILED, KSR_OUTCOME_WINDOW_LOST,
 	              "the spawned tool's window (0x%lx) is gone", out->id);
 	return false;

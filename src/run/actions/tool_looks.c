@@ -129,7 +129,10 @@ static void summary(cJSON *probe, const ksr_run_atspi *a, const ksr_atspi_tree *
 			continue;
 		cJSON *c = cJSON_CreateObject();
 		cJSON_AddStringToObject(c, "role", n->role ? n->role : "");
-		cJSON_AddStringToObject(c, "name", n->name ? n->name : "");
+		char *dn =
+		        ksr_atspi_name_display(n->name); /* tidied, as every report prints names */
+		cJSON_AddStringToObject(c, "name", dn ? dn : "");
+		free(dn);
 		cJSON_AddItemToArray(controls, c);
 		listed++;
 	}

@@ -588,6 +588,44 @@ bool ksr_dialogs_at_end(ksr_run *run, char *note, size_t len)
 	return !t.failed;
 }
 
+/* One running tool's windows at the end, judged as the final checks judge
+ * the app's; the tally is added to *sum. */
+static void tool_at_end(ksr_run *run, const ksr_window_list *wins, const ksr_dialog_rules *rules,
+                        const ksr_tool *tool, tally *sum)
+{
+	char at[160], main_is[120];
+	snprintf(at, sizeof at, "at the end of the run (the tool '%s', spawned at line %d)",
+	         tool->as ? tool->as : "?", tool->line);
+	snprintf(main_is, sizeof main_is, " (the tool '%s''s window)", tool->as ? tool->as : "?");
+	tally t = {.when = "final checks",
+	           .at = at,
+	           .main_judged_before = true,
+	           .main_is = main_is,
+	           .tool = tool,
+	           .failed = sum->failed}; /* one failure recorded, the first */
+	classify_all(run, wins, rules, NULL, &t);
+	sum->windows += t.windows, sum->errors += t.errors, sum->concerns += t.concerns;
+	sum->failed = t.failed;
+}
+
+bool ksr_dialogs_tools_at_end(ksr_run *run, char *note, size_t len)
+{
+	ksr_window_list wins = {0};
+	ksr_dialog_rules rules;
+	if (!load(run, &wins, &rules)) {
+		snprintf(note, len, "windows could not be listed");
+		return true;
+	}
+	tally sum = {0};
+	for (size_t i = 0; i < run->n_tools; i++)
+		if (!run->tools[i].stopped && run->tools[i].window)
+			tool_at_end(run, &wins, &rules, &run->tools[i], &sum);
+	tally_note(&sum, note, len);
+	ksr_dialog_rules_clear(&rules);
+	ksr_window_list_clear(&wins);
+	return !sum.failed;
+}
+
 void ksr_dialogs_on_failure(ksr_run *run, char *note, size_t len)
 {
 	ksr_window_list wins = {0};

@@ -87,6 +87,11 @@ struct ksr_tool;
  * when an error dialog failed the run. */
 bool ksr_dialogs_tool_look(struct ksr_run *run, const struct ksr_tool *tool,
                            const ksr_atspi_landmarks *nodes, char *note, size_t len);
+/* Desktop mode's final checks: each spawned tool still running has its
+ * windows (as ksr_dialogs_tool_look tells them) classified again as the
+ * app's are at the end: an error dialog still up fails the run
+ * (error-dialog, naming the tool). Returns false when one did. */
+bool ksr_dialogs_tools_at_end(struct ksr_run *run, char *note, size_t len);
 /* Diagnosis after another failure: the error dialogs on screen, as context
  * (a "dialog" event each, when "diagnosis"; the outcome stays): note
  * receives 'an error dialog "T" (class) is on screen', or "" for none. */

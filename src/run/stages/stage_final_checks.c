@@ -49,14 +49,37 @@ static bool window_still_there(ksr_run *run, char *detail, size_t len)
 	return false;
 }
 
+static bool tool_running(const ksr_run *run)
+{
+	for (size_t i = 0; i < run->n_tools; i++)
+		if (!run->tools[i].stopped && run->tools[i].window)
+			return true;
+	return false;
+}
+
 static const char *final_skip(const ksr_run *run)
 {
-	return run->sc->desktop ? "desktop mode: no app process or window to check" : NULL;
+	if (!run->sc->desktop || tool_running(run))
+		return NULL;
+	return "desktop mode: no app, and no spawned tool is still running";
+}
+
+/* Desktop mode: no app to check, but a spawned tool still running is judged
+ * as the app is: an error dialog it left up fails the run. */
+static ksr_stage_status tools_final_checks(ksr_run *run, char *note, size_t len)
+{
+	char detail[256];
+	bool clean = ksr_dialogs_tools_at_end(run, detail, sizeof detail);
+	final_check(run, "dialogs", clean, detail);
+	snprintf(note, len, "the spawned tools still running: %s", detail);
+	return clean ? KSR_STAGE_OK : KSR_STAGE_FAILED;
 }
 
 static ksr_stage_status stage_final_checks(ksr_run *run, char *note, size_t len)
 {
 	char detail[256];
+	if (run->sc->desktop)
+		return tools_final_checks(run, note, len);
 	bool alive = ksr_app_alive(run);
 	snprintf(detail, sizeof detail, alive ? "pid %d is running" : "pid %d is gone",
 	         run->app_pid);
