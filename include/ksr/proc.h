@@ -26,7 +26,8 @@ typedef struct ksr_proc_list {
 } ksr_proc_list;
 
 /* Run `sh -c command` detached: its own session and process group, stdin from
- * /dev/null, stdout and stderr appended to log_path (opened O_NOFOLLOW), signal
+ * /dev/null, stdout and stderr appended to log_path (ksr_evidence_open_path: never through
+ * a link), signal
  * mask and handlers reset. *pid is also the process group id. A log_path other
  * than /dev/null gets the output through a pipe: its first ksr_proc_log_cap()
  * bytes are kept, then a line starting KSR_PROC_LOG_CUT_NOTE says where it was

@@ -10,6 +10,7 @@
  * parts that need nothing of each other start side by side (start_parts). */
 #include "ksr/session.h"
 #include "ksr/atspi.h"
+#include "ksr/evidence.h"
 #include "ksr/proc.h"
 #include "ksr/x11.h"
 
@@ -268,7 +269,7 @@ static void remove_tree(const char *dir)
 static void log_tail(const char *path, char *out, size_t cap)
 {
 	out[0] = '\0';
-	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) : -1;
 	if (fd < 0)
 		return;
 	char buf[240];
@@ -823,7 +824,8 @@ static int start_all(ksr_session *s, const ksr_session_opts *o, ksr_deadline d, 
 		return -1;
 	s->log_path =
 	        o->log_path ? ksr_xstrdup(o->log_path) : ksr_xasprintf("%s/session.log", s->dir);
-	int logfd = open(s->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	/* Often OUT/session.log (a shared display's): never through a link. */
+	int logfd = ksr_evidence_open_path(s->log_path, KSR_EVIDENCE_APPEND);
 	if (logfd < 0)
 		return ksr_err_set(err, "cannot open %s: %s", s->log_path, strerror(errno));
 	int rc = start_parts(s, o, logfd, d, err);
