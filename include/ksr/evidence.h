@@ -67,6 +67,12 @@ int ksr_evidence_write(ksr_evidence *ev, const char *name, const void *data, siz
  * write means output-unwritable (test-error). */
 int ksr_evidence_finish(ksr_evidence *ev, const char *verdict_word, ksr_err *err);
 
+/* ksr_evidence_write for text from outside or built from it (atspi.json,
+ * plan.yaml, log-N.txt): every secret (ksr_redact) is replaced first; NUL
+ * bytes in data are kept, the text between them redacted each. */
+int ksr_evidence_write_text(ksr_evidence *ev, const char *name, const char *data, size_t len,
+                            ksr_err *err);
+
 /* Remove a file written earlier (e.g. BLOCKED once a blocker is cleared); a
  * missing file is not an error. */
 int ksr_evidence_remove(ksr_evidence *ev, const char *name, ksr_err *err);

@@ -80,6 +80,12 @@ size_t ksr_proc_stop_tagged(const char *run_id, int grace_ms);
 /* KASM_RUNTIME_APP_LOG_MAX_BYTES (a positive integer), else 16 MiB. */
 uint64_t ksr_proc_log_cap(void);
 
+/* The environment a child of the runtime gets: environ without the runtime's
+ * own credentials (ksr_redact_is_credential: the model API keys, the MCP
+ * token). A new array of environ's own strings, NULL-ended: free the array
+ * alone. Build it before fork (no allocation after). */
+char **ksr_proc_child_environ(void);
+
 /* Wait (up to ms) until every launch log has all its app has written so far
  * (the copier threads are idle with empty pipes). ksr_proc_reap and
  * ksr_proc_stop_group call it once the process is gone. */

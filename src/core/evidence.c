@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ksr/redact.h"
 #include "ksr/strbuf.h"
 
 #define NAME_MAX_LEN 100
@@ -562,6 +563,29 @@ int ksr_evidence_write(ksr_evidence *ev, const char *name, const void *data, siz
 		rc = write_whole(ev, clean, data, len, err);
 	}
 	free(clean);
+	return rc;
+}
+
+int ksr_evidence_write_text(ksr_evidence *ev, const char *name, const char *data, size_t len,
+                            ksr_err *err)
+{
+	ksr_strbuf b = {0};
+	for (size_t at = 0; at < len;) {
+		const char *nul = memchr(data + at, '\0', len - at);
+		size_t n = nul ? (size_t)(nul - (data + at)) : len - at;
+		char *piece = ksr_xasprintf("%.*s", (int)n, data + at);
+		char *clean = ksr_redact(piece);
+		ksr_strbuf_add(&b, clean ? clean : piece);
+		free(clean);
+		free(piece);
+		at += n;
+		if (nul) {
+			ksr_strbuf_addn(&b, "", 1);
+			at++;
+		}
+	}
+	int rc = ksr_evidence_write(ev, name, b.p ? b.p : "", b.len, err);
+	ksr_strbuf_free(&b);
 	return rc;
 }
 

@@ -138,7 +138,7 @@ static void record_invalid_scenario(ksr_run *run, const ksr_errlist *errs)
 static void write_text(ksr_run *run, const char *name, const char *text)
 {
 	ksr_err err = {0};
-	if (ksr_evidence_write(run->out, name, text, strlen(text), &err) < 0)
+	if (ksr_evidence_write_text(run->out, name, text, strlen(text), &err) < 0)
 		message(run->opts, "could not write %s/%s: %s", ksr_evidence_dir(run->out), name,
 		        err.msg);
 }

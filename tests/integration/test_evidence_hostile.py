@@ -249,6 +249,44 @@ class TestCredentialsNotInherited(ksr.KsrTestCase):
         self.assertNotIn(key, so + se)
 
 
+    def test_model_key_not_in_the_private_sessions_environment(self):
+        """Xvfb, the window manager, dbus-daemon and what D-Bus starts (the
+        accessibility bus and registry) are the runtime's children too: none has
+        the key in /proc/PID/environ."""
+        key = "sk-ksr-it-%s" % self.tag
+        out = self.out()
+        path = self.scenario(textwrap.dedent("""\
+            name: session-env
+            launch: ${KSR_TESTAPP}
+            process: ^ksr-testapp$
+            window: ^KSR Test App$
+            settle_s: 0
+            steps:
+              - sleep: 60
+            """))
+        env = self.env(KSR_TESTAPP=ksr.TESTAPP, KASM_RUNTIME_MODEL_API_KEY=key)
+        rt = self.start_rt(["run", "--xvfb", path], out=out, env=env)
+        try:
+            ksr.wait_for_trace_event(out, ksr.in_stage("steps"), timeout=90, proc=rt)
+            servers = {"Xvfb", "Xtigervnc", "Xvnc"}
+            wms = {"openbox", "xfwm4"}
+            seen, leaking = set(), []
+            for pid, name in ksr.tagged_pids(self.tag):
+                if name == "ksr-testapp" or pid == rt.pid:
+                    continue  # the app: its own test; the runtime has the key
+                seen.add(name)
+                try:
+                    with open("/proc/%d/environ" % pid, "rb") as f:
+                        if key.encode() in f.read():
+                            leaking.append(name)
+                except OSError:
+                    pass
+            self.assertTrue(seen & servers and seen & wms and "dbus-daemon" in seen, seen)
+            self.assertEqual(leaking, [], "the key is in these processes' environment")
+        finally:
+            rt.kill()
+
+
 class TestSecrets(ksr.KsrTestCase):
 
     def run_secret(self, extra_env, yaml_secrets):
@@ -288,6 +326,49 @@ class TestSecrets(ksr.KsrTestCase):
 
     def test_secrets_from_the_environment(self):
         self.run_secret({"KASM_RUNTIME_SECRETS": "OTHER,KSR_IT_SECRET"}, "")
+
+    def test_secret_expected_by_a_failing_text_check(self):
+        """The issue's own example: a `text:` check whose expected text is ${VAR}
+        fails, and its reason (stderr, report.*, JUnit, the trace) names it. The
+        window title holds the value too (so the accessibility tree, atspi.json,
+        does), and a `logs:` file that holds it is copied as log-1.txt."""
+        value = "hunter2-%s" % self.tag[:12]
+        out = self.out()
+        junit = os.path.join(self.tmp, "junit.xml")
+        applog = os.path.join(self.tmp, "app.log")
+        with open(applog, "w") as f:
+            f.write("the password is %s\n" % value)
+        path = self.scenario(textwrap.dedent("""\
+            name: secret-check
+            secrets: [KSR_IT_SECRET]
+            launch: ${KSR_TESTAPP} --title "KSR ${KSR_IT_SECRET}"
+            process: ^ksr-testapp$
+            window: ^KSR
+            settle_s: 0
+            logs: [%s]
+            steps:
+              - sleep: 0
+                checks:
+                  - text: {name: /^Pressed/, role: label, equals: "${KSR_IT_SECRET}"}
+                    timeout_s: 1
+            """ % applog))
+        env = self.env(KSR_TESTAPP=ksr.TESTAPP, KSR_IT_SECRET=value)
+        rc, so, se, _ = self.run_rt(["run", "--xvfb", "--json", "--junit", junit, path],
+                                    out=out, env=env, timeout=120)
+        self.assertNoSanitizerReport(se)
+        report = self.assertEvidence(out, "app-failed", "check-failed", rc=rc, stderr=se)
+        self.assertIn("[secret KSR_IT_SECRET]", report["reason"])
+        texts = {"stdout": so, "stderr": se}
+        for rel in ksr.list_files(out):
+            with open(os.path.join(out, rel), "rb") as f:
+                texts[rel] = f.read().decode("utf-8", "replace")
+        with open(junit, encoding="utf-8") as f:
+            texts["junit.xml"] = f.read()
+        for name in ("atspi.json", "log-1.txt"):
+            self.assertIn(name, texts, sorted(texts))
+            self.assertIn("[secret KSR_IT_SECRET]", texts[name], name)
+        leaks = sorted(name for name, text in texts.items() if value in text)
+        self.assertEqual(leaks, [], "the secret's value is in these outputs")
 
     def test_a_short_secret_is_refused(self):
         path = self.scenario("name: short\nsecrets: [KSR_IT_SHORT]\nlaunch: true\n"

@@ -85,6 +85,11 @@ static char **child_environ(const char *tag)
 	return e;
 }
 
+char **ksr_proc_child_environ(void)
+{
+	return child_environ(NULL);
+}
+
 /* Move a descriptor above 2 so the child's dup2() onto 0..2 cannot clobber it. */
 static int fd_high(int fd)
 {

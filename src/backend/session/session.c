@@ -290,8 +290,8 @@ static void log_tail(const char *path, char *out, size_t cap)
 
 /* ---- processes ---- */
 
-static void child_exec(char *const argv[], int nullfd, int logfd, int keep_fd, int errfd,
-                       pid_t parent)
+static void child_exec(char *const argv[], char *const envp[], int nullfd, int logfd, int keep_fd,
+                       int errfd, pid_t parent)
 {
 	/* The session dies with the runtime on every exit path, a crash or a
 	 * SIGKILL included: SIGTERM when the thread that forked it ends (and at
@@ -309,7 +309,7 @@ static void child_exec(char *const argv[], int nullfd, int logfd, int keep_fd, i
 		_exit(127);
 	if (keep_fd >= 0)
 		fcntl(keep_fd, F_SETFD, 0);
-	execvp(argv[0], argv);
+	execvpe(argv[0], argv, envp);
 	int e = errno;
 	ssize_t r = write(errfd, &e, sizeof e);
 	(void)r;
@@ -328,10 +328,14 @@ static int spawn(char *const argv[], int logfd, int keep_fd, ksr_err *err)
 		close(nullfd);
 		return ksr_err_errno(err, "pipe");
 	}
+	/* The session's parts (X server, window manager, dbus-daemon and what it
+	 * starts) never get the runtime's credentials, as the app does not. */
+	char **envp = ksr_proc_child_environ();
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0)
-		child_exec(argv, nullfd, logfd, keep_fd, errpipe[1], parent);
+		child_exec(argv, envp, nullfd, logfd, keep_fd, errpipe[1], parent);
+	free(envp);
 	close(nullfd);
 	close(errpipe[1]);
 	int child_errno = 0;

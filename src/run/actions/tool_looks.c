@@ -100,7 +100,7 @@ static int write_tree(ksr_run *run, const ksr_tool *t, const ksr_run_atspi *a,
 	char *text = ksr_json_print(doc, true);
 	cJSON_Delete(doc);
 	ksr_err err = {0};
-	int rc = ksr_evidence_write(run->out, name, text, strlen(text), &err);
+	int rc = ksr_evidence_write_text(run->out, name, text, strlen(text), &err);
 	free(text);
 	if (rc < 0)
 		return rc;
