@@ -42,6 +42,10 @@ typedef struct ksr_atspi_opts {
 int ksr_atspi_open(const ksr_atspi_opts *opts, ksr_deadline d, ksr_atspi **out, ksr_err *err);
 void ksr_atspi_close(ksr_atspi *a); /* NULL-safe */
 const char *ksr_atspi_address(const ksr_atspi *a);
+/* After a call went unanswered: does the bus itself (its dbus-daemon) still
+ * answer? One GetId, bounded by 1 s of its own. true: it answered (the call's
+ * silence is the callee's); false: err names the bus and its address. */
+bool ksr_atspi_bus_answers(ksr_atspi *a, ksr_err *err);
 ksr_atspi_source ksr_atspi_bus_source(const ksr_atspi *a);
 
 /*  Before an app starts: where the X root has no AT_SPI_BUS property (and no

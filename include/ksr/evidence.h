@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "ksr/error.h"
 
@@ -30,11 +31,29 @@ char *ksr_evidence_path(const ksr_evidence *ev, const char *name);
 char *ksr_evidence_sanitize_name(const char *name);
 
 /* ksr_evidence_path for a log another process writes or appends to (the
- * launch's launch.log, desktop mode's spawn-NN.log; opened O_NOFOLLOW by
+ * launch's launch.log, desktop mode's spawn-NN.log; opened by
  * ksr_proc_launch): a symbolic link (or anything but a regular file) planted
  * at that name is removed first, so it is replaced, as report files are, never
  * followed; an earlier log of this run is kept and appended to. */
 char *ksr_evidence_log_path(const ksr_evidence *ev, const char *name);
+
+/* The one way the runtime opens a file it creates or appends in OUT outside
+ * ksr_evidence_write (a log a process writes, the video's temporary file, the
+ * shared display's session.log, inspect's --out files, MCP's scenario copy):
+ * never through a link. O_NOFOLLOW always; whatever is at the name and is not
+ * a regular file with one link (a planted symbolic or hard link, a FIFO, a
+ * directory) is removed and the file created O_EXCL, so a link planted there
+ * is replaced, never followed, and one planted in between is refused.
+ * KSR_EVIDENCE_APPEND appends to a regular file already there (an earlier log
+ * of this run); KSR_EVIDENCE_NEW always starts a new file. The descriptor is
+ * O_WRONLY | O_CLOEXEC; -1 with errno on failure. */
+typedef enum { KSR_EVIDENCE_NEW, KSR_EVIDENCE_APPEND } ksr_evidence_mode;
+int ksr_evidence_open_at(int dir_fd, const char *name, ksr_evidence_mode mode);
+/* The same by path (its folder is opened as given; only the last component is
+ * guarded), for files written where no ksr_evidence is open. */
+int ksr_evidence_open_path(const char *path, ksr_evidence_mode mode);
+/* ksr_evidence_open_path for stdio ("we" or "ae" by mode); NULL with errno. */
+FILE *ksr_evidence_fopen_path(const char *path, ksr_evidence_mode mode);
 
 /* Write a whole file (tmp + fsync + rename). Failures are remembered for
  * ksr_evidence_failures(), and the partial temporary file is removed. "DONE" and
@@ -47,6 +66,12 @@ int ksr_evidence_write(ksr_evidence *ev, const char *name, const void *data, siz
  * written. Decide the verdict word after checking ksr_evidence_ok(): a failed
  * write means output-unwritable (test-error). */
 int ksr_evidence_finish(ksr_evidence *ev, const char *verdict_word, ksr_err *err);
+
+/* ksr_evidence_write for text from outside or built from it (atspi.json,
+ * plan.yaml, log-N.txt): every secret (ksr_redact) is replaced first; NUL
+ * bytes in data are kept, the text between them redacted each. */
+int ksr_evidence_write_text(ksr_evidence *ev, const char *name, const char *data, size_t len,
+                            ksr_err *err);
 
 /* Remove a file written earlier (e.g. BLOCKED once a blocker is cleared); a
  * missing file is not an error. */

@@ -26,7 +26,8 @@ typedef struct ksr_proc_list {
 } ksr_proc_list;
 
 /* Run `sh -c command` detached: its own session and process group, stdin from
- * /dev/null, stdout and stderr appended to log_path (opened O_NOFOLLOW), signal
+ * /dev/null, stdout and stderr appended to log_path (ksr_evidence_open_path: never through
+ * a link), signal
  * mask and handlers reset. *pid is also the process group id. A log_path other
  * than /dev/null gets the output through a pipe: its first ksr_proc_log_cap()
  * bytes are kept, then a line starting KSR_PROC_LOG_CUT_NOTE says where it was
@@ -78,6 +79,12 @@ size_t ksr_proc_stop_tagged(const char *run_id, int grace_ms);
 #define KSR_PROC_LOG_CUT_NOTE    "\n[kasm-session-runtime: output cut at "
 /* KASM_RUNTIME_APP_LOG_MAX_BYTES (a positive integer), else 16 MiB. */
 uint64_t ksr_proc_log_cap(void);
+
+/* The environment a child of the runtime gets: environ without the runtime's
+ * own credentials (ksr_redact_is_credential: the model API keys, the MCP
+ * token). A new array of environ's own strings, NULL-ended: free the array
+ * alone. Build it before fork (no allocation after). */
+char **ksr_proc_child_environ(void);
 
 /* Wait (up to ms) until every launch log has all its app has written so far
  * (the copier threads are idle with empty pipes). ksr_proc_reap and

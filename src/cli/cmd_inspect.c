@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "ksr/evidence.h"
 #include "ksr/json.h"
 #include "ksr/inspect.h"
 #include "ksr/run.h"
@@ -439,7 +440,8 @@ static int save_listing(const char *dir, const cJSON *doc)
 	if (asprintf(&path, "%s/inspect.json", dir) < 0)
 		return -1;
 	char *text = ksr_json_print(doc, true);
-	FILE *f = fopen(path, "we");
+	/* As every file in an evidence folder: never through a link. */
+	FILE *f = ksr_evidence_fopen_path(path, KSR_EVIDENCE_NEW);
 	bool ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
 	if (f && fclose(f) != 0)
 		ok = false;

@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ksr/redact.h"
 #include "ksr/strbuf.h"
 
 #define NAME_MAX_LEN 100
@@ -365,9 +366,10 @@ const char *ksr_evidence_foreign(const ksr_evidence *ev)
 
 static int open_trace(ksr_evidence *ev, ksr_err *err)
 {
-	ev->trace_fd =
-	        openat(ev->dir_fd, "trace.jsonl",
-	               O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+	int fd = ksr_evidence_open_at(ev->dir_fd, "trace.jsonl", KSR_EVIDENCE_NEW);
+	ev->trace_fd = fd >= 0 && fcntl(fd, F_SETFL, O_APPEND) == 0 ? fd : -1;
+	if (fd >= 0 && ev->trace_fd < 0)
+		close(fd);
 	if (ev->trace_fd < 0)
 		return ksr_err_set(err, "cannot start %s/trace.jsonl: %s", ev->dir,
 		                   strerror(errno));
@@ -430,6 +432,78 @@ char *ksr_evidence_log_path(const ksr_evidence *ev, const char *name)
 	return path;
 }
 
+/* Opening a file in OUT, never through a link */
+
+/* A regular file with one link: ours to append to (a hard link planted at
+ * the name would send the writes to a file outside). */
+static bool own_regular(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1;
+}
+
+static void remove_at(int dir_fd, const char *name)
+{
+	struct stat st;
+	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		unlinkat(dir_fd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
+}
+
+int ksr_evidence_open_at(int dir_fd, const char *name, ksr_evidence_mode mode)
+{
+	const int base = O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW;
+	const int append = mode == KSR_EVIDENCE_APPEND ? O_APPEND : 0;
+	/* Bounded: a name that keeps coming back between remove and create is
+	 * someone racing us, refused (EEXIST). */
+	for (int tries = 0; tries < 3; tries++) {
+		if (append) {
+			/* O_NONBLOCK: a FIFO planted at the name cannot hang the open. */
+			int fd = openat(dir_fd, name, base | O_APPEND | O_NONBLOCK);
+			if (fd >= 0 && own_regular(fd) && fcntl(fd, F_SETFL, O_APPEND) == 0)
+				return fd;
+			if (fd >= 0)
+				close(fd);
+		}
+		remove_at(dir_fd, name);
+		int fd = openat(dir_fd, name, base | append | O_CREAT | O_EXCL, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+int ksr_evidence_open_path(const char *path, ksr_evidence_mode mode)
+{
+	if (!path || !*path) {
+		errno = ENOENT;
+		return -1;
+	}
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? ksr_xasprintf("%.*s", (int)(slash - path), path) : ksr_xstrdup(".");
+	int dir_fd = open(*dir ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (dir_fd < 0)
+		return -1;
+	int fd = ksr_evidence_open_at(dir_fd, slash ? slash + 1 : path, mode);
+	int e = errno;
+	close(dir_fd);
+	errno = e;
+	return fd;
+}
+
+FILE *ksr_evidence_fopen_path(const char *path, ksr_evidence_mode mode)
+{
+	int fd = ksr_evidence_open_path(path, mode);
+	FILE *f = fd >= 0 ? fdopen(fd, mode == KSR_EVIDENCE_APPEND ? "a" : "w") : NULL;
+	if (!f && fd >= 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
 /* Writing */
 
 static int write_all(int fd, const void *data, size_t len)
@@ -456,8 +530,7 @@ static int write_whole(ksr_evidence *ev, const char *name, const void *data, siz
                        ksr_err *err)
 {
 	char *tmp = ksr_xasprintf(".%s.tmp", name);
-	int fd = openat(ev->dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-	                0644);
+	int fd = ksr_evidence_open_at(ev->dir_fd, tmp, KSR_EVIDENCE_NEW);
 	if (fd < 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0)
 		goto fail;
 	int rc = close(fd);
@@ -490,6 +563,29 @@ int ksr_evidence_write(ksr_evidence *ev, const char *name, const void *data, siz
 		rc = write_whole(ev, clean, data, len, err);
 	}
 	free(clean);
+	return rc;
+}
+
+int ksr_evidence_write_text(ksr_evidence *ev, const char *name, const char *data, size_t len,
+                            ksr_err *err)
+{
+	ksr_strbuf b = {0};
+	for (size_t at = 0; at < len;) {
+		const char *nul = memchr(data + at, '\0', len - at);
+		size_t n = nul ? (size_t)(nul - (data + at)) : len - at;
+		char *piece = ksr_xasprintf("%.*s", (int)n, data + at);
+		char *clean = ksr_redact(piece);
+		ksr_strbuf_add(&b, clean ? clean : piece);
+		free(clean);
+		free(piece);
+		at += n;
+		if (nul) {
+			ksr_strbuf_addn(&b, "", 1);
+			at++;
+		}
+	}
+	int rc = ksr_evidence_write(ev, name, b.p ? b.p : "", b.len, err);
+	ksr_strbuf_free(&b);
 	return rc;
 }
 

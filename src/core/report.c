@@ -387,7 +387,26 @@ static void on_tool(fold *f, const cJSON *e)
 	add_copy(row, "nodes", probe, "nodes", cJSON_IsNumber);
 	add_str(row, "atspi", ksr_json_str(probe, "artifact", NULL));
 	add_str(row, "dialogs", ksr_json_str(e, "dialogs", NULL));
+	if (ksr_json_str(e, "log", NULL))
+		add_str(row, "log", ksr_json_str(e, "log", NULL));
 	cJSON_AddItemToArray(f->tools, row);
+}
+
+/* A cut log (launch_log, at the end of the run): launch.log's goes to
+ * launch.log_cut_at_bytes, a spawned tool's to its tools[] row. */
+static void on_log_cut(fold *f, const cJSON *e)
+{
+	const char *name = ksr_json_str(e, "name", "launch.log");
+	if (!strcmp(name, "launch.log")) {
+		f->log_cut = e;
+		return;
+	}
+	cJSON *row;
+	cJSON_ArrayForEach(row, f->tools)
+	{
+		if (!strcmp(ksr_json_str(row, "log", ""), name) && !jget(row, "log_cut_at_bytes"))
+			add_pos_int(row, "log_cut_at_bytes", e, "cut_at_bytes");
+	}
 }
 
 static void fold_event(fold *f, const cJSON *e)
@@ -410,7 +429,7 @@ static void fold_event(fold *f, const cJSON *e)
 	else if (!strcmp(kind, "launch"))
 		f->launch = e;
 	else if (!strcmp(kind, "launch_log"))
-		f->log_cut = e;
+		on_log_cut(f, e);
 	else if (!strcmp(kind, "app"))
 		f->app = e;
 	else if (!strcmp(kind, "accessibility"))

@@ -282,10 +282,37 @@ static void section_tools(ksr_strbuf *b, const cJSON *r)
 	ksr_strbuf_add(b, "\n");
 }
 
+/* Logs whose output past the cap was not kept (launch.log, spawn-NN.log). */
+static void section_log_cuts(ksr_strbuf *b, const cJSON *r)
+{
+	const cJSON *launch = jget(r, "launch"), *t;
+	bool any = false;
+	if (jhas_num(launch, "log_cut_at_bytes")) {
+		ksr_strbuf_addf(b, "## Output not kept\n\n- launch.log: cut at %.0f bytes\n",
+		                ksr_json_num(launch, "log_cut_at_bytes", 0));
+		any = true;
+	}
+	cJSON_ArrayForEach(t, jget(r, "tools"))
+	{
+		if (!jhas_num(t, "log_cut_at_bytes"))
+			continue;
+		ksr_strbuf_add(b, any ? "- " : "## Output not kept\n\n- ");
+		sb_esc(b, ksr_json_str(t, "log", ""));
+		ksr_strbuf_add(b, " (tool ");
+		sb_esc(b, ksr_json_str(t, "as", ""));
+		ksr_strbuf_addf(b, "): cut at %.0f bytes\n",
+		                ksr_json_num(t, "log_cut_at_bytes", 0));
+		any = true;
+	}
+	if (any)
+		ksr_strbuf_add(b, "\nThe rest of that output was read and dropped.\n\n");
+}
+
 static void section_app(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *app = jget(r, "app"), *w = jget(app, "window");
 	section_tools(b, r);
+	section_log_cuts(b, r);
 	if (!cJSON_IsObject(app))
 		return;
 	ksr_strbuf_add(b, "## App\n\n- **Process:** ");

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ksr/evidence.h"
 #include "ksr/run.h"
 #include "mcp/mcp_priv.h"
 
@@ -59,10 +60,12 @@ static const char *str_of(const cJSON *o, const char *k, const char *def)
 static char *write_yaml(const char *dir, const char *yaml, mcp_result *r)
 {
 	char *path = ksr_xasprintf("%s.scenario.yaml", dir);
-	FILE *f = fopen(path, "w");
-	if (!f || fputs(yaml, f) < 0 || fclose(f) != 0) {
-		if (f)
-			fclose(f);
+	/* Beside the evidence, opened as its files are: never through a link. */
+	FILE *f = ksr_evidence_fopen_path(path, KSR_EVIDENCE_NEW);
+	bool ok = f && fputs(yaml, f) >= 0;
+	if (f && fclose(f) != 0)
+		ok = false;
+	if (!ok) {
 		mcp_fail(r, "cannot write %s", path);
 		free(path);
 		return NULL;

@@ -138,7 +138,7 @@ static void record_invalid_scenario(ksr_run *run, const ksr_errlist *errs)
 static void write_text(ksr_run *run, const char *name, const char *text)
 {
 	ksr_err err = {0};
-	if (ksr_evidence_write(run->out, name, text, strlen(text), &err) < 0)
+	if (ksr_evidence_write_text(run->out, name, text, strlen(text), &err) < 0)
 		message(run->opts, "could not write %s/%s: %s", ksr_evidence_dir(run->out), name,
 		        err.msg);
 }
@@ -157,21 +157,12 @@ static void note_output_errors(ksr_run *run)
 	}
 }
 
-/* The app's output past the cap (ksr_proc_log_cap) was not kept in
- * launch.log: the report says so (report.json launch.log_cut_at_bytes). */
+/* The app's output past the cap was not kept in launch.log (a tool's:
+ * ksr_run_stop_app notes it, before the tools' table goes). */
 static void note_log_cut(ksr_run *run)
 {
-	char *path = ksr_evidence_path(run->out, "launch.log");
-	struct stat st;
-	uint64_t cap = ksr_proc_log_cap();
-	if (run->launched_pid > 0 && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (uint64_t)st.st_size > cap) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "name", "launch.log");
-		cJSON_AddNumberToObject(o, "cut_at_bytes", (double)cap);
-		ksr_run_emit(run, "launch_log", o);
-	}
-	free(path);
+	if (run->launched_pid > 0)
+		ksr_run_note_log_cut(run, "launch.log", NULL);
 }
 
 int ksr_run_finish_report(ksr_run *run)

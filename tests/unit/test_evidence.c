@@ -340,6 +340,52 @@ static void test_full_disk(void)
 	free(mnt);
 }
 
+static void put_fd(int fd, const char *text)
+{
+	ok(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text), "wrote %s", text);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* ksr_evidence_open_path: what is planted at the name is replaced, never
+ * written through; a regular file of this run is appended to. */
+static void test_protected_open(void)
+{
+	char *dir = path_in(base, "guarded");
+	mkdir(dir, 0755);
+	put_file(base, "outside.txt", "untouched");
+	char *outside = path_in(base, "outside.txt");
+	char *sym = path_in(dir, "sym.log"), *hard = path_in(dir, "hard.log");
+	char *fifo = path_in(dir, "fifo.log"), *sub = path_in(dir, "sub.log");
+	symlink(outside, sym);
+	ok(link(outside, hard) == 0, "hard link planted");
+	mkfifo(fifo, 0644);
+	mkdir(sub, 0755);
+	put_fd(ksr_evidence_open_path(sym, KSR_EVIDENCE_APPEND), "a");
+	put_fd(ksr_evidence_open_path(hard, KSR_EVIDENCE_APPEND), "b");
+	put_fd(ksr_evidence_open_path(fifo, KSR_EVIDENCE_APPEND), "c"); /* never hangs */
+	put_fd(ksr_evidence_open_path(sub, KSR_EVIDENCE_NEW), "d");
+	char *o = slurp(base, "outside.txt");
+	is_str(o, "untouched", "nothing written outside");
+	free(o);
+	const char *names[] = {"sym.log", "hard.log", "fifo.log", "sub.log"},
+	           *want[] = {"a", "b", "c", "d"};
+	for (int i = 0; i < 4; i++) {
+		char *got = slurp(dir, names[i]);
+		is_str(got, want[i], names[i]);
+		free(got);
+	}
+	put_fd(ksr_evidence_open_path(sym, KSR_EVIDENCE_APPEND), "e");
+	char *got = slurp(dir, "sym.log");
+	is_str(got, "ae", "a file of this run is appended to");
+	free(got);
+	put_fd(ksr_evidence_open_path(sym, KSR_EVIDENCE_NEW), "f");
+	got = slurp(dir, "sym.log");
+	is_str(got, "f", "NEW starts afresh");
+	free(got);
+	free(outside), free(sym), free(hard), free(fifo), free(sub), free(dir);
+}
+
 int main(void)
 {
 	snprintf(base, sizeof base, "/tmp/ksr-test-evidence-XXXXXX");
@@ -354,6 +400,7 @@ int main(void)
 	test_sanitize();
 	test_under_file();
 	test_full_disk();
+	test_protected_open();
 	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return tap_done();
 }

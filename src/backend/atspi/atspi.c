@@ -239,6 +239,9 @@ static bool try_bus(ksr_atspi *a, char *addr, ksr_atspi_source src, ksr_deadline
 	}
 	size_t n = strlen(tried);
 	snprintf(tried + n, cap - n, "%s%s: %s", n ? "; " : "", ksr_atspi_source_name(src), e.msg);
+	if (!a->silent[0] && strstr(e.msg, KSR_ATSPI_BUS_SILENT))
+		snprintf(a->silent, sizeof a->silent, "%.150s, named by %s", addr,
+		         ksr_atspi_source_name(src));
 	free(addr);
 	return false;
 }
@@ -288,6 +291,17 @@ int ksr_atspi_open(const ksr_atspi_opts *opts, ksr_deadline d, ksr_atspi **out, 
 	ksr_atspi_ctx_enter(a->ctx);
 	bool ok = discover(a, &o, d, tried, sizeof tried);
 	ksr_atspi_ctx_leave(a->ctx);
+	if (!ok && a->silent[0]) {
+		/* A bus is there and did not answer: the session's, not a missing setup. */
+		ksr_err_set(
+		        err,
+		        "the accessibility bus (its dbus-daemon at %s) did not answer the "
+		        "connection: the session's accessibility stack is at fault, not the app "
+		        "(%.400s)",
+		        a->silent, tried);
+		ksr_atspi_close(a);
+		return -1;
+	}
 	if (!ok) {
 		ksr_atspi_close(a);
 		return ksr_err_set(err,

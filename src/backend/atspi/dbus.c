@@ -5,8 +5,9 @@
 #include <limits.h>
 #include <poll.h>
 
-#define MAX_POLL 16
-#define DRAIN_MS 500
+#define MAX_POLL   16
+#define DRAIN_MS   500
+#define CONNECT_MS 5000 /* a bus's handshake (authentication, Hello) */
 
 void ksr_atspi_ctx_enter(GMainContext *ctx)
 {
@@ -91,8 +92,14 @@ GDBusConnection *ksr_atspi_connect(GMainContext *ctx, const char *address, ksr_d
 	                                          G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
 	                                  NULL, cancel, on_connected, &p);
 	ksr_wait w = KSR_WAIT_READY;
-	while (p.pending && w != KSR_WAIT_CANCELLED && !ksr_deadline_passed(d))
-		w = ksr_atspi_iterate(ctx, d, false);
+	/* A bus daemon answers the handshake at once: one that does not within
+	 * CONNECT_MS is silent (SIGSTOPped, hung), and the next bus still gets
+	 * its chance within d. */
+	ksr_deadline cd = ksr_deadline_min(d, ksr_deadline_in_ms(CONNECT_MS));
+	int64_t t0 = ksr_now_ms();
+	while (p.pending && w != KSR_WAIT_CANCELLED && !ksr_deadline_passed(cd))
+		w = ksr_atspi_iterate(ctx, cd, false);
+	bool silent = p.pending && w != KSR_WAIT_CANCELLED && !ksr_cancelled();
 	if (p.pending) {
 		g_cancellable_cancel(cancel);
 		ksr_atspi_drain(ctx, &p.pending);
@@ -100,7 +107,12 @@ GDBusConnection *ksr_atspi_connect(GMainContext *ctx, const char *address, ksr_d
 	g_object_unref(cancel);
 	if (p.conn)
 		return p.conn;
-	if (p.error)
+	if (silent)
+		ksr_err_set(err,
+		            "cannot connect to %s: its dbus-daemon did not answer the connection "
+		            "within %lld ms " KSR_ATSPI_BUS_SILENT,
+		            address, (long long)(ksr_now_ms() - t0));
+	else if (p.error)
 		ksr_err_set(err, "cannot connect to %s: %s", address, p.error->message);
 	else
 		ksr_err_set(err, "cannot connect to %s: %s", address,

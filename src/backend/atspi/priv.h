@@ -27,6 +27,9 @@ struct ksr_atspi {
 	/* An event listener registered with the registry (atspi_walk.c): GTK 3's
 	 * bridge serves its Cache.GetItems only once some client has one. */
 	bool cache_listener;
+	/* discover: a bus that was found did not answer the connection (its
+	 * dbus-daemon is silent), named here for the error. */
+	char silent[200];
 };
 
 /* /proc/PID/environ (at most 256 KiB; NUL-separated NAME=VALUE), or NULL. */
@@ -42,6 +45,10 @@ ksr_wait ksr_atspi_iterate(GMainContext *ctx, ksr_deadline d, bool cleanup);
 /* After a cancel: dispatch until *pending is 0, at most 500 ms, not cancellable
  * (so that no callback outlives the data it points to). */
 void ksr_atspi_drain(GMainContext *ctx, const int *pending);
+
+/* The end of ksr_atspi_connect's error when the bus's dbus-daemon did not
+ * answer the handshake in time (as opposed to refusing it, or no socket). */
+#define KSR_ATSPI_BUS_SILENT "(the bus is silent)"
 
 /* Connect to a bus address (a message bus: Hello is sent), bounded by d. */
 GDBusConnection *ksr_atspi_connect(GMainContext *ctx, const char *address, ksr_deadline d,

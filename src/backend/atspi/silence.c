@@ -70,6 +70,28 @@ static bool app_answers(ksr_atspi *a, const char *bus)
 	return r != NULL;
 }
 
+bool ksr_atspi_bus_answers(ksr_atspi *a, ksr_err *err)
+{
+	if (!a || !a->conn)
+		return true;
+	ksr_atspi_ctx_enter(a->ctx);
+	ksr_err bus_err = {0};
+	GVariant *id = ask_bus(a, "GetId", NULL, "(s)", &bus_err);
+	ksr_atspi_ctx_leave(a->ctx);
+	if (id) {
+		g_variant_unref(id);
+		return true;
+	}
+	char *guess = strstr(bus_err.msg, " (is the app hung?)"); /* dbus.c's, not ours */
+	if (guess)
+		*guess = '\0';
+	ksr_err_set(err,
+	            "the accessibility bus (its dbus-daemon at %.120s) did not answer GetId within "
+	            "%d ms (%.160s)",
+	            a->address ? a->address : "?", PROBE_MS, bus_err.msg);
+	return false;
+}
+
 int ksr_atspi_registry_silent(ksr_atspi *a, int app_pid, const char *call, ksr_err *err)
 {
 	if (ksr_cancelled())

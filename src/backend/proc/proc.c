@@ -5,6 +5,7 @@
  * aimed at the new child before it execs cannot run our cancel handler (which
  * writes to the inherited cancel pipe and would cancel the runtime). Between
  * fork and exec the child only makes async-signal-safe system calls. */
+#include "ksr/evidence.h"
 #include "ksr/proc.h"
 #include "ksr/redact.h"
 #include "ksr/strbuf.h"
@@ -82,6 +83,11 @@ static char **child_environ(const char *tag)
 		if (!runtime_secret(environ[i]) && !(tag && is_run_tag(environ[i])))
 			e[k++] = environ[i];
 	return e;
+}
+
+char **ksr_proc_child_environ(void)
+{
+	return child_environ(NULL);
 }
 
 /* Move a descriptor above 2 so the child's dup2() onto 0..2 cannot clobber it. */
@@ -393,10 +399,11 @@ int ksr_proc_launch_tagged(const char *command, const char *log_path, const char
                            ksr_err *err)
 {
 	const char *path = log_path ? log_path : "/dev/null";
-	/* Never through a symbolic link: the log is evidence in OUT, whose
-	 * callers remove what was there first (a link planted there is replaced,
-	 * as report files are, not followed; one planted after is refused). */
-	int log_fd = open_high(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0644);
+	/* Never through a link: the log is evidence in OUT, opened as every
+	 * file there is (a link planted at the name is replaced, not followed). */
+	int log_fd = strcmp(path, "/dev/null")
+	                     ? fd_high(ksr_evidence_open_path(path, KSR_EVIDENCE_APPEND))
+	                     : open_high(path, O_WRONLY, 0);
 	if (log_fd < 0)
 		return ksr_err_set(err, "launch `%s`: open log %s: %s", command, path,
 		                   strerror(errno));

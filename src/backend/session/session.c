@@ -10,6 +10,7 @@
  * parts that need nothing of each other start side by side (start_parts). */
 #include "ksr/session.h"
 #include "ksr/atspi.h"
+#include "ksr/evidence.h"
 #include "ksr/proc.h"
 #include "ksr/x11.h"
 
@@ -268,7 +269,7 @@ static void remove_tree(const char *dir)
 static void log_tail(const char *path, char *out, size_t cap)
 {
 	out[0] = '\0';
-	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) : -1;
 	if (fd < 0)
 		return;
 	char buf[240];
@@ -289,8 +290,8 @@ static void log_tail(const char *path, char *out, size_t cap)
 
 /* ---- processes ---- */
 
-static void child_exec(char *const argv[], int nullfd, int logfd, int keep_fd, int errfd,
-                       pid_t parent)
+static void child_exec(char *const argv[], char *const envp[], int nullfd, int logfd, int keep_fd,
+                       int errfd, pid_t parent)
 {
 	/* The session dies with the runtime on every exit path, a crash or a
 	 * SIGKILL included: SIGTERM when the thread that forked it ends (and at
@@ -308,7 +309,7 @@ static void child_exec(char *const argv[], int nullfd, int logfd, int keep_fd, i
 		_exit(127);
 	if (keep_fd >= 0)
 		fcntl(keep_fd, F_SETFD, 0);
-	execvp(argv[0], argv);
+	execvpe(argv[0], argv, envp);
 	int e = errno;
 	ssize_t r = write(errfd, &e, sizeof e);
 	(void)r;
@@ -327,10 +328,14 @@ static int spawn(char *const argv[], int logfd, int keep_fd, ksr_err *err)
 		close(nullfd);
 		return ksr_err_errno(err, "pipe");
 	}
+	/* The session's parts (X server, window manager, dbus-daemon and what it
+	 * starts) never get the runtime's credentials, as the app does not. */
+	char **envp = ksr_proc_child_environ();
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0)
-		child_exec(argv, nullfd, logfd, keep_fd, errpipe[1], parent);
+		child_exec(argv, envp, nullfd, logfd, keep_fd, errpipe[1], parent);
+	free(envp);
 	close(nullfd);
 	close(errpipe[1]);
 	int child_errno = 0;
@@ -823,7 +828,8 @@ static int start_all(ksr_session *s, const ksr_session_opts *o, ksr_deadline d, 
 		return -1;
 	s->log_path =
 	        o->log_path ? ksr_xstrdup(o->log_path) : ksr_xasprintf("%s/session.log", s->dir);
-	int logfd = open(s->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	/* Often OUT/session.log (a shared display's): never through a link. */
+	int logfd = ksr_evidence_open_path(s->log_path, KSR_EVIDENCE_APPEND);
 	if (logfd < 0)
 		return ksr_err_set(err, "cannot open %s: %s", s->log_path, strerror(errno));
 	int rc = start_parts(s, o, logfd, d, err);

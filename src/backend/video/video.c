@@ -9,6 +9,7 @@
  * once. The encoder and the file are behind enc_lock, so that when the thread
  * is stuck in Xlib (a stopped X server) the finisher can still end the file. */
 #include "ksr/video.h"
+#include "ksr/evidence.h"
 
 #ifndef KSR_HAVE_VIDEO
 #include <stdio.h>
@@ -350,6 +351,23 @@ static void source_close(ksr_video *v)
 
 /* ---- the encoder ---------------------------------------------------------- */
 
+/* The temporary file is created as every file in OUT is (never through a
+ * link); FFmpeg opens it again through /proc/self/fd, which names the file
+ * just created, not whatever the name in OUT points to now. */
+static int open_tmp(ksr_video *v)
+{
+	int fd = ksr_evidence_open_path(v->tmp_path, KSR_EVIDENCE_NEW);
+	if (fd < 0)
+		return -1;
+	char self[64];
+	snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+	int r = av.avio_open(&v->oc->pb, self, AVIO_FLAG_WRITE);
+	close(fd);
+	if (r < 0)
+		errno = EIO;
+	return r < 0 ? -1 : 0;
+}
+
 static int encoder_open(ksr_video *v, ksr_err *err)
 {
 	const AVCodec *codec = av.avcodec_find_encoder_by_name(CODEC_NAME);
@@ -383,7 +401,7 @@ static int encoder_open(ksr_video *v, ksr_err *err)
 	v->st = av.avformat_new_stream(v->oc, NULL);
 	v->st->time_base = (AVRational){1, 1000};
 	av.avcodec_parameters_from_context(v->st->codecpar, v->cc);
-	if (av.avio_open(&v->oc->pb, v->tmp_path, AVIO_FLAG_WRITE) < 0)
+	if (open_tmp(v) < 0)
 		return ksr_err_set(err, "cannot create %s: %s", v->tmp_path, strerror(errno));
 	if (av.avformat_write_header(v->oc, NULL) < 0)
 		return ksr_err_set(err, "cannot write the WebM header to %s", v->tmp_path);
@@ -628,7 +646,7 @@ static int end_file(ksr_video *v, const ksr_video_chapter *ch, size_t n, ksr_vid
 		unlink(v->tmp_path);
 		return -1;
 	}
-	int fd = open(v->tmp_path, O_RDONLY | O_CLOEXEC);
+	int fd = open(v->tmp_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct stat sb;
 	bool synced = fd >= 0 && fsync(fd) == 0 && fstat(fd, &sb) == 0;
 	if (fd >= 0)

@@ -88,7 +88,7 @@ static void write_blocked_file(ksr_run *run, const blocker_pause *p)
 	memcpy(body, text, n);
 	memcpy(body + n, "\n", 2);
 	ksr_err err = {0};
-	ksr_evidence_write(run->out, "BLOCKED", body, n + 1, &err);
+	ksr_evidence_write_text(run->out, "BLOCKED", body, n + 1, &err);
 	free(body);
 	cJSON_free(text);
 	cJSON_Delete(f);

@@ -17,6 +17,7 @@
 
 #define CLICK_ELEMENT_DEFAULT_S 10
 #define FIND_RETRY_MS           200
+#define PING_MS                 2000 /* the app's answer to _NET_WM_PING */
 #define WALK_MS                 3000
 /* GTK4 drops an action sent within ~250 ms of the previous one (shared
  * notes): keep actions to one app at least this far apart. */
@@ -154,12 +155,53 @@ static void window_origin(ksr_run *run, ksr_atspi_walk_opts *wo)
 	}
 }
 
+/* The window the app (or the step's tool) answers _NET_WM_PING on; 0: none. */
+static unsigned long ping_window(ksr_run *run)
+{
+	const ksr_tool *tool = run->sc && run->sc->desktop ? ksr_tools_a11y(run) : NULL;
+	if (tool)
+		return tool->window;
+	return run->have_window ? run->window.id : 0;
+}
+
+/* A walk whose calls went unanswered: when the bus's own dbus-daemon is
+ * silent too and the app answers _NET_WM_PING on X (its event loop runs),
+ * the session's accessibility stack is at fault, not the app: t->no_bus, so
+ * the step or check is test-error backend-unavailable (issue 31). */
+static void blame_silent_bus(ksr_run *run, ksr_run_atspi *t, ksr_err *err)
+{
+	ksr_err bus = {0};
+	if (ksr_cancelled() || ksr_atspi_bus_answers(t->a, &bus))
+		return;
+	unsigned long win = ping_window(run);
+	bool takes = false;
+	ksr_wait w = win && run->x
+	                     ? ksr_x11_ping_wait(run->x, win, ksr_deadline_in_ms(PING_MS), &takes)
+	                     : KSR_WAIT_ERROR;
+	if (w != KSR_WAIT_READY || !takes)
+		return; /* the app did not show it is alive: its silence may be its own */
+	char was[KSR_ERR_MSG_MAX];
+	snprintf(was, sizeof was, "%s", err->msg);
+	char *guess = strstr(was, " (is the app hung?)");
+	if (guess)
+		*guess = '\0';
+	t->no_bus = true;
+	ksr_err_set(
+	        err,
+	        "%.300s, after %.200s, while the app answered _NET_WM_PING on X (window 0x%lx): "
+	        "the session's accessibility stack is at fault, not the app",
+	        bus.msg, was, win);
+}
+
 int ksr_run_atspi_walk(ksr_run *run, ksr_run_atspi *t, int max_nodes, ksr_deadline d,
                        ksr_atspi_tree *tree, ksr_err *err)
 {
 	ksr_atspi_walk_opts wo = {.max_nodes = max_nodes};
 	window_origin(run, &wo);
-	return ksr_atspi_walk(t->a, &t->app, &wo, d, tree, err);
+	int rc = ksr_atspi_walk(t->a, &t->app, &wo, d, tree, err);
+	if (rc < 0)
+		blame_silent_bus(run, t, err);
+	return rc;
 }
 
 ksr_atspi_locator ksr_step_locator(const ksr_step *step)
@@ -201,8 +243,10 @@ int ksr_run_atspi_locate(ksr_run *run, ksr_run_atspi *t, const ksr_atspi_locator
 		               : ksr_atspi_locate(t->a, &t->app, tree, l, d, found);
 	ksr_atspi_walk_opts wo = {.find_name = l->name, .find_role = l->role};
 	window_origin(run, &wo);
-	if (ksr_atspi_walk(t->a, &t->app, &wo, d, tree, err) < 0)
+	if (ksr_atspi_walk(t->a, &t->app, &wo, d, tree, err) < 0) {
+		blame_silent_bus(run, t, err);
 		return -1;
+	}
 	found->index = ksr_atspi_tree_find(tree, l->name, l->role);
 	bool shown = found->index >= 0 && ksr_atspi_tree_showing(tree, (size_t)found->index);
 	found->matches = shown || (found->index >= 0 && l->hidden_ok) ? 1 : 0;
@@ -428,6 +472,10 @@ static int find(ksr_run *run, const ksr_step *step, ksr_run_atspi *t, ksr_deadli
 		} else if (i == -1) {
 			ksr_run_atspi_not_found(t, tree, &loc, &found, NULL, res->reason,
 			                        sizeof res->reason);
+		} else if (t->no_bus) {
+			ksr_step_fail(res, KSR_STEP_ERROR, KSR_OUTCOME_BACKEND_UNAVAILABLE,
+			              "%s: %.480s", step->info->name, e.msg);
+			return -1;
 		} else {
 			snprintf(res->reason, sizeof res->reason, "click_element: %.480s", e.msg);
 		}
@@ -562,7 +610,7 @@ static int check_find(ksr_run *run, const ksr_check *c, ksr_run_atspi *t, ksr_at
 	ksr_atspi_located found;
 	if (ksr_run_atspi_locate(run, t, &loc, d, tree, &found, &e) < 0) {
 		snprintf(why, len, "%s", e.msg);
-		return 0;
+		return t->no_bus ? -1 : 0;
 	}
 	*idx = found.index;
 	if (*idx < 0) {
@@ -637,6 +685,7 @@ int ksr_check_no_element(ksr_run *run, const ksr_check *c, char *why, size_t len
 	char *lt = ksr_atspi_locator_text(&loc);
 	if (ksr_run_atspi_locate(run, &t, &loc, d, &tree, &found, &e) < 0) {
 		snprintf(why, len, "%s", e.msg);
+		r = t.no_bus ? -1 : 0;
 	} else if (found.matches > 0) {
 		const ksr_atspi_node *n = &tree.nodes[found.index];
 		char *dn = ksr_atspi_name_display(n->name);

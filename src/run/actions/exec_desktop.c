@@ -348,7 +348,7 @@ static int launch_tool(ksr_run *run, const char *command, char *log, size_t log_
 {
 	ksr_err err = {0};
 	int pid = 0;
-	snprintf(log, log_len, "spawn-%02zu.log", run->n_tools + 1);
+	ksr_tool_log_name(run->n_tools, log, log_len);
 	char *path = ksr_evidence_log_path(run->out, log);
 	/* As the launch stage does: Qt 5 tools join the bus only where the X root
 	 * names it (a desktop-mode run has no launch stage). */

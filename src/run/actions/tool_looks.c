@@ -100,7 +100,7 @@ static int write_tree(ksr_run *run, const ksr_tool *t, const ksr_run_atspi *a,
 	char *text = ksr_json_print(doc, true);
 	cJSON_Delete(doc);
 	ksr_err err = {0};
-	int rc = ksr_evidence_write(run->out, name, text, strlen(text), &err);
+	int rc = ksr_evidence_write_text(run->out, name, text, strlen(text), &err);
 	free(text);
 	if (rc < 0)
 		return rc;
@@ -185,12 +185,15 @@ static void tool_probe(ksr_run *run, ksr_tool *t, cJSON *probe, ksr_atspi_landma
 	cJSON_AddStringToObject(probe, "status", t->probe);
 }
 
-static cJSON *tool_event(const ksr_tool *t, const ksr_window *w, const char *command)
+static cJSON *tool_event(const ksr_run *run, const ksr_tool *t, const ksr_window *w,
+                         const char *command)
 {
 	char id[32];
 	cJSON *e = cJSON_CreateObject();
 	cJSON_AddStringToObject(e, "as", t->as ? t->as : "");
 	cJSON_AddNumberToObject(e, "pid", t->pid);
+	ksr_tool_log_name((size_t)(t - run->tools), id, sizeof id);
+	cJSON_AddStringToObject(e, "log", id);
 	cJSON_AddNumberToObject(e, "line", t->line);
 	cJSON_AddStringToObject(e, "command", command ? command : "");
 	if (t->desktop_entry)
@@ -209,7 +212,7 @@ void ksr_tool_looks(ksr_run *run, const ksr_step *step, ksr_tool *t, const ksr_w
 {
 	const char *was = run->a11y_tool;
 	run->a11y_tool = t->as; /* NULL: the newest tool, this one */
-	cJSON *e = tool_event(t, w, command);
+	cJSON *e = tool_event(run, t, w, command);
 	if (tool_settle(run, step)) {
 		cJSON_AddStringToObject(e, "paint", tool_paint(run, t, w));
 		cJSON *probe = cJSON_AddObjectToObject(e, "probe");

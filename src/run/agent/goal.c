@@ -464,7 +464,7 @@ static void write_plan(loop *l)
 		return;
 	char *text = ksr_plan_out_render(l->plan, run->sc->goal, l->plan_needs_model);
 	ksr_err err = {0};
-	if (ksr_evidence_write(run->out, "plan.yaml", text, strlen(text), &err) == 0) {
+	if (ksr_evidence_write_text(run->out, "plan.yaml", text, strlen(text), &err) == 0) {
 		cJSON *a = cJSON_CreateObject();
 		cJSON_AddStringToObject(a, "name", "plan.yaml");
 		cJSON_AddStringToObject(a, "kind", "other");

@@ -3,8 +3,10 @@
  * tag, origin.c) and, in desktop mode, the tools spawn steps started. */
 #include "run/context/context.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ksr/proc.h"
 
@@ -34,11 +36,37 @@ int ksr_tool_a11y_pid(const ksr_tool *t)
 	return t->window_pid > 0 ? t->window_pid : t->pid;
 }
 
+void ksr_tool_log_name(size_t i, char *buf, size_t len)
+{
+	snprintf(buf, len, "spawn-%02zu.log", i + 1);
+}
+
+void ksr_run_note_log_cut(ksr_run *run, const char *name, const ksr_tool *t)
+{
+	char *path = ksr_evidence_path(run->out, name);
+	struct stat st;
+	uint64_t cap = ksr_proc_log_cap();
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > cap) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", name);
+		cJSON_AddNumberToObject(o, "cut_at_bytes", (double)cap);
+		if (t && t->as)
+			cJSON_AddStringToObject(o, "as", t->as);
+		if (t)
+			cJSON_AddNumberToObject(o, "pid", t->pid);
+		ksr_run_emit(run, "launch_log", o);
+	}
+	free(path);
+}
+
 static void tools_stop_all(ksr_run *run)
 {
 	for (size_t i = 0; i < run->n_tools; i++) {
 		if (!run->tools[i].stopped)
 			ksr_proc_stop_group(run->tools[i].pid, STOP_GRACE_MS);
+		char log[32]; /* stopped: its log is complete */
+		ksr_tool_log_name(i, log, sizeof log);
+		ksr_run_note_log_cut(run, log, &run->tools[i]);
 		free(run->tools[i].as);
 		free(run->tools[i].window_res_name);
 		free(run->tools[i].desktop_entry);

@@ -297,6 +297,14 @@ const ksr_tool *ksr_tools_a11y(const ksr_run *run);
 /* The process a tool's accessibility tree is found by: its window's
  * _NET_WM_PID, else its launch shell. */
 int ksr_tool_a11y_pid(const ksr_tool *t);
+/* The output log of the tool at index i of run->tools (spawn order):
+ * spawn-NN.log in OUT, NN from 01. */
+void ksr_tool_log_name(size_t i, char *buf, size_t len);
+/* A log in OUT (launch.log, or tool t's spawn-NN.log) longer than the cap
+ * (ksr_proc_log_cap) was cut: a launch_log event ({name, cut_at_bytes, as,
+ * pid}) says so, for report.json's launch.log_cut_at_bytes or the tool's
+ * tools[] row and report.md. Call it once the log's writer has ended. */
+void ksr_run_note_log_cut(ksr_run *run, const char *name, const ksr_tool *t);
 void ksr_run_stop_app(ksr_run *run);
 
 /* A window's colour count says it has not painted yet: one colour covers it

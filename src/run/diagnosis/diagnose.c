@@ -239,7 +239,7 @@ static void copy_log(ksr_run *run, int n, const char *path, const char *raw, siz
 	char name[32];
 	snprintf(name, sizeof name, "log-%d.txt", n);
 	ksr_err err = {0};
-	if (ksr_evidence_write(run->out, name, raw, len, &err) < 0)
+	if (ksr_evidence_write_text(run->out, name, raw, len, &err) < 0)
 		return;
 	char what[600];
 	snprintf(what, sizeof what, "the last %zu bytes of %s", len, path);

@@ -114,7 +114,7 @@ static int write_tree(ksr_run *run, const ksr_run_atspi *t, const ksr_atspi_tree
 	char *text = ksr_json_print(doc, true);
 	cJSON_Delete(doc);
 	ksr_err err = {0};
-	int rc = ksr_evidence_write(run->out, "atspi.json", text, strlen(text), &err);
+	int rc = ksr_evidence_write_text(run->out, "atspi.json", text, strlen(text), &err);
 	free(text);
 	if (rc < 0)
 		return rc;

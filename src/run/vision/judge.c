@@ -144,7 +144,7 @@ static void save_description(ksr_run *run, const char *text)
 	ksr_err err = {0};
 	static const char name[] = "99-failure-description.txt";
 	char *body = ksr_xasprintf("%s\n", text);
-	if (ksr_evidence_write(run->out, name, body, strlen(body), &err) == 0) {
+	if (ksr_evidence_write_text(run->out, name, body, strlen(body), &err) == 0) {
 		char what[480];
 		snprintf(what, sizeof what, "the judge's description of 99-failure.png: %.400s",
 		         text);
