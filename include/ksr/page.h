@@ -128,5 +128,14 @@ void ksr_page_close(ksr_page *p); /* NULL-safe; closes the connection too */
 /* The actionability probe, a JavaScript function (el, want) run in the page:
  * the one place the rules live (see src/backend/cdp/dom.c). */
 extern const char ksr_page_probe_js[];
+/* The element a ref names, a JavaScript function (ref) run in the page: a CSS
+ * selector, or text=T / text="T" / text=/RE/FLAGS (the smallest element whose
+ * own rendered text, whitespace collapsed, equals T or matches RE; a visible
+ * one first). The one resolver of every protocol's probe and page: check. */
+extern const char ksr_page_find_js[];
+/* 0 when ref is spelled as the finder reads it, else -1 with err: a text=
+ * with no text, a /RE/ with flags JavaScript refuses (the pattern itself is
+ * the page's to compile). Pure: the loader calls it. */
+int ksr_page_ref_check(const char *ref, ksr_err *err);
 
 #endif
