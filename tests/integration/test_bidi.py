@@ -217,6 +217,11 @@ class BidiTest(ksr.KsrTestCase):
         test_cdp.CdpTest.assert_text_fail(
             self, *self.run_page("form.html", "KSR Form", test_cdp.TEXT_FAIL_STEPS))
 
+    def test_page_errors_are_concerns(self):
+        """test_cdp's page errors, on Firefox (log.entryAdded)."""
+        test_cdp.CdpTest.assert_page_errors(
+            self, *self.run_page("errors.html", "KSR Errors", test_cdp.ERROR_STEPS))
+
     def test_told_from_the_browser_port_from_the_profile(self):
         """cdp: true only: the attach sees a Firefox and reads its port 0's
         real port from the profile; keys are pressed into the page."""

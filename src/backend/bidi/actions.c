@@ -406,7 +406,6 @@ ksr_page_status ksr_bidi_navigate(ksr_bidi *b, const char *url, ksr_deadline d, 
 	else
 		*err = e;
 	cJSON_Delete(res);
-	bidi_collect_console(b);
 	return st;
 }
 
@@ -568,6 +567,11 @@ static ksr_page_status op_list(void *b, ksr_deadline d, ksr_page_element_list *o
 	return ksr_bidi_list_interactive(b, d, out, err);
 }
 
+static cJSON *op_take_errors(void *b, int *dropped)
+{
+	return ksr_bidi_take_page_errors(b, dropped);
+}
+
 static const char *op_url(const void *b)
 {
 	return ksr_bidi_page_url(b);
@@ -595,6 +599,7 @@ static const ksr_page_ops bidi_ops = {
         .wait_for = op_wait_for,
         .state = op_state,
         .list_interactive = op_list,
+        .take_errors = op_take_errors,
         .url = op_url,
         .connect_ms = op_connect_ms,
         .close = op_close,
