@@ -6,7 +6,7 @@
 # BUILD_DIR must be an optimised build without sanitizers, e.g.
 #   cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build-bench -j2
 # (`scripts/setup.sh bench` does all of it). Needs imagemagick, scrot, xdotool,
-# zenity, gnome-calculator, mousepad, chromium, python3-pyatspi (setup.sh installs
+# zenity, gnome-calculator, mousepad, chromium, firefox-esr, python3-pyatspi (setup.sh installs
 # them) and, from npm (pinned, installed here into bench/node_modules), odiff and
 # puppeteer-core. An area that cannot run shows n/a with the reason in its log;
 # the others still run. KSR_BENCH_ONLY="capture diff" runs a subset.
@@ -309,15 +309,24 @@ if t is not None:
 
 t = read("cdp")
 if t is not None:
-    for key, theirs, what in (("connect", "connect", "CDP connect + attach"),
-                              ("click", "click", "cdp_click vs page.click (no checks)"),
-                              ("click", "locator_click",
-                               "cdp_click vs Locator.click (the same checks)"),
-                              ("type5", "type5", "cdp_type 5 chars vs page.type")):
-        goal = {"connect": share(1.0), "click": share(1.2), "locator_click": share(0.5),
-                "type5": share(1.0)}.get(theirs)
-        row("cdp", what, num(r"^ROW ksr\.%s ([\d.]+)" % key, t), "puppeteer-core",
-            num(r"^ROW puppeteer\.%s ([\d.]+)" % theirs, t), goal=goal)
+    # Chromium over CDP, then Firefox ESR over WebDriver BiDi (bench_cdp
+    # --firefox, its rows "ff."), each beside puppeteer-core driving the same
+    # browser over the same protocol in the same run (bidi_puppeteer.mjs:
+    # protocol "webDriverBiDi"); the same goals, ratios to that peer.
+    for prefix, on, connect in (("", "", "CDP connect + attach"),
+                                ("ff.", "Firefox (BiDi): ",
+                                 "Firefox (BiDi): session.new + subscribe + context")):
+        for key, theirs, what in (("connect", "connect", connect),
+                                  ("click", "click", on + "page_click vs page.click (no checks)"),
+                                  ("click", "locator_click",
+                                   on + "page_click vs Locator.click (the same checks)"),
+                                  ("type5", "type5", on + "page_type 5 chars vs page.type")):
+            goal = {"connect": share(1.0), "click": share(1.2), "locator_click": share(0.5),
+                    "type5": share(1.0)}.get(theirs)
+            tool = "puppeteer-core" + (" over WebDriver BiDi" if prefix else "")
+            row("cdp", what, num(r"^ROW ksr\.%s%s ([\d.]+)" % (re.escape(prefix), key), t),
+                tool, num(r"^ROW puppeteer\.%s%s ([\d.]+)" % (re.escape(prefix), theirs), t),
+                goal=goal)
 
 def atspi_key(measure):
     """The job a row of the AT-SPI table measures, for its floor: ("walk",

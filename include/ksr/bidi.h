@@ -71,9 +71,9 @@ cJSON *ksr_bidi_remote_to_json(const cJSON *remote, bool *truthy);
 /* How many elements a CSS selector finds (browsingContext.locateNodes, at most max). */
 ksr_page_status ksr_bidi_locate(ksr_bidi *b, const char *selector, int max, ksr_deadline d,
                                 int *count, ksr_err *err);
-/* The console errors (log.entryAdded, level error) seen so far, oldest
- * first, as a JSON array of strings (owned by the caller). */
-cJSON *ksr_bidi_console_errors(ksr_bidi *b);
+/* The page's errors (log.entryAdded at level error: uncaught exceptions,
+ * console errors) since the last call, as ksr_cdp_take_page_errors. */
+cJSON *ksr_bidi_take_page_errors(ksr_bidi *b, int *dropped);
 
 /* ---- page actions: as the CDP ones (ksr/cdp.h) ---------------------------- */
 

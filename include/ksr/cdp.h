@@ -76,6 +76,12 @@ ksr_cdp_status ksr_cdp_wait_event(ksr_cdp *c, const char *method, ksr_deadline d
                                   ksr_err *err);
 void ksr_cdp_drop_events(ksr_cdp *c);
 
+/* The page's errors (uncaught exceptions, console errors) received since the
+ * last call, after reading what has already arrived (no wait): an array of
+ * {kind, text, source?} owned by the caller; *dropped (may be NULL) gets how
+ * many did not fit. Works on a BiDi wire too (its hook fills it). */
+cJSON *ksr_cdp_take_page_errors(ksr_cdp *c, int *dropped);
+
 /* Service the connection until d (events are queued): a cancellable pause that
  * still notices a crash or a closed connection (then returns it). */
 ksr_cdp_status ksr_cdp_idle(ksr_cdp *c, ksr_deadline d, ksr_err *err);

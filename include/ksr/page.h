@@ -89,6 +89,7 @@ typedef struct ksr_page_ops {
 	                         ksr_page_info *out, ksr_err *err);
 	ksr_page_status (*list_interactive)(void *impl, ksr_deadline d, ksr_page_element_list *out,
 	                                    ksr_err *err);
+	cJSON *(*take_errors)(void *impl, int *dropped);
 	const char *(*url)(const void *impl); /* the page's URL when attached */
 	double (*connect_ms)(const void *impl);
 	void (*close)(void *impl);
@@ -121,6 +122,14 @@ ksr_page_status ksr_page_state(ksr_page *p, const char *selector, ksr_deadline d
                                ksr_page_info *out, ksr_err *err);
 ksr_page_status ksr_page_list_interactive(ksr_page *p, ksr_deadline d, ksr_page_element_list *out,
                                           ksr_err *err);
+/* The page's errors since the last call: uncaught exceptions and console
+ * errors (CDP: Runtime.exceptionThrown, Runtime.consoleAPICalled error and
+ * assert; BiDi: log.entryAdded at level error), kept as they arrived and read
+ * without waiting. An array of {kind: "exception"|"console", text (outside
+ * text, at most 1000 bytes), source?: "URL:LINE"}, owned by the caller;
+ * *dropped (may be NULL) gets how many more came than were kept (100). An
+ * empty array for NULL. */
+cJSON *ksr_page_take_errors(ksr_page *p, int *dropped);
 const char *ksr_page_url(const ksr_page *p);
 double ksr_page_connect_ms(const ksr_page *p);
 void ksr_page_close(ksr_page *p); /* NULL-safe; closes the connection too */
@@ -128,5 +137,14 @@ void ksr_page_close(ksr_page *p); /* NULL-safe; closes the connection too */
 /* The actionability probe, a JavaScript function (el, want) run in the page:
  * the one place the rules live (see src/backend/cdp/dom.c). */
 extern const char ksr_page_probe_js[];
+/* The element a ref names, a JavaScript function (ref) run in the page: a CSS
+ * selector, or text=T / text="T" / text=/RE/FLAGS (the smallest element whose
+ * own rendered text, whitespace collapsed, equals T or matches RE; a visible
+ * one first). The one resolver of every protocol's probe and page: check. */
+extern const char ksr_page_find_js[];
+/* 0 when ref is spelled as the finder reads it, else -1 with err: a text=
+ * with no text, a /RE/ with flags JavaScript refuses (the pattern itself is
+ * the page's to compile). Pure: the loader calls it. */
+int ksr_page_ref_check(const char *ref, ksr_err *err);
 
 #endif

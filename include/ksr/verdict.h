@@ -46,8 +46,9 @@ typedef enum ksr_concern {
 	KSR_CONCERN_CRASH_SIGNATURE,
 	KSR_CONCERN_RECOVERY_PROMPT,
 	KSR_CONCERN_NOT_RENDERED,
-	KSR_CONCERN_WM_LOST,   /* the window manager went away mid-run */
-	KSR_CONCERN_NO_EFFECT, /* an input step without checks changed nothing in the app */
+	KSR_CONCERN_WM_LOST,    /* the window manager went away mid-run */
+	KSR_CONCERN_NO_EFFECT,  /* an input step without checks changed nothing in the app */
+	KSR_CONCERN_PAGE_ERROR, /* the page threw or logged an error (rung 0) */
 	KSR_CONCERN__COUNT,
 } ksr_concern;
 

@@ -94,7 +94,7 @@ typedef enum ksr_check_kind {
 
 /* The goal loop's tools (docs/agentic.md). */
 typedef enum ksr_goal_tool {
-#define KSR_GOAL_TOOL(name, TOOL, kind) KSR_GOAL_##TOOL,
+#define KSR_GOAL_TOOL(name, TOOL, ...) KSR_GOAL_##TOOL,
 #include "ksr/vocabulary.def"
 	KSR_GOAL_TOOL_COUNT,
 } ksr_goal_tool;
@@ -160,7 +160,8 @@ typedef struct ksr_check_info {
 } ksr_check_info;
 
 typedef struct ksr_goal_tool_info {
-	const char *name; /* as the planner names it */
+	const char *name;  /* as the planner names it */
+	const char *alias; /* an older name still accepted from a model, "" when none */
 	ksr_goal_tool tool;
 	ksr_step_kind step; /* the step kind it runs, KSR_KIND_NONE for wait and done */
 } ksr_goal_tool_info;

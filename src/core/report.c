@@ -16,7 +16,7 @@
 /* The report under construction and what folding needs to remember. */
 typedef struct fold {
 	cJSON *stages, *steps, *grounding, *concerns, *final_checks, *log_tails, *artifacts;
-	cJSON *output_errors, *failures, *model_words;
+	cJSON *output_errors, *failures, *model_words, *page_errors;
 	cJSON *tools; /* desktop mode: one row per `tool` event (a spawned tool) */
 	const cJSON *run_start, *app, *launch, *log_cut, *accessibility, *video;
 	cJSON *goal; /* goal loop and plan hand-over (goal.*, plan.handover), NULL: none */
@@ -320,6 +320,25 @@ static void on_model_words(fold *f, const cJSON *e, const char *from, const char
 	cJSON_AddItemToArray(f->model_words, row);
 }
 
+/* The page's own errors (rung 0), with the step they came in (0: outside
+ * the steps) and that step's line. */
+static void on_page_error(fold *f, const cJSON *e, double t)
+{
+	cJSON *row = cJSON_CreateObject();
+	const cJSON *step = jget(e, "step");
+	cJSON_AddNumberToObject(row, "step",
+	                        cJSON_IsNumber(step) && step->valuedouble > 0
+	                                ? (double)(int64_t)step->valuedouble
+	                                : 0);
+	add_pos_int(row, "line", e, "line");
+	const char *kind = ksr_json_str(e, "kind", "console");
+	cJSON_AddStringToObject(row, "kind", strcmp(kind, "exception") ? "console" : "exception");
+	add_str(row, "text", ksr_json_str(e, "text", ""));
+	add_str(row, "source", ksr_json_str(e, "source", NULL));
+	add_ms(row, "t_ms", t);
+	cJSON_AddItemToArray(f->page_errors, row);
+}
+
 static void on_model_call(fold *f, const cJSON *e)
 {
 	f->model_calls++;
@@ -458,6 +477,8 @@ static void fold_event(fold *f, const cJSON *e)
 		on_model_words(f, e, "screen_description", "text", t);
 	else if (!strcmp(kind, "video"))
 		f->video = e;
+	else if (!strcmp(kind, "page_error"))
+		on_page_error(f, e, t);
 	else if (!strncmp(kind, "goal.", 5) || !strcmp(kind, "plan.handover"))
 		on_goal(f, e, kind);
 }
@@ -640,6 +661,7 @@ static void fold_init(fold *f)
 	f->output_errors = cJSON_CreateArray();
 	f->failures = cJSON_CreateArray();
 	f->model_words = cJSON_CreateArray();
+	f->page_errors = cJSON_CreateArray();
 	f->tools = cJSON_CreateArray();
 }
 
@@ -684,6 +706,7 @@ cJSON *ksr_report_json(const cJSON *events, const ksr_decision *d)
 	cJSON_AddItemToObject(r, "goal", f.goal ? f.goal : cJSON_CreateNull());
 	cJSON_AddItemToObject(r, "model_usage", model_obj(&f));
 	cJSON_AddItemToObject(r, "model_words", f.model_words);
+	cJSON_AddItemToObject(r, "page_errors", f.page_errors);
 	cJSON_AddItemToObject(r, "video", video_obj(f.video));
 	cJSON_AddItemToObject(r, "log_tails", f.log_tails);
 	cJSON_AddItemToObject(r, "artifacts", f.artifacts);

@@ -699,6 +699,35 @@ static void section_final_checks(ksr_strbuf *b, const cJSON *r, const html_ctx *
 	ksr_strbuf_add(b, "</table></div>\n");
 }
 
+/* The page's errors (rung 0), each with the step it came in. */
+static void section_page_errors(ksr_strbuf *b, const cJSON *r, const html_ctx *c)
+{
+	(void)c;
+	const cJSON *e, *list = jget(r, "page_errors");
+	if (!cJSON_GetArraySize(list))
+		return;
+	ksr_strbuf_add(b, "<h2>Page errors</h2><div class=\"card\"><table><tr><th>step</th>"
+	                  "<th>line</th><th>kind</th><th>text</th><th>source</th></tr>");
+	cJSON_ArrayForEach(e, list)
+	{
+		double step = ksr_json_num(e, "step", 0), line = ksr_json_num(e, "line", 0);
+		if (step > 0)
+			ksr_strbuf_addf(b, "<tr><td>%.0f</td><td>", step);
+		else
+			ksr_strbuf_add(b, "<tr><td>outside the steps</td><td>");
+		if (line > 0)
+			ksr_strbuf_addf(b, "%.0f", line);
+		ksr_strbuf_add(b, "</td><td>");
+		esc_str(b, e, "kind", "");
+		ksr_strbuf_add(b, "</td><td>");
+		esc_str(b, e, "text", "");
+		ksr_strbuf_add(b, "</td><td>");
+		esc_str(b, e, "source", "");
+		ksr_strbuf_add(b, "</td></tr>");
+	}
+	ksr_strbuf_add(b, "</table></div>\n");
+}
+
 static bool is_image_kind(const char *kind)
 {
 	return kind && (!strcmp(kind, "screenshot") || !strcmp(kind, "diff") ||
@@ -881,20 +910,11 @@ static int failing_step(const cJSON *r)
 char *ksr_report_html(const cJSON *report)
 {
 	static void (*const sections[])(ksr_strbuf *, const cJSON *, const html_ctx *) = {
-	        page_head,
-	        section_verdict,
-	        section_summary,
-	        section_concerns,
-	        section_timeline,
-	        section_video,
-	        section_steps,
-	        section_final_checks,
-	        section_model,
-	        section_files,
-	        section_logs,
-	        section_a11y,
-	        section_output_errors,
-	        page_tail,
+	        page_head,        section_verdict,       section_summary,
+	        section_concerns, section_timeline,      section_video,
+	        section_steps,    section_page_errors,   section_final_checks,
+	        section_model,    section_files,         section_logs,
+	        section_a11y,     section_output_errors, page_tail,
 	};
 	html_ctx c = {
 	        .total_ms = ksr_json_num(jget(report, "timings"), "duration_ms", 0),

@@ -224,6 +224,34 @@ static void section_concerns(ksr_strbuf *b, const cJSON *r)
 	ksr_strbuf_add(b, "\n");
 }
 
+/* The page's errors (rung 0), each with the step it came in. */
+static void section_page_errors(ksr_strbuf *b, const cJSON *r)
+{
+	const cJSON *e, *list = jget(r, "page_errors");
+	if (!cJSON_GetArraySize(list))
+		return;
+	ksr_strbuf_add(b, "## Page errors\n\n| step | line | kind | text | source |\n"
+	                  "|---|---|---|---|---|\n");
+	cJSON_ArrayForEach(e, list)
+	{
+		double step = ksr_json_num(e, "step", 0);
+		if (step > 0)
+			ksr_strbuf_addf(b, "| %.0f | ", step);
+		else
+			ksr_strbuf_add(b, "| outside the steps | ");
+		if (jhas_num(e, "line"))
+			ksr_strbuf_addf(b, "%.0f", ksr_json_num(e, "line", 0));
+		ksr_strbuf_add(b, " | ");
+		sb_esc(b, ksr_json_str(e, "kind", NULL));
+		ksr_strbuf_add(b, " | ");
+		sb_esc(b, ksr_json_str(e, "text", NULL));
+		ksr_strbuf_add(b, " | ");
+		sb_esc(b, ksr_json_str(e, "source", NULL));
+		ksr_strbuf_add(b, " |\n");
+	}
+	ksr_strbuf_add(b, "\n");
+}
+
 static void section_failures(ksr_strbuf *b, const cJSON *r)
 {
 	const cJSON *f, *list = jget(r, "failures");
@@ -583,11 +611,11 @@ static void section_output_errors(ksr_strbuf *b, const cJSON *r)
 char *ksr_report_markdown(const cJSON *report)
 {
 	static void (*const sections[])(ksr_strbuf *, const cJSON *) = {
-	        section_head,      section_summary,       section_concerns,
-	        section_failures,  section_app,           section_stages,
-	        section_steps,     section_grounding,     section_final_checks,
-	        section_model,     section_screenshots,   section_other_files,
-	        section_log_tails, section_output_errors,
+	        section_head,         section_summary,     section_concerns,
+	        section_failures,     section_app,         section_stages,
+	        section_steps,        section_page_errors, section_grounding,
+	        section_final_checks, section_model,       section_screenshots,
+	        section_other_files,  section_log_tails,   section_output_errors,
 	};
 	ksr_strbuf b = {0};
 	ksr_strbuf_add(&b, "");

@@ -82,6 +82,7 @@ static const char *const concern_names[KSR_CONCERN__COUNT] = {
         [KSR_CONCERN_NOT_RENDERED] = "not-rendered",
         [KSR_CONCERN_WM_LOST] = "wm-lost",
         [KSR_CONCERN_NO_EFFECT] = "no-effect",
+        [KSR_CONCERN_PAGE_ERROR] = "page-error",
 };
 
 const char *ksr_verdict_name(ksr_verdict v)

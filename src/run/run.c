@@ -223,6 +223,7 @@ static void set_deadlines(ksr_run *run)
 
 static void teardown(ksr_run *run)
 {
+	ksr_run_page_errors(run, "the end of the run, after the steps", 0);
 	ksr_page_close(run->page); /* before the browser is stopped */
 	run->page = NULL;
 	run->cdp = NULL;

@@ -417,7 +417,7 @@ static void cdp_targets_key(scn_ctx *c, const snode *n)
 	for (size_t i = 0; i < n->n; i++) {
 		const snode *k = sn_key(n, i);
 		ksr_cdp_target *t = &s->cdp_targets[s->n_cdp_targets];
-		if (k->bad || !scn_str(c, sn_val(n, i), "cdp_targets", true, &t->selector))
+		if (k->bad || !scn_page_ref(c, sn_val(n, i), "cdp_targets", &t->selector))
 			continue;
 		t->name = ksr_xstrdup(k->str);
 		set_pos(&t->pos, k);

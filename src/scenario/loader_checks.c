@@ -215,7 +215,7 @@ static bool page_parse(scn_ctx *c, const snode *n, ksr_check *out)
 		scn_err(c, n, "page: needs selector:");
 		return false;
 	}
-	ok = scn_str(c, sel, "page selector", true, &out->selector) && ok;
+	ok = scn_page_ref(c, sel, "page selector", &out->selector) && ok;
 	if (text)
 		ok = scn_str(c, text, "page text", false, &out->page_text) && ok;
 	if (url)

@@ -292,7 +292,7 @@ static bool hover_parse(scn_ctx *c, const snode *n, ksr_step *st)
 		}
 		st->hover.via = KSR_HOVER_PAGE;
 		c->s->cdp = true;
-		return scn_str(c, sel, "hover", true, &st->text) && ok;
+		return scn_page_ref(c, sel, "hover", &st->text) && ok;
 	}
 	st->hover.via = KSR_HOVER_ELEMENT;
 	ok = scn_name(c, el, "hover", &st->name) && ok;
@@ -352,7 +352,7 @@ static bool selector_text(scn_ctx *c, const snode *n, ksr_step *st)
 		scn_err(c, n, "%s: needs selector: and text:", what);
 		return false;
 	}
-	ok = scn_str(c, sel, what, true, &st->text) && ok;
+	ok = scn_page_ref(c, sel, what, &st->text) && ok;
 	return scn_str(c, text, what, false, &st->fill_text) && ok;
 }
 
@@ -461,9 +461,10 @@ static bool action_value(scn_ctx *c, const snode *v, ksr_step *st)
 		return scn_str(c, v, what, false, &st->text);
 	case KSR_SHAPE_CHORDS:
 		return scn_str(c, v, what, true, &st->text) && chords_parse(c, v, st);
+	case KSR_SHAPE_SELECTOR:
+		return scn_page_ref(c, v, what, &st->text);
 	case KSR_SHAPE_DESCRIPTION:
 	case KSR_SHAPE_URL:
-	case KSR_SHAPE_SELECTOR:
 	case KSR_SHAPE_JS:
 	case KSR_SHAPE_COMMAND:
 		return scn_str(c, v, what, true, &st->text);

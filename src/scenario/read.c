@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ksr/atspi.h"
+#include "ksr/page.h"
 #include "scenario/scn_internal.h"
 
 void scn_err(scn_ctx *c, const snode *at, const char *fmt, ...)
@@ -133,6 +134,19 @@ bool scn_pattern(scn_ctx *c, const snode *n, const char *what, ksr_pattern **out
 		scn_err(c, n, "%s: invalid pattern '%s': %s", what, src, err.msg);
 	free(src);
 	return *out != NULL;
+}
+
+bool scn_page_ref(scn_ctx *c, const snode *n, const char *what, char **out)
+{
+	if (!scn_str(c, n, what, true, out))
+		return false;
+	ksr_err err = {0};
+	if (ksr_page_ref_check(*out, &err) == 0)
+		return true;
+	scn_err(c, n, "%s: %s", what, err.msg);
+	free(*out);
+	*out = NULL;
+	return false;
 }
 
 bool scn_name(scn_ctx *c, const snode *n, const char *what, ksr_name_match *out)

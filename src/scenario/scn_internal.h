@@ -73,6 +73,9 @@ bool scn_num(scn_ctx *c, const snode *n, const char *what, double min, double ma
 bool scn_int(scn_ctx *c, const snode *n, const char *what, int min, int max, int *out);
 bool scn_bool(scn_ctx *c, const snode *n, const char *what, bool *out);
 bool scn_pattern(scn_ctx *c, const snode *n, const char *what, ksr_pattern **out);
+/* A page element reference (a CSS selector, text=..., a cdp_targets name):
+ * non-empty, and a text= form spelled as the page's finder reads it. */
+bool scn_page_ref(scn_ctx *c, const snode *n, const char *what, char **out);
 bool scn_name(scn_ctx *c, const snode *n, const char *what, ksr_name_match *out);
 bool scn_is_map(scn_ctx *c, const snode *n, const char *what);
 bool scn_is_seq(scn_ctx *c, const snode *n, const char *what);

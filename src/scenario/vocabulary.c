@@ -46,8 +46,8 @@ static const ksr_check_info check_rows[] = {
 };
 
 static const ksr_goal_tool_info goal_rows[] = {
-#define KSR_GOAL_TOOL(nm, TOOL, kind)                                                              \
-	{.name = #nm, .tool = KSR_GOAL_##TOOL, .step = KSR_KIND_##kind},
+#define KSR_GOAL_TOOL(nm, TOOL, kind, ...)                                                         \
+	{.name = #nm, .alias = "" #__VA_ARGS__, .tool = KSR_GOAL_##TOOL, .step = KSR_KIND_##kind},
 #include "ksr/vocabulary.def"
 };
 
@@ -105,7 +105,8 @@ const ksr_goal_tool_info *ksr_goal_tools(size_t *n)
 const ksr_goal_tool_info *ksr_goal_tool_find(const char *name)
 {
 	for (size_t i = 0; name && i < COUNT(goal_rows); i++)
-		if (strcmp(goal_rows[i].name, name) == 0)
+		if (!strcmp(goal_rows[i].name, name) ||
+		    (goal_rows[i].alias[0] && !strcmp(goal_rows[i].alias, name)))
 			return &goal_rows[i];
 	return NULL;
 }

@@ -206,6 +206,22 @@ class BidiTest(ksr.KsrTestCase):
         self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
         self.assertGreaterEqual(self.step_ends(out)[1]["box"]["x"], 590)
 
+    def test_element_by_text(self):
+        """test_cdp's steps by text, on Firefox: one finder for both protocols."""
+        _, out, rc, se = self.run_page("form.html", "KSR (Form|Done)",
+                                       test_cdp.TEXT_CLICK_STEPS)
+        test_cdp.CdpTest.assert_text_click(self, out, rc, se)
+        self.assertEqual(self.step_ends(out)[2]["protocol"], "bidi")
+
+    def test_element_by_text_that_matches_nothing(self):
+        test_cdp.CdpTest.assert_text_fail(
+            self, *self.run_page("form.html", "KSR Form", test_cdp.TEXT_FAIL_STEPS))
+
+    def test_page_errors_are_concerns(self):
+        """test_cdp's page errors, on Firefox (log.entryAdded)."""
+        test_cdp.CdpTest.assert_page_errors(
+            self, *self.run_page("errors.html", "KSR Errors", test_cdp.ERROR_STEPS))
+
     def test_told_from_the_browser_port_from_the_profile(self):
         """cdp: true only: the attach sees a Firefox and reads its port 0's
         real port from the profile; keys are pressed into the page."""

@@ -16,6 +16,31 @@ import ksr
 
 PAGES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pages")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# Elements by text (docs/cdp.md), the same steps on both browsers (test_bidi):
+# a button waited for by a pattern (any case) and clicked by its text; the next
+# page's paragraph found by a pattern in a page: check.
+TEXT_CLICK_STEPS = """\
+    - page_wait: "text=/^SEND$/i"
+    - page_fill: {selector: "#name", text: "Ada"}
+    - page_click: "text=Send"
+      checks:
+        - page: {selector: "text=/^hello, ada </i", text: "Hello, Ada <>", title: "^KSR Done$"}
+    """
+# A text that matches nothing.
+TEXT_FAIL_STEPS = """\
+    - page_click: "text=No such button"
+      timeout_s: 1
+    """
+# A page that throws and logs an error (pages/errors.html), on both browsers:
+# each error is recorded with its step and raises a concern, not a failure.
+ERROR_STEPS = """\
+    - page_click: "#boom"
+      checks:
+        - page: {selector: "#status", text: "boomed"}
+    - page_click: "#log"
+      checks:
+        - page: {selector: "#status", text: "logged"}
+    """
 FLAGS = ["--no-first-run", "--no-default-browser-check", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-gpu", "--no-sandbox",
          "--window-size=1000,700"]
@@ -188,6 +213,55 @@ class CdpTest(ksr.KsrTestCase):
             """)
         report = self.assertEvidence(out, "app-failed", "step-failed", rc=rc, stderr=se)
         self.assertIn("#off is disabled", report["reason"])
+
+    def assert_text_click(self, out, rc, se):
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        ends = self.step_ends(out)
+        self.assertEqual(ends[0]["selector"], "text=/^SEND$/i")
+        click = ends[2]
+        self.assertEqual((click["kind"], click["selector"]), ("page_click", "text=Send"))
+        self.assertGreater(click["box"]["w"], 0, "the button's box, found by its text")
+        self.assertEqual(report["steps"][2]["checks"][0]["status"], "held")
+
+    def assert_text_fail(self, path, out, rc, se):
+        report = self.assertEvidence(out, "app-failed", "step-failed", rc=rc, stderr=se)
+        self.assertIn("text=No such button matches no element", report["reason"])
+        self.assertTrue(ksr.names_line(report["reason"], ksr.line_of(path, "No such")))
+
+    def test_element_by_text(self):
+        """page_wait and page_click by the button's text, and a page: check
+        whose selector is a text pattern: one finder for the probe and the check."""
+        self.assert_text_click(*self.run_page("form.html", "KSR (Form|Done)",
+                                              TEXT_CLICK_STEPS)[1:])
+
+    def test_element_by_text_that_matches_nothing(self):
+        self.assert_text_fail(*self.run_page("form.html", "KSR Form", TEXT_FAIL_STEPS))
+
+    def assert_page_errors(self, path, out, rc, se):
+        report = self.assertEvidence(out, "pass-with-concerns", "completed", rc=rc, stderr=se)
+        errs = report["page_errors"]
+        self.assertEqual([(e["step"], e["kind"]) for e in errs],
+                         [(1, "exception"), (2, "console")], errs)
+        self.assertIn("boom from the button", errs[0]["text"])
+        self.assertIn("errors.html", errs[0]["source"] or "")
+        self.assertIn("logged <b>error</b> 42", errs[1]["text"])
+        self.assertEqual([e["line"] for e in errs],
+                         [ksr.line_of(path, "#boom"), ksr.line_of(path, "#log")])
+        self.assertEqual([c["code"] for c in report["concerns"]], ["page-error"] * 2)
+        self.assertIn("an uncaught exception during step 1", report["concerns"][0]["message"])
+        self.assertIn("a console error during step 2", report["concerns"][1]["message"])
+        traced = [e for e in ksr.read_trace(out) if e.get("event") == "page_error"]
+        self.assertEqual([e["step"] for e in traced], [1, 2], "in the trace, with the step")
+        with open(os.path.join(out, "report.md")) as f:
+            md = f.read()
+        self.assertIn("## Page errors", md)
+        self.assertIn("logged &lt;b&gt;error&lt;/b&gt; 42", md, "the page's text escaped")
+
+    def test_page_errors_are_concerns(self):
+        """An uncaught exception and a console.error, each in the step whose
+        click caused it; console.log is not an error."""
+        path, out, rc, se = self.run_page("errors.html", "KSR Errors", ERROR_STEPS)
+        self.assert_page_errors(path, out, rc, se)
 
     def test_element_that_moves_until_stable(self):
         path, out, rc, se = self.run_page("actions.html", "KSR Actions", """\

@@ -137,9 +137,11 @@ static void test_protocol(ksr_bidi *b)
 	int n = 0;
 	st = ksr_bidi_locate(b, "button", 0, soon(), &n, &err);
 	ok(st == KSR_PAGE_OK && n == 3, "locateNodes finds the 3 buttons (%d)", n);
-	cJSON *errs = ksr_bidi_console_errors(b);
+	cJSON *errs = ksr_bidi_take_page_errors(b, NULL);
 	cJSON *first = cJSON_GetArrayItem(errs, 0);
-	ok(cJSON_GetStringValue(first) && strstr(first->valuestring, "boom 42"),
+	const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(first, "text"));
+	const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(first, "kind"));
+	ok(text && strstr(text, "boom 42") && kind && !strcmp(kind, "console"),
 	   "console.error came as log.entryAdded (%d)", cJSON_GetArraySize(errs));
 	cJSON_Delete(errs);
 }

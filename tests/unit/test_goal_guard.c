@@ -1,5 +1,6 @@
 /* The goal loop's guard (goal_guard.c), plan.yaml rendering (plan.c) and the
  * grounding cache's fingerprint (grounding_cache.c): pure parts. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +122,42 @@ static void answers(void)
 	ksr_goal_offer_clear(NULL);
 }
 
+/* The page tool is page_click (both protocols); a model that still says
+ * cdp_click gets the same tool. */
+static void page_click_name(void)
+{
+	ksr_goal_offer o = offer(false);
+	ksr_goal_offer_add(&o.cdp_targets, &o.n_cdp_targets, "search");
+	char why[300] = "";
+	const char *names[KSR_GOAL_TOOL_COUNT];
+	size_t n = 0;
+	ksr_goal_tool_names(names, &n);
+	bool page = false, cdp = false;
+	for (size_t i = 0; i < n; i++)
+		page |= !strcmp(names[i], "page_click"), cdp |= !strcmp(names[i], "cdp_click");
+	ok(page && !cdp, "the planner is offered page_click, not cdp_click");
+	char *text = ksr_goal_offer_text(&o);
+	ok(text && strstr(text, "- page_click {name}: page targets: \"search\"") &&
+	           !strstr(text, "cdp_click"),
+	   "the offer names page_click: %s", text ? text : "");
+	free(text);
+	static const char *const said[] = {"page_click", "cdp_click"};
+	for (size_t i = 0; i < 2; i++) {
+		char json[128];
+		snprintf(json, sizeof json, "{\"tool\":\"%s\",\"name\":\"search\"}", said[i]);
+		cJSON *a = cJSON_Parse(json);
+		ksr_goal_choice c;
+		ok(ksr_goal_validate(&o, a, &c, why, sizeof why) == 0 &&
+		           c.tool == KSR_GOAL_PAGE_CLICK && !strcmp(c.name, "search"),
+		   "%s is accepted as the page tool (%s)", said[i], why);
+		cJSON_Delete(a);
+	}
+	ok(validate(&o, "{\"tool\":\"cdp_click\",\"name\":\"#q\"}", why, sizeof why) < 0 &&
+	           strstr(why, "page_click: \"#q\" is not one of the offered"),
+	   "the older name is held to the same offer: %s", why);
+	ksr_goal_offer_clear(&o);
+}
+
 static void plan_yaml(void)
 {
 	ksr_plan_out *p = ksr_plan_out_new();
@@ -161,6 +198,7 @@ int main(void)
 	coordinates();
 	selectors();
 	answers();
+	page_click_name();
 	plan_yaml();
 	fingerprint();
 	return tap_done();

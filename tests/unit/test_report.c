@@ -78,6 +78,11 @@ static ksr_events *synthetic_run(void)
 	            "\"status\":\"held\",\"detail\":\"Save As | mapped\"}],\"status\":\"ok\","
 	            "\"duration_ms\":120,\"screenshot\":\"01-step.png\","
 	            "\"annotated\":\"01-step-annotated.png\"}"));
+	/* A page's error, recorded after the step's act: its text is the page's. */
+	ksr_events_emit(ev, "page_error",
+	                obj("{\"kind\":\"exception\",\"text\":\"Uncaught <script>x</script> | "
+	                    "[y](http://e)\",\"source\":\"http://p/a.js:3\",\"line\":12,"
+	                    "\"protocol\":\"cdp\"}"));
 	ksr_events_set_step(ev, 2);
 	ksr_events_emit(ev, "step.start",
 	                obj("{\"index\":2,\"line\":14,\"kind\":\"click_grounded\"}"));
@@ -188,6 +193,11 @@ static void check_json(const cJSON *r)
 	is_str(gs(r, "log_tails.0.path"), "launch.log", "log tail");
 	is_int(cJSON_GetArraySize(get(r, "artifacts")), 3, "three artifacts");
 	is_str(gs(r, "output_errors.0.what"), "report.md", "output error");
+	is_int(cJSON_GetArraySize(get(r, "page_errors")), 1, "one page error");
+	is_int(gi(r, "page_errors.0.step"), 1, "in step 1 (the trace's step)");
+	is_int(gi(r, "page_errors.0.line"), 12, "at its line");
+	is_str(gs(r, "page_errors.0.kind"), "exception", "an uncaught exception");
+	is_str(gs(r, "page_errors.0.source"), "http://p/a.js:3", "where the page threw");
 }
 
 static char *write_temp(const char *text)
@@ -273,6 +283,10 @@ static void check_markdown(const cJSON *r)
 	   "sections present");
 	ok(strstr(md, "| 2 | 14 | click\\_grounded | xtest | grounded | failed |") != NULL,
 	   "step row");
+	ok(strstr(md, "## Page errors") && strstr(md, "| 1 | 12 | exception | Uncaught "
+	                                              "&lt;script&gt;x&lt;/script&gt; \\| "
+	                                              "\\[y\\](http://e) | http://p/a.js:3 |"),
+	   "page error row, its text escaped");
 	free(md);
 }
 
@@ -346,6 +360,8 @@ static void check_hostile_html(void)
 	        "\"status\":\"failed\",\"detail\":\"'><svg onload=alert(5)>\"}]},"
 	        "{\"event\":\"judgement\",\"step\":1,\"reason\":\"<iframe src=//evil>\"},"
 	        "{\"event\":\"grounding\",\"step\":1,\"asked\":\"<a href=//evil>\"},"
+	        "{\"event\":\"page_error\",\"step\":1,\"kind\":\"<em>\",\"text\":\"<script>"
+	        "alert(9)\",\"source\":\"<q>\"},"
 	        "{\"event\":\"failure\",\"outcome\":\"step-failed\",\"reason\":\"<b>r</b>\"},"
 	        "{\"event\":\"accessibility\",\"status\":\"ok\",\"controls\":[{\"role\":"
 	        "\"<u>\",\"name\":\"</li><script>alert(6)</script>\",\"states\":[\"<s>\"]}]},"
@@ -368,6 +384,8 @@ static void check_hostile_html(void)
 		                                  "<s>",
 		                                  "<i>",
 		                                  "<p id",
+		                                  "<em>",
+		                                  "<q>",
 		                                  "\" onmouseover=",
 		                                  "\" onerror=",
 		                                  "href=\"javascript:",

@@ -210,6 +210,21 @@ static void steps(void)
 	        12, "state: expected visible, hidden, attached or detached, got 'gone'");
 	rejects("cdp_type without text", "process: x\nsteps:\n  - cdp_type: {selector: a}\n", 3, 15,
 	        "cdp_type: needs selector: and text:");
+	/* text= (docs/cdp.md, "Elements by text"): spelled as the page's finder reads it. */
+	rejects("text= with no text", "process: x\nsteps:\n  - page_click: \"text=  \"\n", 3, 17,
+	        "page_click: 'text=  ': text= needs the text to find");
+	rejects("text= quoted empty", "process: x\nsuccess:\n  - page: {selector: 'text=\"\"'}\n",
+	        3, 22, "page selector: 'text=\"\"': text= needs the text to find");
+	rejects("text=/RE/ bad flag",
+	        "process: x\nsteps:\n  - page_fill: {selector: text=/usr/bin, text: a}\n", 3, 27,
+	        "'b' is not a regular expression flag here");
+	rejects("text=/RE/ flag twice", "process: x\ncdp_targets:\n  a: text=/x/ii\n", 3, 6,
+	        "cdp_targets: 'text=/x/ii': 'i' is not a regular expression flag here");
+	accepts("text= forms",
+	        "process: x\ncdp_targets:\n  send: text=Send\nsteps:\n  - page_click: send\n"
+	        "  - page_click: text=/^send$/i\n  - page_wait: 'text=\"/usr/bin\"'\n"
+	        "  - hover: {selector: text=/a/}\n  - page_type: {selector: 'text= a b ', text: "
+	        "x}\n");
 	rejects("expect_state without a state",
 	        "process: x\nsteps:\n  - key: a\n"
 	        "    expect_state: Bold\n",

@@ -50,6 +50,7 @@ static const struct {
         {KSR_CONCERN_NOT_RENDERED, "not-rendered"},
         {KSR_CONCERN_WM_LOST, "wm-lost"},
         {KSR_CONCERN_NO_EFFECT, "no-effect"},
+        {KSR_CONCERN_PAGE_ERROR, "page-error"},
 };
 
 static const struct {

@@ -152,12 +152,13 @@ static void add_string_arg(cJSON *args, const char *s)
 	cJSON_AddItemToArray(args, a);
 }
 
-/* The probe's wrapper: the element by selector or by a list id (an id
- * whose node is gone is detached, as CDP reports it). */
+/* The probe's wrapper: the element by selector or text (ksr_page_find_js,
+ * as CDP's probe and the page: check find it) or by a list id (an id whose
+ * node is gone is detached, as CDP reports it). */
 static const char PROBE_WRAP_JS[] =
         "async function(ref, want) {\n"
-        "const probe = %s;\n"
-        "if (!/^@e[0-9]/.test(ref)) return probe(document.querySelector(ref), want);\n"
+        "const probe = %s, find = %s;\n"
+        "if (!/^@e[0-9]/.test(ref)) return probe(find(ref), want);\n"
         "const w = window.__ksrRefs && window.__ksrRefs.get(Number(ref.slice(2)));\n"
         "const el = w ? w.deref() : null;\n"
         "if (!el) return {state: 'detached', why: 'is no longer in the page'};\n"
@@ -168,7 +169,7 @@ static ksr_page_status bidi_probe(void *ud, const char *ref, const char *want, k
 {
 	ksr_bidi *b = ud;
 	cJSON *p = cJSON_CreateObject(), *remote = NULL;
-	char *fn = ksr_xasprintf(PROBE_WRAP_JS, ksr_page_probe_js);
+	char *fn = ksr_xasprintf(PROBE_WRAP_JS, ksr_page_probe_js, ksr_page_find_js);
 	cJSON_AddStringToObject(p, "functionDeclaration", fn);
 	free(fn);
 	cJSON *args = cJSON_AddArrayToObject(p, "arguments");
@@ -405,7 +406,6 @@ ksr_page_status ksr_bidi_navigate(ksr_bidi *b, const char *url, ksr_deadline d, 
 	else
 		*err = e;
 	cJSON_Delete(res);
-	bidi_collect_console(b);
 	return st;
 }
 
@@ -567,6 +567,11 @@ static ksr_page_status op_list(void *b, ksr_deadline d, ksr_page_element_list *o
 	return ksr_bidi_list_interactive(b, d, out, err);
 }
 
+static cJSON *op_take_errors(void *b, int *dropped)
+{
+	return ksr_bidi_take_page_errors(b, dropped);
+}
+
 static const char *op_url(const void *b)
 {
 	return ksr_bidi_page_url(b);
@@ -594,6 +599,7 @@ static const ksr_page_ops bidi_ops = {
         .wait_for = op_wait_for,
         .state = op_state,
         .list_interactive = op_list,
+        .take_errors = op_take_errors,
         .url = op_url,
         .connect_ms = op_connect_ms,
         .close = op_close,

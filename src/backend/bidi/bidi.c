@@ -17,7 +17,6 @@
 
 #define CLOSE_MS     1000 /* session.end on close: a bounded courtesy */
 #define PROFILE_JSON "WebDriverBiDiServer.json"
-#define CONSOLE_MAX  64
 
 /* ---- discovery ------------------------------------------------------------ */
 
@@ -122,6 +121,38 @@ bool ksr_bidi_is_firefox_pid(int pid)
 	return n > 0 && ksr_bidi_is_firefox_cmdline(buf, (size_t)n);
 }
 
+/* ---- page errors ------------------------------------------------------------- */
+
+/* log.entryAdded at level error, as it arrives: a "javascript" entry is an
+ * uncaught exception, a "console" one console.error (or assert); where from,
+ * the first frame of its stack. Other levels are dropped. */
+static bool log_hook(void *ud, ksr_cdp *c, const char *method, const cJSON *params)
+{
+	(void)ud;
+	if (strcmp(method, "log.entryAdded"))
+		return false;
+	const char *level = cJSON_GetStringValue(cJSON_GetObjectItem(params, "level"));
+	const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(params, "type"));
+	if (!level || strcmp(level, "error"))
+		return true;
+	const cJSON *top = cJSON_GetArrayItem(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(params, "stackTrace"), "callFrames"), 0);
+	const char *url = cJSON_GetStringValue(cJSON_GetObjectItem(top, "url"));
+	const cJSON *line = cJSON_GetObjectItem(top, "lineNumber");
+	char *src = !url || !*url          ? NULL
+	            : cJSON_IsNumber(line) ? ksr_xasprintf("%s:%d", url, line->valueint + 1)
+	                                   : ksr_xstrdup(url);
+	ksr_cdp_page_error_add(c, type && !strcmp(type, "javascript") ? "exception" : "console",
+	                       cJSON_GetStringValue(cJSON_GetObjectItem(params, "text")), src);
+	free(src);
+	return true;
+}
+
+cJSON *ksr_bidi_take_page_errors(ksr_bidi *b, int *dropped)
+{
+	return ksr_cdp_take_page_errors(b ? b->wire : NULL, dropped);
+}
+
 /* ---- the session ------------------------------------------------------------ */
 
 ksr_page_status ksr_bidi_call(ksr_bidi *b, const char *method, cJSON *params, ksr_deadline d,
@@ -199,9 +230,10 @@ ksr_bidi *ksr_bidi_connect(const char *host, int port, ksr_deadline d, ksr_page_
 	ksr_page_status dummy;
 	st = st ? st : &dummy;
 	ksr_bidi *b = ksr_xcalloc(1, sizeof *b);
-	b->console = cJSON_CreateArray();
 	int64_t t0 = ksr_now_ms();
 	b->wire = ksr_cdp_wire_open(host ? host : "127.0.0.1", port, "/session", d, st, err);
+	if (b->wire) /* before session.subscribe: no entry is queued unread */
+		ksr_cdp_set_event_hook(b->wire, log_hook, b);
 	if (b->wire)
 		*st = new_session(b, d, err);
 	if (*st == KSR_PAGE_OK)
@@ -222,7 +254,6 @@ void ksr_bidi_close(ksr_bidi *b)
 		ksr_bidi_call(b, "session.end", NULL, ksr_deadline_in_ms(CLOSE_MS), NULL, &ignored);
 	}
 	ksr_cdp_close(b->wire);
-	cJSON_Delete(b->console);
 	free(b->session_id);
 	free(b->context);
 	free(b);
@@ -279,33 +310,6 @@ int ksr_page_port_of_pid(int pid, ksr_page_browser *browser)
 	bool firefox = ksr_bidi_is_firefox_pid(pid);
 	*browser = firefox ? KSR_PAGE_BROWSER_FIREFOX : KSR_PAGE_BROWSER_ANY;
 	return firefox ? ksr_bidi_port_of_pid(pid) : ksr_cdp_port_of_pid(pid);
-}
-
-/* ---- console ----------------------------------------------------------------- */
-
-/* Take the queued log entries; the errors are kept (bounded). */
-void bidi_collect_console(ksr_bidi *b)
-{
-	cJSON *ev = NULL;
-	ksr_err ignored = {0};
-	while (ksr_cdp_wait_event(b->wire, "log.entryAdded", ksr_deadline_in_ms(0), &ev,
-	                          &ignored) == KSR_PAGE_OK) {
-		cJSON *p = cJSON_GetObjectItem(ev, "params");
-		const char *level = cJSON_GetStringValue(cJSON_GetObjectItem(p, "level"));
-		const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(p, "text"));
-		if (level && !strcmp(level, "error") &&
-		    cJSON_GetArraySize(b->console) < CONSOLE_MAX)
-			cJSON_AddItemToArray(b->console, cJSON_CreateString(text ? text : ""));
-		cJSON_Delete(ev);
-	}
-}
-
-cJSON *ksr_bidi_console_errors(ksr_bidi *b)
-{
-	if (!b)
-		return cJSON_CreateArray();
-	bidi_collect_console(b);
-	return cJSON_Duplicate(b->console, true);
 }
 
 /* ---- remote values -------------------------------------------------------------- */

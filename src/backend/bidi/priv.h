@@ -9,13 +9,10 @@
 struct ksr_bidi {
 	ksr_cdp *wire; /* the transport: ksr_cdp_wire_open */
 	char *session_id, *context;
-	cJSON *console; /* console errors seen (log.entryAdded), oldest first */
 	double connect_ms;
 };
 
 /* {"context": ID}, the target of a script call. */
 cJSON *bidi_target(const ksr_bidi *b);
-/* Take the queued log entries into b->console. */
-void bidi_collect_console(ksr_bidi *b);
 
 #endif

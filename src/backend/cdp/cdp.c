@@ -21,6 +21,9 @@
 #define RX_BUFFER       65536
 #define MESSAGE_MAX     (64u << 20) /* a reply larger than this closes the connection */
 #define EVENTS_MAX      512         /* oldest events are dropped beyond this */
+#define PAGE_ERRORS_MAX 100         /* kept between takes; later ones are counted */
+#define PAGE_ERROR_TEXT 1000        /* bytes of an error's text kept */
+#define SERVICE_ROUNDS  16          /* ksr_cdp_take_page_errors: reads while messages come */
 #define WAKE_MAX_MS     60000       /* a far deadline is re-armed every minute */
 #define NO_PIPE_TICK_MS 50          /* cancel checks when the pipe cannot be polled */
 #define DISCOVERY_MAX   (1u << 20)
@@ -57,6 +60,14 @@ struct ksr_cdp {
 	const char *end_method, *end_context;
 	bool end_seen;
 	char end_url[512];
+	/* Page errors (ksr_cdp_page_error_add), oldest first, until taken; the
+	 * protocol's hook picks them out of the events as they arrive, before
+	 * anything (a navigation's ksr_cdp_drop_events) can drop them. */
+	cJSON *page_errors;
+	int page_errors_dropped;
+	ksr_cdp_event_hook hook;
+	void *hook_ud;
+	unsigned long received; /* messages handled so far */
 	/* ksr_cdp_set_closer: what ksr_cdp_close runs instead, once. */
 	void (*closer)(void *ud);
 	void *closer_ud;
@@ -218,6 +229,10 @@ static void queue_event(ksr_cdp *c, cJSON *msg)
 		snprintf(c->end_url, sizeof c->end_url, "%s", url ? url : "");
 		c->end_seen = true;
 	}
+	if (c->hook && (ours || c->wire) && c->hook(c->hook_ud, c, m, params)) {
+		cJSON_Delete(msg); /* the protocol's hook kept what it needed */
+		return;
+	}
 	if (cJSON_GetArraySize(c->events) >= EVENTS_MAX)
 		cJSON_DeleteItemFromArray(c->events, 0);
 	cJSON_AddItemToArray(c->events, msg);
@@ -227,6 +242,7 @@ static void on_message(ksr_cdp *c)
 {
 	cJSON *msg = cJSON_ParseWithLength(c->rx.p, c->rx.len);
 	c->rx.len = 0; /* the allocation is kept for the next message */
+	c->received++;
 	if (!msg)
 		return;
 	cJSON *id = cJSON_GetObjectItem(msg, "id");
@@ -644,6 +660,69 @@ ksr_cdp_status ksr_cdp_wait_event(ksr_cdp *c, const char *method, ksr_deadline d
 	return st;
 }
 
+/* ---- page errors ------------------------------------------------------------ */
+
+void ksr_cdp_set_event_hook(ksr_cdp *c, ksr_cdp_event_hook fn, void *ud)
+{
+	c->hook = fn;
+	c->hook_ud = ud;
+}
+
+/* At most max bytes of s, not cutting a UTF-8 sequence. */
+static char *cut_text(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	if (n <= max)
+		return ksr_xstrdup(s);
+	while (n > 0 && max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+		max--;
+	return ksr_xasprintf("%.*s...", (int)max, s);
+}
+
+void ksr_cdp_page_error_add(ksr_cdp *c, const char *kind, const char *text, const char *source)
+{
+	if (cJSON_GetArraySize(c->page_errors) >= PAGE_ERRORS_MAX) {
+		c->page_errors_dropped++;
+		return;
+	}
+	cJSON *e = cJSON_CreateObject();
+	char *t = cut_text(text ? text : "", PAGE_ERROR_TEXT);
+	cJSON_AddStringToObject(e, "kind", kind);
+	cJSON_AddStringToObject(e, "text", t);
+	free(t);
+	if (source && *source)
+		cJSON_AddStringToObject(e, "source", source);
+	cJSON_AddItemToArray(c->page_errors, e);
+}
+
+/* Read what has already arrived, without waiting for more: a round of the
+ * loop whose timer fires at once, again while messages keep coming. */
+static void service_now(ksr_cdp *c)
+{
+	for (int i = 0; i < SERVICE_ROUNDS && c->ctx && !c->closed; i++) {
+		unsigned long before = c->received;
+		lws_sul_schedule(c->ctx, 0, &c->sul, wake_cb, 1);
+		lws_service(c->ctx, 0);
+		if (c->received == before)
+			break;
+	}
+}
+
+cJSON *ksr_cdp_take_page_errors(ksr_cdp *c, int *dropped)
+{
+	int none;
+	dropped = dropped ? dropped : &none;
+	*dropped = 0;
+	if (!c)
+		return cJSON_CreateArray();
+	service_now(c);
+	cJSON *taken = c->page_errors;
+	c->page_errors = cJSON_CreateArray();
+	*dropped = c->page_errors_dropped;
+	c->page_errors_dropped = 0;
+	return taken;
+}
+
 void ksr_cdp_drop_events(ksr_cdp *c)
 {
 	while (c && cJSON_GetArraySize(c->events) > 0)
@@ -722,6 +801,10 @@ static ksr_cdp_status attach(ksr_cdp *c, ksr_deadline d, ksr_err *err)
 		st = ksr_cdp_call(c, "Page.enable", NULL, d, NULL, err);
 	if (st == KSR_CDP_OK)
 		st = ksr_cdp_call(c, "Inspector.enable", NULL, d, NULL, err);
+	/* Runtime: the page's uncaught exceptions and console errors (the hook
+	 * keeps them; Chromium replays those from before the attach). */
+	if (st == KSR_CDP_OK)
+		st = ksr_cdp_call(c, "Runtime.enable", NULL, d, NULL, err);
 	return st;
 }
 
@@ -732,6 +815,8 @@ ksr_cdp *ksr_cdp_connect(const char *host, int port, ksr_deadline d, ksr_cdp_sta
 	st = st ? st : &dummy;
 	ksr_cdp *c = ksr_xcalloc(1, sizeof *c);
 	c->events = cJSON_CreateArray();
+	c->page_errors = cJSON_CreateArray();
+	ksr_cdp_set_event_hook(c, ksr_cdp_runtime_hook, NULL);
 	int64_t t0 = ksr_now_ms();
 	*st = discover(host ? host : "127.0.0.1", port, d, c->path, sizeof c->path, err);
 	int64_t t1 = ksr_now_ms();
@@ -754,6 +839,7 @@ ksr_cdp *ksr_cdp_wire_open(const char *host, int port, const char *path, ksr_dea
 {
 	ksr_cdp *c = ksr_xcalloc(1, sizeof *c);
 	c->events = cJSON_CreateArray();
+	c->page_errors = cJSON_CreateArray();
 	c->wire = true;
 	snprintf(c->path, sizeof c->path, "%s", path);
 	int64_t t0 = ksr_now_ms();
@@ -800,6 +886,7 @@ void ksr_cdp_close(ksr_cdp *c)
 	}
 	cJSON_Delete(c->reply);
 	cJSON_Delete(c->events);
+	cJSON_Delete(c->page_errors);
 	ksr_strbuf_free(&c->rx);
 	free(c->session_id);
 	free(c->target_id);
@@ -832,8 +919,10 @@ void ksr_cdp_fuzz_frames(const unsigned char *data, size_t size)
 {
 	ksr_cdp *c = ksr_xcalloc(1, sizeof *c);
 	c->events = cJSON_CreateArray();
+	c->page_errors = cJSON_CreateArray();
 	c->session_id = ksr_xstrdup("S1");
 	c->target_id = ksr_xstrdup("T1");
+	ksr_cdp_set_event_hook(c, ksr_cdp_runtime_hook, NULL);
 	while (size >= 3) {
 		unsigned flags = data[0];
 		size_t n = ((size_t)data[1] << 8) | data[2];
@@ -851,6 +940,7 @@ void ksr_cdp_fuzz_frames(const unsigned char *data, size_t size)
 		}
 		cJSON_Delete(take_event(c, "Page.loadEventFired"));
 	}
+	cJSON_Delete(ksr_cdp_take_page_errors(c, NULL));
 	ksr_cdp_drop_events(c);
 	ksr_cdp_close(c);
 }

@@ -83,6 +83,90 @@ const char ksr_page_probe_js[] =
         "the click', box: box(r2), x: x, y: y};\n"
         "}";
 
+/* The element a ref names, run in the page (null when none): a CSS selector
+ * (document.querySelector), or "text=T": the smallest element whose own
+ * rendered text (innerText; a button-like input's value), whitespace
+ * collapsed, equals T, a visible one first, then the first in document
+ * order; "text=\"T\"" is the same with T taken as written (a T that starts
+ * with a slash); "text=/RE/FLAGS" tests the text against a regular expression.
+ * Every protocol's probe and the page: check resolve through it (the spelling
+ * is checked at load time by ksr_page_ref_check). Elements whose text content
+ * cannot hold T are skipped before innerText (which lays the page out) is read;
+ * the hits are in document order, so an element holds another hit exactly
+ * when the next hit is inside it (smallest: linear). */
+const char ksr_page_find_js[] =
+        "function(ref) {\n"
+        "if (!ref.startsWith('text=')) return document.querySelector(ref);\n"
+        "const norm = s => String(s ?? '').replace(/\\s+/g, ' ').trim();\n"
+        "let t = ref.slice(5), re = null;\n"
+        "const m = /^\\/(.+)\\/([a-z]*)$/s.exec(t);\n"
+        "if (m) re = new RegExp(m[1], m[2].replace(/[gy]/g, ''));\n"
+        "else if (t.length > 1 && t[0] === '\"' && t.endsWith('\"')) t = t.slice(1, -1);\n"
+        "t = norm(t);\n"
+        "if (!re && !t) return null;\n"
+        "const bare = s => s.replace(/\\s+/g, '').toLowerCase(), need = bare(t);\n"
+        "const button = e => e.localName === 'input' &&\n"
+        "  ['button', 'submit', 'reset'].includes((e.type || '').toLowerCase());\n"
+        "const own = e => norm(button(e) ? e.value : e.innerText ?? e.textContent);\n"
+        "const skip = ['script', 'style', 'template', 'noscript'];\n"
+        "const all = document.body ? [document.body, ...document.body.querySelectorAll('*')] : "
+        "[];\n"
+        "const hits = all.filter(e => !skip.includes(e.localName) &&\n"
+        "  (re || button(e) || bare(e.textContent).includes(need)) &&\n"
+        "  (re ? re.test(own(e)) : own(e) === t));\n"
+        "const shown = e => { const r = e.getBoundingClientRect();\n"
+        "  return e.checkVisibility({visibilityProperty: true}) && r.width > 0 && r.height > 0; "
+        "};\n"
+        "const smallest = l => l.filter((e, i) => !(i + 1 < l.length && e.contains(l[i + 1])));\n"
+        "return smallest(hits.filter(shown))[0] || smallest(hits)[0] || null; }";
+
+/* As the finder: /RE/FLAGS when the text starts with a slash and another
+ * one closes a non-empty pattern, FLAGS letters. */
+static bool text_regex(const char *t, const char **flags)
+{
+	const char *end = t[0] == '/' ? strrchr(t, '/') : NULL;
+	if (!end || end - t < 2)
+		return false;
+	for (const char *f = end + 1; *f; f++)
+		if (!islower((unsigned char)*f))
+			return false;
+	*flags = end + 1;
+	return true;
+}
+
+static int regex_flags_check(const char *ref, const char *flags, ksr_err *err)
+{
+	for (const char *f = flags; *f; f++) {
+		if (!strchr("imsu", *f) || strchr(f + 1, *f))
+			return ksr_err_set(
+			               err,
+			               "'%s': '%c' is not a regular expression flag here (i, m, "
+			               "s, u, each once); a text that starts with a slash is "
+			               "quoted: text=\"/...\"",
+			               ref, *f),
+			       -1;
+	}
+	return 0;
+}
+
+int ksr_page_ref_check(const char *ref, ksr_err *err)
+{
+	if (!ref || strncmp(ref, "text=", 5) != 0)
+		return 0; /* CSS (the page's to parse) or a list id */
+	const char *t = ref + 5, *flags;
+	if (text_regex(t, &flags))
+		return regex_flags_check(ref, flags, err);
+	size_t n = strlen(t);
+	if (n > 1 && t[0] == '"' && t[n - 1] == '"')
+		t++, n -= 2;
+	for (size_t i = 0; i < n; i++)
+		if (!isspace((unsigned char)t[i]))
+			return 0;
+	return ksr_err_set(err, "'%s': text= needs the text to find (text=Send, text=/^send$/i)",
+	                   ref),
+	       -1;
+}
+
 static bool is_id_ref(const char *ref)
 {
 	return ref && ref[0] == '@' && ref[1] == 'e' && isdigit((unsigned char)ref[2]);
@@ -146,8 +230,8 @@ static ksr_cdp_status probe(ksr_cdp *c, const char *ref, const char *want, ksr_d
 	} else {
 		cJSON *sel = cJSON_CreateString(ref), *w = cJSON_CreateString(want);
 		char *s = ksr_json_print(sel, false), *ws = ksr_json_print(w, false);
-		char *expr = ksr_xasprintf("(%s)(document.querySelector(%s), %s)",
-		                           ksr_page_probe_js, s, ws);
+		char *expr = ksr_xasprintf("(%s)((%s)(%s), %s)", ksr_page_probe_js,
+		                           ksr_page_find_js, s, ws);
 		cJSON_AddStringToObject(p, "expression", expr);
 		free(expr), free(s), free(ws);
 		cJSON_Delete(sel), cJSON_Delete(w);
@@ -786,12 +870,11 @@ char *ksr_page_state_js(const char *selector)
 {
 	cJSON *sel = selector ? cJSON_CreateString(selector) : cJSON_CreateNull();
 	char *s = ksr_json_print(sel, false);
-	char *js =
-	        ksr_xasprintf("(s => { const e = s === null ? null : document.querySelector(s);\n"
-	                      "return {found: s === null || !!e, text: e ? (e.innerText ?? "
-	                      "e.textContent) : null,\n"
-	                      "url: location.href, title: document.title}; })(%s)",
-	                      s);
+	char *js = ksr_xasprintf("(s => { const e = s === null ? null : (%s)(s);\n"
+	                         "return {found: s === null || !!e, text: e ? (e.innerText ?? "
+	                         "e.textContent) : null,\n"
+	                         "url: location.href, title: document.title}; })(%s)",
+	                         ksr_page_find_js, s);
 	free(s);
 	cJSON_Delete(sel);
 	return js;

@@ -3,6 +3,7 @@
 #include "ksr/cdp.h"
 #include "ksr/page.h"
 
+#include <cjson/cJSON.h>
 #include <stdlib.h>
 
 const char *ksr_page_protocol(const ksr_page *p)
@@ -66,6 +67,16 @@ ksr_page_status ksr_page_list_interactive(ksr_page *p, ksr_deadline d, ksr_page_
                                           ksr_err *err)
 {
 	return p->ops->list_interactive(p->impl, d, out, err);
+}
+
+cJSON *ksr_page_take_errors(ksr_page *p, int *dropped)
+{
+	if (!p) {
+		if (dropped)
+			*dropped = 0;
+		return cJSON_CreateArray();
+	}
+	return p->ops->take_errors(p->impl, dropped);
 }
 
 const char *ksr_page_url(const ksr_page *p)
@@ -145,6 +156,11 @@ static ksr_page_status cdp_list(void *c, ksr_deadline d, ksr_page_element_list *
 	return ksr_cdp_list_interactive(c, d, out, err);
 }
 
+static cJSON *cdp_take_errors(void *c, int *dropped)
+{
+	return ksr_cdp_take_page_errors(c, dropped);
+}
+
 static const char *cdp_url(const void *c)
 {
 	return ksr_cdp_page_url(c);
@@ -173,6 +189,7 @@ static const ksr_page_ops cdp_ops = {
         .wait_for = cdp_wait_for,
         .state = cdp_state,
         .list_interactive = cdp_list,
+        .take_errors = cdp_take_errors,
         .url = cdp_url,
         .connect_ms = cdp_connect_ms,
         .close = cdp_close,

@@ -23,4 +23,19 @@ ksr_cdp_status ksr_cdp_wire_call_unless(ksr_cdp *c, const char *method, cJSON *p
                                         ksr_deadline d, const char *event, const char *context,
                                         cJSON **result, bool *ended, ksr_err *err);
 
+/* Every event reaches the hook before it is queued (CDP: the page session's
+ * only); true: the hook consumed it (it is not queued). One hook a wire. */
+typedef bool (*ksr_cdp_event_hook)(void *ud, ksr_cdp *c, const char *method, const cJSON *params);
+void ksr_cdp_set_event_hook(ksr_cdp *c, ksr_cdp_event_hook fn, void *ud);
+
+/* A page error as a hook reads it: kind "exception" (uncaught) or "console"
+ * (console.error and the like), its text (cut at 1000 bytes) and where it
+ * came from ("URL:LINE", NULL when unknown); kept until
+ * ksr_cdp_take_page_errors (at most 100; later ones are counted). */
+void ksr_cdp_page_error_add(ksr_cdp *c, const char *kind, const char *text, const char *source);
+
+/* CDP's hook (errors.c): Runtime.exceptionThrown and Runtime.consoleAPICalled
+ * of type error or assert as page errors; Runtime's other events dropped. */
+bool ksr_cdp_runtime_hook(void *ud, ksr_cdp *c, const char *method, const cJSON *params);
+
 #endif

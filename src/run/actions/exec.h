@@ -103,6 +103,12 @@ void ksr_run_final_shot(ksr_run *run);
  * marks the result an error. false when w means neither. */
 bool ksr_step_run_ended(ksr_run *run, const ksr_step *step, ksr_wait w, ksr_step_result *res);
 
+/* The page's errors received since the last look (exec_cdp.c): a page_error
+ * event each, in the step being run (the trace's step; 0 outside the steps),
+ * and one page-error concern naming during (a few words: "step 2", "the
+ * page's load, before the steps") and line (0: none). Nothing without a page. */
+void ksr_run_page_errors(ksr_run *run, const char *during, int line);
+
 /* hover's page form (exec_cdp.c): the page's mouse onto the step's element. */
 void ksr_cdp_step_hover(ksr_run *run, const ksr_step *step, ksr_step_result *res);
 

@@ -292,6 +292,48 @@ void ksr_exec_cdp_eval(ksr_run *run, const ksr_step *step, const ksr_step_target
 	finish(run, step, st, &err, secs, res);
 }
 
+/* ---- the page's errors ------------------------------------------------------ */
+
+#define PAGE_ERROR_QUOTE 300 /* bytes of the first error's text in the concern */
+
+static void emit_page_error(ksr_run *run, const cJSON *e, int line)
+{
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "kind", ksr_json_str(e, "kind", "console"));
+	cJSON_AddStringToObject(f, "text", ksr_json_str(e, "text", ""));
+	if (ksr_json_str(e, "source", NULL))
+		cJSON_AddStringToObject(f, "source", ksr_json_str(e, "source", NULL));
+	if (line > 0)
+		cJSON_AddNumberToObject(f, "line", line);
+	cJSON_AddStringToObject(f, "protocol", ksr_page_protocol(run->page));
+	ksr_run_emit(run, "page_error", f);
+}
+
+/* A page error is not a failure (a deterministic check decides that): it is
+ * worth a person's look, so a concern, one for all that came at once. */
+void ksr_run_page_errors(ksr_run *run, const char *during, int line)
+{
+	if (!run->page)
+		return;
+	int dropped = 0;
+	cJSON *errs = ksr_page_take_errors(run->page, &dropped), *e;
+	int n = cJSON_GetArraySize(errs);
+	cJSON_ArrayForEach(e, errs) emit_page_error(run, e, line);
+	if (n > 0) {
+		const cJSON *first = cJSON_GetArrayItem(errs, 0);
+		bool exception = !strcmp(ksr_json_str(first, "kind", ""), "exception");
+		char more[64] = "";
+		if (n + dropped > 1)
+			snprintf(more, sizeof more, " (%d errors in all%s)", n + dropped,
+			         dropped ? ", not all kept" : "");
+		ksr_run_concern(run, KSR_CONCERN_PAGE_ERROR, line,
+		                "the page reported %s during %s%s: %.*s",
+		                exception ? "an uncaught exception" : "a console error", during,
+		                more, PAGE_ERROR_QUOTE, ksr_json_str(first, "text", ""));
+	}
+	cJSON_Delete(errs);
+}
+
 /* ---- page: ---------------------------------------------------------------- */
 
 static int page_verdict(const ksr_check *c, const ksr_page_info *p, char *why, size_t len)

@@ -226,6 +226,9 @@ static bool run_one(ksr_run *run, const ksr_step *step)
 	ksr_step_result res = {0};
 	cJSON *checks = cJSON_CreateArray();
 	ksr_step_run(run, step, &res, checks);
+	char during[32];
+	snprintf(during, sizeof during, "step %d", step->index);
+	ksr_run_page_errors(run, during, step->pos.line); /* before step.end: the step's own */
 	if (ksr_run_alive_check(run) || run->lost_reason[0]) {
 		res.status = KSR_STEP_ERROR; /* the app (or a tool) died inside the step */
 		snprintf(res.reason, sizeof res.reason, "%s", run->lost_reason);

@@ -339,7 +339,7 @@ static void make_step(loop *l, const ksr_goal_choice *c, ksr_step *st)
 		st->target_window = t->window;
 		break;
 	}
-	case KSR_GOAL_CDP_CLICK:
+	case KSR_GOAL_PAGE_CLICK:
 	case KSR_GOAL_PAGE_ELEMENT:
 		st->text = (char *)c->name;
 		break;

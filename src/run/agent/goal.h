@@ -38,7 +38,7 @@ void ksr_goal_offer_add(char ***list, size_t *n, const char *s);
 /* An accepted choice; strings borrow from the answer. */
 typedef struct ksr_goal_choice {
 	ksr_goal_tool tool;
-	const char *name;   /* click_target, cdp_click, click_element, page_element */
+	const char *name;   /* click_target, page_click, click_element, page_element */
 	const char *text;   /* key chords, type text, click_grounded description */
 	const char *expect; /* click_grounded */
 	double seconds;     /* wait */

@@ -243,7 +243,7 @@ static int check_tool(const ksr_goal_offer *o, const cJSON *a, ksr_goal_choice *
 	case KSR_GOAL_CLICK_TARGET:
 		return check_name(tool_name(c->tool), c->name, o->targets, o->n_targets,
 		                  "declared targets", why, len);
-	case KSR_GOAL_CDP_CLICK:
+	case KSR_GOAL_PAGE_CLICK:
 		return check_name(tool_name(c->tool), c->name, o->cdp_targets, o->n_cdp_targets,
 		                  "cdp_targets names", why, len);
 	case KSR_GOAL_CLICK_ELEMENT:
@@ -304,7 +304,7 @@ char *ksr_goal_offer_text(const ksr_goal_offer *o)
 {
 	ksr_strbuf out = {0};
 	list_into(&out, "- click_target {name}: declared targets", o->targets, o->n_targets);
-	list_into(&out, "- cdp_click {name}: page targets", o->cdp_targets, o->n_cdp_targets);
+	list_into(&out, "- page_click {name}: page targets", o->cdp_targets, o->n_cdp_targets);
 	list_into(&out, "- click_element {name}: accessibility names", o->elements, o->n_elements);
 	if (o->n_page) {
 		char **both = ksr_xmalloc(o->n_page * sizeof *both);

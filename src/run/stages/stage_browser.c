@@ -13,6 +13,7 @@
 #include "ksr/bidi.h"
 #include "ksr/cdp.h"
 #include "ksr/page.h"
+#include "run/actions/exec.h"
 
 #define ATTACH_LIMIT_S   15
 #define ATTEMPT_MS       3000
@@ -143,6 +144,7 @@ static ksr_stage_status stage_browser_attach(ksr_run *run, char *note, size_t le
 		run->page = connect_page(run, host, port, b, d, &st, &err);
 		if (run->page) {
 			record_attach(run, host, port, attempt, note, len);
+			ksr_run_page_errors(run, "the page's load, before the steps", 0);
 			return KSR_STAGE_OK;
 		}
 		ksr_wait w = st == KSR_PAGE_CANCELLED
