@@ -51,17 +51,21 @@ typedef struct mcp_task mcp_task; /* tasks.c */
 
 struct ksr_mcp {
 	ksr_mcp_opts opts;
+	/* A task's context (mcp_context_new): the server it works for, which
+	 * keeps the views and the evidence folder; NULL for the server itself. */
+	ksr_mcp *parent;
 	ksr_session *session;
 	ksr_x11 *x;
 	ksr_atspi *atspi;
 	ksr_cdp *cdp; /* the page's connection; closing it closes page (tools_cdp.c) */
 	int cdp_port;
-	mcp_view view;         /* the view the current call works in */
-	mcp_view session_view; /* 2025 sessions: the last screenshot's (implicit state) */
-	mcp_view_slot views[MCP_VIEWS];
+	mcp_view view;                  /* the view the current call works in */
+	mcp_view session_view;          /* 2025 sessions: the last screenshot's (implicit state) */
+	mcp_view_slot views[MCP_VIEWS]; /* under lock: a task keeps its views here too */
 	unsigned next_view;
-	mcp_req req;    /* the request being handled (one at a time) */
-	ksr_page *page; /* the page tools' handle, CDP or WebDriver BiDi */
+	char view_id[24]; /* the handle of the view the current call kept */
+	mcp_req req;      /* the request being handled (one at a time) */
+	ksr_page *page;   /* the page tools' handle, CDP or WebDriver BiDi */
 	char protocol[16];
 	int log_level;   /* index into the syslog-style levels; messages below are dropped */
 	cJSON **schemas; /* parsed input/output schemas, two per tool row */
@@ -70,6 +74,7 @@ struct ksr_mcp {
 	 * temporary one made at the first link (ev_temp: removed at destroy). */
 	char *ev_dir;
 	bool ev_temp;
+	pthread_mutex_t ev_lock; /* the folder's files: written by tasks, served by the loop */
 	mcp_file *files;
 	size_t n_files, files_cap;
 	unsigned next_file;
@@ -111,9 +116,14 @@ typedef struct mcp_tool {
 	bool open_world;
 	mcp_tool_fn run;
 	bool takes_view; /* its coordinates are in a screenshot's space: "view" argument */
-	/* Runs as a task for a 2026-07-28 client that declares the tasks extension
-	 * (long, and needs none of the server's shared connections). */
+	/* scenario.run as a task: its own thread, one at a time (it owns the
+	 * process's cancel request and the run layer's state). */
 	mcp_task_fn run_task;
+	/* A tool that may run past a few seconds (a wait, the grounding model):
+	 * for a 2026-07-28 client that declares the tasks extension, a call for
+	 * which this says yes runs as a task, its plain handler on the task's
+	 * thread in a context of its own (tasks.c). NULL: never. */
+	bool (*task_when)(const cJSON *args);
 } mcp_tool;
 
 extern const mcp_tool mcp_tools[];
@@ -157,16 +167,29 @@ cJSON *mcp_call_result_json(mcp_result *res, bool modern);
 
 /* ---- views as handles (tools_screen.c) ---- */
 
-/* Make v the current call's view and keep it under a new handle; its id
- * (valid until MCP_VIEWS more are kept). */
+/* Make v the current call's view and keep it under a new handle (in the
+ * server's table, a task's too); its id (m->view_id). */
 const char *mcp_view_keep(ksr_mcp *m, mcp_view v);
-/* The view a call names by handle; NULL when unknown or expired. */
-const mcp_view *mcp_view_find(const ksr_mcp *m, const char *id);
+/* The view a call names by handle into *out; false when unknown or expired. */
+bool mcp_view_find(ksr_mcp *m, const char *id, mcp_view *out);
+
+/* ---- a task's context (server.c) ---- */
+
+/* What a tool run as a task works in: the server's options and the calling
+ * request's era and bounds, with connections of its own (X, AT-SPI: the
+ * server's belong to the request loop's thread). Made on the loop's thread
+ * at the call. */
+ksr_mcp *mcp_context_new(ksr_mcp *m);
+void mcp_context_free(ksr_mcp *c);
+/* Whether row i runs as a task for this call (the client declared the
+ * extension: the caller checks). */
+bool mcp_tool_tasks(size_t i, const cJSON *args);
 
 /* ---- tasks (tasks.c) ---- */
 
 /* Start tool row i as a task: its CreateTaskResult, or NULL with why (a tool
- * error the client can read). Takes args. */
+ * error the client can read). Takes args. Called on the request loop's
+ * thread, in the call (the task's context copies the request's era). */
 cJSON *mcp_task_start(ksr_mcp *m, size_t i, cJSON *args, char *why, size_t len);
 /* tasks/get, tasks/cancel, tasks/update: the result, or NULL with *code and why. */
 cJSON *mcp_task_request(ksr_mcp *m, const char *method, const cJSON *params, int *code, char *why,

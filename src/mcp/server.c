@@ -42,6 +42,7 @@ ksr_mcp *ksr_mcp_create(const ksr_mcp_opts *o, ksr_err *err)
 	if (o)
 		m->opts = *o;
 	pthread_mutex_init(&m->lock, NULL);
+	pthread_mutex_init(&m->ev_lock, NULL);
 	snprintf(m->protocol, sizeof m->protocol, "%s", KSR_MCP_PROTOCOL);
 	m->log_level = 1; /* info */
 	m->schemas = ksr_xcalloc(2 * mcp_n_tools, sizeof *m->schemas);
@@ -71,18 +72,54 @@ void ksr_mcp_destroy(ksr_mcp *m)
 {
 	if (!m)
 		return;
+	/* The tasks first: they work on the session stopped below. */
+	mcp_tasks_stop(m);
 	ksr_cdp_close(m->cdp);
 	ksr_atspi_close(m->atspi);
 	ksr_x11_close(m->x);
 	ksr_session_stop(m->session);
-	mcp_tasks_stop(m);
 	mcp_evidence_cleanup(m);
 	for (size_t i = 0; m->schemas && i < 2 * mcp_n_tools; i++)
 		cJSON_Delete(m->schemas[i]);
 	free(m->schemas);
 	free(m->inflight_id);
+	pthread_mutex_destroy(&m->ev_lock);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
+}
+
+ksr_mcp *mcp_context_new(ksr_mcp *m)
+{
+	ksr_mcp *c = ksr_xcalloc(1, sizeof *c);
+	c->opts = m->opts;
+	c->parent = m;
+	c->schemas = m->schemas; /* borrowed: read only */
+	c->req = m->req;
+	c->text_cap = m->text_cap;
+	c->log_level = m->log_level;
+	memcpy(c->protocol, m->protocol, sizeof c->protocol);
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->ev_lock, NULL);
+	return c;
+}
+
+void mcp_context_free(ksr_mcp *c)
+{
+	if (!c)
+		return;
+	ksr_cdp_close(c->cdp);
+	ksr_atspi_close(c->atspi);
+	ksr_x11_close(c->x);
+	free(c->inflight_id);
+	pthread_mutex_destroy(&c->ev_lock);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+bool mcp_tool_tasks(size_t i, const cJSON *args)
+{
+	const mcp_tool *t = &mcp_tools[i];
+	return t->run_task || (t->task_when && t->task_when(args));
 }
 
 /* ---- replies -------------------------------------------------------------------- */
@@ -297,7 +334,7 @@ static void add_capabilities(cJSON *r, bool modern)
 	cJSON *res = cJSON_AddObjectToObject(caps, "resources");
 	cJSON_AddBoolToObject(res, "subscribe", false);
 	cJSON_AddBoolToObject(res, "listChanged", false);
-	if (modern) /* scenario_run as a task (tasks.c) */
+	if (modern) /* scenario_run, the waits and grounding as tasks (tasks.c) */
 		cJSON_AddObjectToObject(cJSON_AddObjectToObject(caps, "extensions"), TASKS_EXT);
 }
 
@@ -379,14 +416,15 @@ cJSON *mcp_call_result_json(mcp_result *res, bool modern)
 static int select_view(ksr_mcp *m, const cJSON *args, mcp_result *r)
 {
 	const char *id = mcp_arg_str(args, "view");
-	const mcp_view *v = id ? mcp_view_find(m, id) : NULL;
-	if (id && !v)
+	mcp_view v = {0};
+	bool named = id && mcp_view_find(m, id, &v);
+	if (id && !named)
 		return mcp_fail(r,
 		                "unknown or expired view handle '%.40s' (the server keeps the "
 		                "last %d): call screen_capture again and pass its view",
 		                id, MCP_VIEWS),
 		       -1;
-	m->view = v ? *v : m->req.modern ? (mcp_view){0} : m->session_view;
+	m->view = named ? v : m->req.modern ? (mcp_view){0} : m->session_view;
 	return 0;
 }
 
@@ -433,7 +471,7 @@ static char *do_call(ksr_mcp *m, const cJSON *id, const cJSON *params, cJSON **r
 		mcp_fail(&res,
 		         "%s is running as task %s: poll it with tasks/get or cancel it first",
 		         name->valuestring, busy);
-	} else if (m->req.modern && m->req.tasks_ok && mcp_tools[i].run_task) {
+	} else if (m->req.modern && m->req.tasks_ok && mcp_tool_tasks((size_t)i, given)) {
 		*result = mcp_task_start(m, (size_t)i, given, why, sizeof why);
 		if (*result)
 			return NULL;

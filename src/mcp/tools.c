@@ -41,6 +41,19 @@
 	"\"ref\":{\"type\":\"string\",\"description\":\"a CSS selector or an id from "             \
 	"page_list_interactive (@e123)\"}"
 
+/* When a row runs as a task for a client that can take one (mcp_tool.task_when). */
+static bool task_always(const cJSON *a)
+{
+	(void)a;
+	return true;
+}
+
+/* a11y.find with timeout_s 0 looks once: no wait, no task. */
+static bool task_if_waiting(const cJSON *a)
+{
+	return mcp_arg_num(a, "timeout_s", 1) > 0;
+}
+
 const mcp_tool mcp_tools[] = {
         {"screen.capture", "Capture the screen",
          "Screenshot of the whole screen, a window (id or title pattern) or a region, as PNG. "
@@ -80,7 +93,8 @@ const mcp_tool mcp_tools[] = {
          "Wait, instead of polling, until a window whose title matches a pattern appears "
          "(until: appears) or is gone (until: gone), or until the screen or one window stops "
          "repainting for quiet_ms (until: quiet; X DAMAGE). Bounded by timeout_s: a wait that "
-         "times out is an isError result. Cancellable.",
+         "times out is an isError result. Cancellable; a task (tasks/get, tasks/cancel) for a "
+         "client with the tasks extension.",
          "{\"type\":\"object\",\"properties\":{\"until\":{\"type\":\"string\",\"enum\":["
          "\"appears\",\"gone\",\"quiet\"]},"
          "\"window\":{\"type\":\"string\",\"minLength\":1,\"description\":\"title pattern (PCRE)"
@@ -95,10 +109,11 @@ const mcp_tool mcp_tools[] = {
          "\"integer\"},\"title\":{\"type\":\"string\"},\"pid\":{\"type\":\"integer\"},\"x\":{"
          "\"type\":\"integer\"},\"y\":{\"type\":\"integer\"},\"width\":{\"type\":\"integer\"},"
          "\"height\":{\"type\":\"integer\"}}}},\"required\":[\"until\",\"waited_ms\"]}",
-         true, false, false, mcp_tool_screen_wait},
+         true, false, false, mcp_tool_screen_wait, .task_when = task_always},
         {"screen.ground", "Locate a described element",
          "Ask the configured grounding model (KASM_RUNTIME_MODEL...) where the described element "
-         "is; returns a point in the new screenshot's space.",
+         "is; returns a point in the new screenshot's space (and its view). A task for a client "
+         "with the tasks extension.",
          "{\"type\":\"object\",\"properties\":{\"description\":{\"type\":\"string\",\"minLength\":"
          "1}},"
          "\"required\":[\"description\"]}",
@@ -106,7 +121,7 @@ const mcp_tool mcp_tools[] = {
          "\"x\":{\"type\":\"number\"},\"y\":{\"type\":\"number\"},\"scale\":{\"type\":\"number\"},"
          "\"screen_x\":{\"type\":\"integer\"},\"screen_y\":{\"type\":\"integer\"},"
          "\"view\":{\"type\":\"string\"}},\"required\":[\"found\"]}",
-         true, false, true, mcp_tool_ground},
+         true, false, true, mcp_tool_ground, .task_when = task_always},
         {"input.click", "Click", "Click at a point in screenshot space (XTest).",
          "{\"type\":\"object\",\"properties\":{" XY_IN ",\"button\":{\"type\":\"string\","
          "\"enum\":[\"left\",\"middle\",\"right\"]},\"count\":{\"type\":\"integer\",\"minimum\":1,"
@@ -189,7 +204,8 @@ const mcp_tool mcp_tools[] = {
          "Wait until a control matching name (exact, or /pattern/), role and states is in the "
          "app's accessibility tree, and return it: role, name, states, extents (screen "
          "pixels), actions and their key bindings, its shortcut. Bounded by timeout_s "
-         "(default 5; 0: look once); not found by then is an isError result. Cancellable.",
+         "(default 5; 0: look once); not found by then is an isError result. Cancellable; "
+         "when it waits, a task for a client with the tasks extension.",
          "{\"type\":\"object\",\"properties\":{" APP_IN ",\"name\":{\"type\":\"string\"},"
          "\"role\":{\"type\":\"string\"},\"states\":{\"type\":\"array\",\"items\":{\"type\":"
          "\"string\"},\"description\":\"all of these AT-SPI states (e.g. enabled, checked)\"},"
@@ -208,7 +224,7 @@ const mcp_tool mcp_tools[] = {
          "\"description\":\"absent when no action has one\"},\"waited_ms\":{\"type\":"
          "\"integer\"}},\"required\":[\"path\",\"role\",\"name\",\"states\",\"actions\","
          "\"waited_ms\"]}",
-         true, false, false, mcp_tool_a11y_find},
+         true, false, false, mcp_tool_a11y_find, .task_when = task_if_waiting},
         {"a11y.text", "Control text",
          "What a person reads in a control: its text (AT-SPI Text), else its value (Value: "
          "sliders, progress bars), else a label's name (Qt), read now, as the scenario check "
@@ -259,8 +275,9 @@ const mcp_tool mcp_tools[] = {
          "{\"type\":\"object\",\"properties\":{\"verdict\":{\"type\":\"string\",\"enum\":[\"pass\","
          "\"pass-with-concerns\",\"app-failed\",\"test-error\"]},\"exit_code\":{\"type\":"
          "\"integer\"},\"outcome\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},"
-         "\"evidence\":{\"type\":\"string\"}},\"required\":[\"verdict\",\"exit_code\",\"outcome\","
-         "\"reason\",\"evidence\"]}",
+         "\"evidence\":{\"type\":\"string\"},\"report\":{\"type\":\"string\",\"description\":"
+         "\"the run's report.json as a resource (resources/read)\"}},\"required\":[\"verdict\","
+         "\"exit_code\",\"outcome\",\"reason\",\"evidence\"]}",
          false, true, true, mcp_tool_scenario_run, .run_task = mcp_task_scenario_run},
 };
 const size_t mcp_n_tools = sizeof mcp_tools / sizeof mcp_tools[0];
