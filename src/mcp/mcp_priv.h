@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
@@ -46,6 +47,18 @@ typedef struct mcp_req {
 	int http_status; /* for an HTTP transport: 0 (200), 400 or 404 */
 } mcp_req;
 
+/* What a 2025 session keeps between its requests, one per session the
+ * transport tells apart (HTTP: its Mcp-Session-Id; stdio: the one, key ""):
+ * swapped into the server around each of its messages (server.c). */
+#define MCP_SESSIONS 257 /* the HTTP transport's 256 and stdio's */
+typedef struct mcp_sess {
+	char key[40];  /* used 0: a free slot */
+	uint64_t used; /* m->sess_clock when last used: the least recent goes first */
+	mcp_view view; /* the last screenshot's, for coordinates without a view handle */
+	char protocol[16];
+	int log_level;
+} mcp_sess;
+
 typedef struct mcp_task mcp_task; /* tasks.c */
 #define MCP_TASKS 32
 
@@ -59,8 +72,10 @@ struct ksr_mcp {
 	ksr_atspi *atspi;
 	ksr_cdp *cdp; /* the page's connection; closing it closes page (tools_cdp.c) */
 	int cdp_port;
-	mcp_view view;                  /* the view the current call works in */
-	mcp_view session_view;          /* 2025 sessions: the last screenshot's (implicit state) */
+	mcp_view view;         /* the view the current call works in */
+	mcp_view session_view; /* the 2025 session's last screenshot's (implicit state) */
+	mcp_sess *sessions;    /* MCP_SESSIONS, see mcp_sess */
+	uint64_t sess_clock;
 	mcp_view_slot views[MCP_VIEWS]; /* under lock: a task keeps its views here too */
 	unsigned next_view;
 	char view_id[24]; /* the handle of the view the current call kept */

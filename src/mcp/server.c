@@ -46,6 +46,7 @@ ksr_mcp *ksr_mcp_create(const ksr_mcp_opts *o, ksr_err *err)
 	snprintf(m->protocol, sizeof m->protocol, "%s", KSR_MCP_PROTOCOL);
 	m->log_level = 1; /* info */
 	m->schemas = ksr_xcalloc(2 * mcp_n_tools, sizeof *m->schemas);
+	m->sessions = ksr_xcalloc(MCP_SESSIONS, sizeof *m->sessions);
 	for (size_t i = 0; i < 2 * mcp_n_tools; i++) {
 		const mcp_tool *t = &mcp_tools[i / 2];
 		m->schemas[i] = cJSON_Parse(i % 2 ? t->output_schema : t->input_schema);
@@ -82,6 +83,7 @@ void ksr_mcp_destroy(ksr_mcp *m)
 	for (size_t i = 0; m->schemas && i < 2 * mcp_n_tools; i++)
 		cJSON_Delete(m->schemas[i]);
 	free(m->schemas);
+	free(m->sessions);
 	free(m->inflight_id);
 	pthread_mutex_destroy(&m->ev_lock);
 	pthread_mutex_destroy(&m->lock);
@@ -371,6 +373,9 @@ static cJSON *do_initialize(ksr_mcp *m, const cJSON *params)
 	add_capabilities(r, false);
 	add_server_info(cJSON_AddObjectToObject(r, "serverInfo"));
 	add_instructions(m, r, false);
+	/* A new session, or one that starts over: nothing of before carries on. */
+	m->session_view = (mcp_view){0};
+	m->log_level = 1;
 	return r;
 }
 
@@ -753,8 +758,53 @@ static char *dispatch(ksr_mcp *m, const cJSON *o)
 	                  cJSON_GetObjectItemCaseSensitive(o, "params"));
 }
 
+/* ---- 2025 sessions' state ---------------------------------------------------------- */
+
+/* The slot of a session key: its own, else a free one, else the least
+ * recently used one's (that session starts over: no view, the defaults). */
+static mcp_sess *session_slot(ksr_mcp *m, const char *key)
+{
+	mcp_sess *victim = &m->sessions[0];
+	for (size_t i = 0; i < MCP_SESSIONS; i++) {
+		mcp_sess *x = &m->sessions[i];
+		if (x->used && !strcmp(x->key, key))
+			return x;
+		if (x->used < victim->used)
+			victim = x;
+	}
+	*victim = (mcp_sess){.log_level = 1};
+	snprintf(victim->key, sizeof victim->key, "%s", key);
+	snprintf(victim->protocol, sizeof victim->protocol, "%s", KSR_MCP_PROTOCOL);
+	return victim;
+}
+
+/* Swap a session's state in before its message and out after (the
+ * messages are handled one at a time). */
+static mcp_sess *session_enter(ksr_mcp *m, const char *key)
+{
+	mcp_sess *x = session_slot(m, key ? key : "");
+	x->used = ++m->sess_clock;
+	m->session_view = x->view;
+	m->log_level = x->log_level;
+	memcpy(m->protocol, x->protocol, sizeof m->protocol);
+	return x;
+}
+
+static void session_leave(ksr_mcp *m, mcp_sess *x)
+{
+	x->view = m->session_view;
+	x->log_level = m->log_level;
+	memcpy(x->protocol, m->protocol, sizeof x->protocol);
+}
+
 char *ksr_mcp_handle_status(ksr_mcp *m, const char *msg, size_t len,
                             void (*notify)(void *ud, const char *line), void *ud, int *http_status)
+{
+	return ksr_mcp_handle_in(m, NULL, msg, len, notify, ud, http_status);
+}
+
+char *ksr_mcp_handle_in(ksr_mcp *m, const char *session, const char *msg, size_t len,
+                        void (*notify)(void *ud, const char *line), void *ud, int *http_status)
 {
 	if (http_status)
 		*http_status = 200;
@@ -766,7 +816,9 @@ char *ksr_mcp_handle_status(ksr_mcp *m, const char *msg, size_t len,
 	m->notify = notify;
 	m->notify_ud = ud;
 	m->req = (mcp_req){0};
+	mcp_sess *sess = session_enter(m, session);
 	char *reply = dispatch(m, o);
+	session_leave(m, sess);
 	if (http_status && m->req.http_status)
 		*http_status = m->req.http_status;
 	m->req = (mcp_req){0};
