@@ -59,6 +59,17 @@ typedef struct mcp_sess {
 	int log_level;
 } mcp_sess;
 
+/* A browser page connection kept under a handle (tools_cdp.c, docs/mcp.md
+ * "Handles"): the page tools return its id and take it back as "page". */
+#define MCP_PAGES 8
+typedef struct mcp_page_slot {
+	char id[24]; /* "page-" and 16 hex digits; "" = free */
+	ksr_page *page;
+	ksr_cdp *cdp; /* its connection; closing it closes page */
+	int port;
+	uint64_t used; /* the least recently used goes first */
+} mcp_page_slot;
+
 typedef struct mcp_task mcp_task; /* tasks.c */
 #define MCP_TASKS 32
 
@@ -70,8 +81,11 @@ struct ksr_mcp {
 	ksr_session *session;
 	ksr_x11 *x;
 	ksr_atspi *atspi;
-	ksr_cdp *cdp; /* the page's connection; closing it closes page (tools_cdp.c) */
-	int cdp_port;
+	/* Page connections (tools_cdp.c): a 2026 call names its own by handle;
+	 * a 2025 session works on the current one, as it always did. */
+	mcp_page_slot pages[MCP_PAGES];
+	int page_current; /* index in pages + 1; 0: none */
+	uint64_t page_clock;
 	mcp_view view;         /* the view the current call works in */
 	mcp_view session_view; /* the 2025 session's last screenshot's (implicit state) */
 	mcp_sess *sessions;    /* MCP_SESSIONS, see mcp_sess */
@@ -80,7 +94,6 @@ struct ksr_mcp {
 	unsigned next_view;
 	char view_id[24]; /* the handle of the view the current call kept */
 	mcp_req req;      /* the request being handled (one at a time) */
-	ksr_page *page;   /* the page tools' handle, CDP or WebDriver BiDi */
 	char protocol[16];
 	int log_level;   /* index into the syslog-style levels; messages below are dropped */
 	cJSON **schemas; /* parsed input/output schemas, two per tool row */
@@ -234,6 +247,9 @@ void mcp_evidence_cleanup(ksr_mcp *m);
 /* resources/list and resources/read results; NULL with *code and why set. */
 cJSON *mcp_resources_list(ksr_mcp *m);
 cJSON *mcp_resource_read(ksr_mcp *m, const char *uri, int *code, char *why, size_t len);
+
+/* Close every page connection (at destroy). */
+void mcp_pages_close(ksr_mcp *m);
 
 /* Lazily connected backends. -1 with r's error set. */
 int mcp_need_x11(ksr_mcp *m, mcp_result *r);

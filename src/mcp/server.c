@@ -75,7 +75,7 @@ void ksr_mcp_destroy(ksr_mcp *m)
 		return;
 	/* The tasks first: they work on the session stopped below. */
 	mcp_tasks_stop(m);
-	ksr_cdp_close(m->cdp);
+	mcp_pages_close(m);
 	ksr_atspi_close(m->atspi);
 	ksr_x11_close(m->x);
 	ksr_session_stop(m->session);
@@ -109,7 +109,7 @@ void mcp_context_free(ksr_mcp *c)
 {
 	if (!c)
 		return;
-	ksr_cdp_close(c->cdp);
+	mcp_pages_close(c);
 	ksr_atspi_close(c->atspi);
 	ksr_x11_close(c->x);
 	free(c->inflight_id);

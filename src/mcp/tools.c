@@ -37,6 +37,14 @@
 #define PORT_IN                                                                                    \
 	"\"port\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":65535,\"description\":"          \
 	"\"the browser's debugging port; default: found from the windows' processes\"}"
+/* The page handle every page tool returns and takes back (docs/mcp.md, "Handles"). */
+#define PAGE_IN                                                                                    \
+	"\"page\":{\"type\":\"string\",\"description\":\"the page handle a page tool "             \
+	"returned: its connection (and the ids its page_list_interactive gave) again; without "    \
+	"it a 2026-07-28 call connects anew\"}"
+#define PAGE_DONE_OUT                                                                              \
+	"{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\"},\"page\":{\"type\":"   \
+	"\"string\"}},\"required\":[\"ok\",\"page\"]}"
 #define REF_IN                                                                                     \
 	"\"ref\":{\"type\":\"string\",\"description\":\"a CSS selector or an id from "             \
 	"page_list_interactive (@e123)\"}"
@@ -241,27 +249,30 @@ const mcp_tool mcp_tools[] = {
          "The browser page's interactive elements with ids for page_click and page_fill: "
          "Chromium over CDP (its accessibility tree), Firefox over WebDriver BiDi (found in "
          "the page). The cdp_* names of the page tools still work.",
-         "{\"type\":\"object\",\"properties\":{" PORT_IN "}}",
+         "{\"type\":\"object\",\"properties\":{" PORT_IN "," PAGE_IN "}}",
          "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"},"
          "\"protocol\":{\"type\":\"string\",\"enum\":[\"cdp\",\"bidi\"]},\"elements\":{"
          "\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":"
          "\"string\"},\"role\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"}}}},"
-         "\"truncated\":{\"type\":\"boolean\"},\"total\":{\"type\":\"integer\"}},"
-         "\"required\":[\"url\",\"elements\"]}",
+         "\"truncated\":{\"type\":\"boolean\"},\"total\":{\"type\":\"integer\"},\"page\":{"
+         "\"type\":\"string\"}},\"required\":[\"url\",\"elements\",\"page\"]}",
          true, false, false, mcp_tool_cdp_list},
         {"page.click", "Click a page element",
          "Click an element once it is actionable (visible, enabled, stable, not covered).",
-         "{\"type\":\"object\",\"properties\":{" PORT_IN "," REF_IN "},\"required\":[\"ref\"]}",
-         DONE_OUT, false, true, false, mcp_tool_cdp_click},
+         "{\"type\":\"object\",\"properties\":{" PORT_IN "," PAGE_IN "," REF_IN
+         "},\"required\":[\"ref\"]}",
+         PAGE_DONE_OUT, false, true, false, mcp_tool_cdp_click},
         {"page.fill", "Fill a page field", "Focus an editable element and replace its text.",
-         "{\"type\":\"object\",\"properties\":{" PORT_IN "," REF_IN ",\"text\":{\"type\":"
+         "{\"type\":\"object\",\"properties\":{" PORT_IN "," PAGE_IN "," REF_IN
+         ",\"text\":{\"type\":"
          "\"string\"}},\"required\":[\"ref\",\"text\"]}",
-         DONE_OUT, false, true, false, mcp_tool_cdp_fill},
+         PAGE_DONE_OUT, false, true, false, mcp_tool_cdp_fill},
         {"page.navigate", "Navigate the page", "Load a URL and wait for the load event.",
-         "{\"type\":\"object\",\"properties\":{" PORT_IN ",\"url\":{\"type\":\"string\","
+         "{\"type\":\"object\",\"properties\":{" PORT_IN "," PAGE_IN
+         ",\"url\":{\"type\":\"string\","
          "\"minLength\":1}},\"required\":[\"url\"]}",
-         "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"}},"
-         "\"required\":[\"url\"]}",
+         "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"},\"page\":{"
+         "\"type\":\"string\"}},\"required\":[\"url\",\"page\"]}",
          false, true, true, mcp_tool_cdp_navigate},
         {"scenario.run", "Run a scenario",
          "Run a scenario (a file path or inline YAML) as `kasm-session-runtime run` does; "

@@ -20,6 +20,7 @@ import unittest
 
 import ksr
 import mcplib
+import test_cdp
 
 CLIENT = os.path.join(mcplib.CLIENT_DIR, "client2026.mjs")
 V = "2026-07-28"
@@ -215,6 +216,57 @@ class Mcp2026Http(Mcp2026Suite, ksr.KsrTestCase):
     def connect(self):
         _, self.port = start_http(self, self.denv)
         return Client2026(self, url="http://127.0.0.1:%d/mcp" % self.port, env=self.denv)
+
+
+class Mcp2026Pages(ksr.KsrTestCase):
+    """Item 2 for the page tools, on a real Chromium: under 2026-07-28 the
+    connection is a handle. The tool that connects returns it as "page"; a
+    call that passes it back works on that connection (the element ids its
+    list gave are good there); a call without it connects anew (a new
+    handle: nothing is kept between requests); an unknown handle is a tool
+    error. Before: "page" was an unknown argument (isError) and no result
+    named a connection."""
+
+    needs_testapp = False
+    url = test_cdp.CdpTest.url
+
+    def ok(self, ans):
+        self.assertTrue(ans.get("ok"), ans)
+        self.assertFalse(ans["result"].get("isError"), ans)
+        return ans["result"]["structuredContent"]
+
+    def test_page_handle(self):
+        mcplib.require_client(self)
+        if not os.access(test_cdp.CHROMIUM, os.X_OK):
+            self.fail("chromium is not installed (scripts/setup.sh deps)")
+        self.http_port = test_cdp.CdpTest.start_http(self)
+        display = self.start_xvfb()
+        _, port = test_cdp.CdpTest.start_chromium(self, display, "form.html")
+        c = Client2026(self, ["mcp"], self.env(DISPLAY=display))
+        listed = self.ok(c.call("page_list_interactive", {"port": port}))
+        page = listed["page"]
+        self.assertTrue(page.startswith("page-"), listed)
+        name = [e["id"] for e in listed["elements"] if e["name"].startswith("Name")]
+        self.assertEqual(len(name), 1, listed["elements"])
+        filled = self.ok(c.call("page_fill", {"page": page, "ref": name[0], "text": "Ada"}))
+        self.assertEqual(filled["page"], page)
+        self.assertEqual(self.ok(c.call("page_click", {"page": page, "ref": "#send"}))["page"],
+                         page)
+        # A wait is a task for this client (it declares the extension).
+        w = c.op(op="task_start", name="screen_wait", args={
+            "until": "appears", "window": "^KSR Done", "timeout_s": 60})
+        done = c.op(op="task_settle", taskId=w["taskId"], timeout=90)
+        self.assertEqual((done["outcome"], done["result"]["isError"]), ("completed", False))
+        # Stateless: without the handle, a connection of its own, on the page
+        # the fill and the click sent the browser to.
+        other = self.ok(c.call("page_list_interactive", {"port": port}))
+        self.assertNotEqual(other["page"], page)
+        self.assertIn("done.html?name=Ada", other["url"])
+        self.assertEqual(self.ok(c.call("page_list_interactive", {"page": page}))["page"], page)
+        bad = c.call("page_list_interactive", {"page": "page-0000000000000000"})
+        self.assertTrue(bad["result"]["isError"], bad)
+        self.assertIn("unknown or expired page handle", bad["result"]["content"][0]["text"])
+        self.assertNoSanitizerReport(c.close())
 
 
 class Mcp2026HttpRules(ksr.KsrTestCase):
