@@ -209,16 +209,16 @@ const mcp_tool mcp_tools[] = {
          "\"required\":[\"path\",\"name\",\"states\"]}",
          true, false, false, mcp_tool_a11y_state},
         {"a11y.find", "Find a control",
-         "Wait until a control matching name (exact, or /pattern/), role and states is in the "
-         "app's accessibility tree, and return it: role, name, states, extents (screen "
+         "Wait until a control matching name (exact, or /pattern/), role, label, in (an "
+         "ancestor), nth and states is in the app's accessibility tree, and return it: role, name, "
+         "states, extents (screen "
          "pixels), actions and their key bindings, its shortcut. Bounded by timeout_s "
          "(default 5; 0: look once); not found by then is an isError result. Cancellable; "
          "when it waits, a task for a client with the tasks extension.",
          "{\"type\":\"object\",\"properties\":{" APP_IN ",\"name\":{\"type\":\"string\"},"
          "\"role\":{\"type\":\"string\"},\"states\":{\"type\":\"array\",\"items\":{\"type\":"
          "\"string\"},\"description\":\"all of these AT-SPI states (e.g. enabled, checked)\"},"
-         "\"timeout_s\":{\"type\":\"number\",\"minimum\":0,\"maximum\":600}},"
-         "\"required\":[\"name\"]}",
+         "\"timeout_s\":{\"type\":\"number\",\"minimum\":0,\"maximum\":600}" LOCATOR_IN "}}",
          "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"role\":{\"type\":"
          "\"string\"},\"name\":{\"type\":\"string\"},\"description\":{\"type\":\"string\"},"
          "\"states\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"showing\":{\"type\":"
@@ -448,8 +448,24 @@ static int check_object(const cJSON *s, const cJSON *v, const char *name, char *
 	return 0;
 }
 
+/* anyOf (the locators' in: a name, or {name, role}): the value fits one of
+ * the forms; else the last form's complaint. */
+static int check_any(const cJSON *any, const cJSON *v, const char *name, char *why, size_t len)
+{
+	const cJSON *form;
+	cJSON_ArrayForEach(form, any)
+	{
+		if (check_value(form, v, name, why, len) == 0)
+			return 0;
+	}
+	return -1;
+}
+
 static int check_value(const cJSON *s, const cJSON *v, const char *name, char *why, size_t len)
 {
+	const cJSON *any = cJSON_GetObjectItem(s, "anyOf");
+	if (cJSON_IsArray(any))
+		return check_any(any, v, name, why, len);
 	const cJSON *type = cJSON_GetObjectItem(s, "type");
 	if (cJSON_IsString(type) && !type_ok(type->valuestring, v))
 		return snprintf(why, len, "%s must be %s %s", *name ? name : "arguments",
@@ -471,8 +487,21 @@ int mcp_check_args(const cJSON *schema, const cJSON *args, char *why, size_t len
  * them, null where they mean none. Dropped here, once, at every level of an
  * object argument, so no handler sees one; a null for a required argument
  * stays, for the check to name. */
+/* A schema's object form: itself, or its anyOf's object alternative. */
+static const cJSON *object_form(const cJSON *s)
+{
+	const cJSON *form;
+	cJSON_ArrayForEach(form, cJSON_GetObjectItem(s, "anyOf"))
+	{
+		if (cJSON_GetObjectItem(form, "properties"))
+			return form;
+	}
+	return s;
+}
+
 static void drop_optional_nulls(const cJSON *s, cJSON *v)
 {
+	s = object_form(s);
 	const cJSON *props = cJSON_GetObjectItem(s, "properties");
 	for (cJSON *it = v->child, *next; it; it = next) {
 		next = it->next;
