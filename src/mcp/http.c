@@ -15,7 +15,8 @@
  * moves it into the response of each connection with a job. A job is shared
  * by its connection and the worker and freed by whichever lets go last, so a
  * client that hangs up mid-call costs nothing (a disconnect is not a
- * cancellation). */
+ * cancellation). A job carries its 2025 session's id, under which the core
+ * keeps that session's state (ksr_mcp_handle_in). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
