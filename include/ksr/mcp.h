@@ -55,6 +55,16 @@ char *ksr_mcp_handle(ksr_mcp *m, const char *msg, size_t len,
 char *ksr_mcp_handle_status(ksr_mcp *m, const char *msg, size_t len,
                             void (*notify)(void *ud, const char *line), void *ud, int *http_status);
 
+/* ksr_mcp_handle_status for a message of the 2025 session named session (the
+ * HTTP transport's Mcp-Session-Id, or the one being minted by an
+ * initialize; NULL or "": the transport's one session, as on stdio). What a
+ * 2025 session keeps between requests (its revision, its log level, its last
+ * screenshot's view for coordinates) is kept per session: two HTTP sessions
+ * never see each other's. The server keeps the state of the 257 sessions
+ * used last. A 2026-07-28 request keeps nothing. */
+char *ksr_mcp_handle_in(ksr_mcp *m, const char *session, const char *msg, size_t len,
+                        void (*notify)(void *ud, const char *line), void *ud, int *http_status);
+
 /* Cancel the in-flight request with this JSON-RPC id (compact JSON text of the
  * id, e.g. "7" or "\"abc\"", as in notifications/cancelled), from another
  * thread. A no-op when that request is not running. */

@@ -15,7 +15,8 @@
  * moves it into the response of each connection with a job. A job is shared
  * by its connection and the worker and freed by whichever lets go last, so a
  * client that hangs up mid-call costs nothing (a disconnect is not a
- * cancellation). */
+ * cancellation). A job carries its 2025 session's id, under which the core
+ * keeps that session's state (ksr_mcp_handle_in). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +58,7 @@ typedef struct job {
 	int status;        /* the HTTP status the core asked for (200, 400, 404) */
 	bool modern;       /* 2026-07-28: not run once its client has gone */
 	bool done;
+	char sid[SID_LEN + 1]; /* the 2025 session it belongs to ("": none, 2026) */
 } job;
 
 /* A request waiting on its job: the connection's user pointer (serving thread). */
@@ -111,11 +113,13 @@ static void job_release(http_srv *s, job *j)
 	pthread_mutex_unlock(&s->lock);
 }
 
-static job *job_queue(http_srv *s, const char *msg, size_t len, bool sse_ok, bool modern)
+static job *job_queue(http_srv *s, const char *msg, size_t len, bool sse_ok, bool modern,
+                      const char *sid)
 {
 	job *j = ksr_xcalloc(1, sizeof *j);
 	j->srv = s;
 	j->modern = modern;
+	snprintf(j->sid, sizeof j->sid, "%s", sid);
 	j->msg = ksr_xstrndup(msg, len);
 	j->len = len;
 	j->sse_ok = sse_ok;
@@ -167,9 +171,9 @@ static void *worker(void *arg)
 		if (!j)
 			return NULL;
 		int status = 200;
-		char *reply =
-		        gone ? NULL
-		             : ksr_mcp_handle_status(s->m, j->msg, j->len, job_notify, j, &status);
+		char *reply = gone ? NULL
+		                   : ksr_mcp_handle_in(s->m, j->sid, j->msg, j->len, job_notify, j,
+		                                       &status);
 		pthread_mutex_lock(&s->lock);
 		j->reply = reply;
 		j->status = status;
@@ -681,16 +685,20 @@ static const char *header_mismatch(const ksr_http_request *r, const msg_info *in
 	return why;
 }
 
-/* The session a 2025 request belongs to: 0, or the error answered. */
+/* The session a 2025 request belongs to, into key (an initialize's is the
+ * one it mints, new_sid; a 2026-07-28 request's is ""): 0, or the error
+ * answered. */
 static int check_session(http_srv *s, ksr_http_conn *hc, const ksr_http_request *r,
-                         const msg_info *in, char new_sid[SID_LEN + 1])
+                         const msg_info *in, char new_sid[SID_LEN + 1], char key[SID_LEN + 1])
 {
 	char sid[SID_LEN + 8];
 	copy_hdr(r, "mcp-session-id", sid, sizeof sid);
+	key[0] = '\0';
 	if (in->modern) /* stateless: an inbound session header is ignored */
 		return 0;
 	if (in->init) {
 		session_new(new_sid);
+		memcpy(key, new_sid, SID_LEN + 1);
 		return 0;
 	}
 	if (!sid[0])
@@ -699,6 +707,7 @@ static int check_session(http_srv *s, ksr_http_conn *hc, const ksr_http_request 
 	if (!x)
 		return respond_error(hc, 404, -32001, "session not found"), -1;
 	x->used = ++s->clock;
+	memcpy(key, x->sid, SID_LEN + 1);
 	return 0;
 }
 
@@ -721,14 +730,14 @@ static void classify(http_srv *s, ksr_http_conn *hc, const ksr_http_request *r, 
 	msg_info in = {0};
 	read_info(msg, &in);
 	cJSON_Delete(msg);
-	char new_sid[SID_LEN + 1] = "", why[200];
+	char new_sid[SID_LEN + 1] = "", key[SID_LEN + 1] = "", why[200];
 	int code = 0;
 	const char *mismatch = in.obj ? header_mismatch(r, &in, &code, why, sizeof why) : NULL;
 	if (!in.obj)
 		respond_error(hc, 400, -32600, "one JSON-RPC message per POST (no batches)");
 	else if (mismatch)
 		respond_error_id(hc, (hdrs){.status = 400}, in.id_json, code, mismatch, NULL);
-	if (!in.obj || mismatch || check_session(s, hc, r, &in, new_sid) < 0) {
+	if (!in.obj || mismatch || check_session(s, hc, r, &in, new_sid, key) < 0) {
 		info_clear(&in);
 		return;
 	}
@@ -740,7 +749,7 @@ static void classify(http_srv *s, ksr_http_conn *hc, const ksr_http_request *r, 
 		info_clear(&in);
 		return;
 	}
-	job *j = job_queue(s, r->body, r->body_len, sse_ok, in.modern);
+	job *j = job_queue(s, r->body, r->body_len, sse_ok, in.modern, key);
 	if (!in.request) {
 		/* A notification or a client's response: accepted now, handled in order. */
 		job_release(s, j);

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
@@ -46,22 +47,53 @@ typedef struct mcp_req {
 	int http_status; /* for an HTTP transport: 0 (200), 400 or 404 */
 } mcp_req;
 
+/* What a 2025 session keeps between its requests, one per session the
+ * transport tells apart (HTTP: its Mcp-Session-Id; stdio: the one, key ""):
+ * swapped into the server around each of its messages (server.c). */
+#define MCP_SESSIONS 257 /* the HTTP transport's 256 and stdio's */
+typedef struct mcp_sess {
+	char key[40];  /* used 0: a free slot */
+	uint64_t used; /* m->sess_clock when last used: the least recent goes first */
+	mcp_view view; /* the last screenshot's, for coordinates without a view handle */
+	char protocol[16];
+	int log_level;
+} mcp_sess;
+
+/* A browser page connection kept under a handle (tools_cdp.c, docs/mcp.md
+ * "Handles"): the page tools return its id and take it back as "page". */
+#define MCP_PAGES 8
+typedef struct mcp_page_slot {
+	char id[24]; /* "page-" and 16 hex digits; "" = free */
+	ksr_page *page;
+	ksr_cdp *cdp; /* its connection; closing it closes page */
+	int port;
+	uint64_t used; /* the least recently used goes first */
+} mcp_page_slot;
+
 typedef struct mcp_task mcp_task; /* tasks.c */
 #define MCP_TASKS 32
 
 struct ksr_mcp {
 	ksr_mcp_opts opts;
+	/* A task's context (mcp_context_new): the server it works for, which
+	 * keeps the views and the evidence folder; NULL for the server itself. */
+	ksr_mcp *parent;
 	ksr_session *session;
 	ksr_x11 *x;
 	ksr_atspi *atspi;
-	ksr_cdp *cdp; /* the page's connection; closing it closes page (tools_cdp.c) */
-	int cdp_port;
+	/* Page connections (tools_cdp.c): a 2026 call names its own by handle;
+	 * a 2025 session works on the current one, as it always did. */
+	mcp_page_slot pages[MCP_PAGES];
+	int page_current; /* index in pages + 1; 0: none */
+	uint64_t page_clock;
 	mcp_view view;         /* the view the current call works in */
-	mcp_view session_view; /* 2025 sessions: the last screenshot's (implicit state) */
-	mcp_view_slot views[MCP_VIEWS];
+	mcp_view session_view; /* the 2025 session's last screenshot's (implicit state) */
+	mcp_sess *sessions;    /* MCP_SESSIONS, see mcp_sess */
+	uint64_t sess_clock;
+	mcp_view_slot views[MCP_VIEWS]; /* under lock: a task keeps its views here too */
 	unsigned next_view;
-	mcp_req req;    /* the request being handled (one at a time) */
-	ksr_page *page; /* the page tools' handle, CDP or WebDriver BiDi */
+	char view_id[24]; /* the handle of the view the current call kept */
+	mcp_req req;      /* the request being handled (one at a time) */
 	char protocol[16];
 	int log_level;   /* index into the syslog-style levels; messages below are dropped */
 	cJSON **schemas; /* parsed input/output schemas, two per tool row */
@@ -70,6 +102,7 @@ struct ksr_mcp {
 	 * temporary one made at the first link (ev_temp: removed at destroy). */
 	char *ev_dir;
 	bool ev_temp;
+	pthread_mutex_t ev_lock; /* the folder's files: written by tasks, served by the loop */
 	mcp_file *files;
 	size_t n_files, files_cap;
 	unsigned next_file;
@@ -111,9 +144,14 @@ typedef struct mcp_tool {
 	bool open_world;
 	mcp_tool_fn run;
 	bool takes_view; /* its coordinates are in a screenshot's space: "view" argument */
-	/* Runs as a task for a 2026-07-28 client that declares the tasks extension
-	 * (long, and needs none of the server's shared connections). */
+	/* scenario.run as a task: its own thread, one at a time (it owns the
+	 * process's cancel request and the run layer's state). */
 	mcp_task_fn run_task;
+	/* A tool that may run past a few seconds (a wait, the grounding model):
+	 * for a 2026-07-28 client that declares the tasks extension, a call for
+	 * which this says yes runs as a task, its plain handler on the task's
+	 * thread in a context of its own (tasks.c). NULL: never. */
+	bool (*task_when)(const cJSON *args);
 } mcp_tool;
 
 extern const mcp_tool mcp_tools[];
@@ -157,16 +195,29 @@ cJSON *mcp_call_result_json(mcp_result *res, bool modern);
 
 /* ---- views as handles (tools_screen.c) ---- */
 
-/* Make v the current call's view and keep it under a new handle; its id
- * (valid until MCP_VIEWS more are kept). */
+/* Make v the current call's view and keep it under a new handle (in the
+ * server's table, a task's too); its id (m->view_id). */
 const char *mcp_view_keep(ksr_mcp *m, mcp_view v);
-/* The view a call names by handle; NULL when unknown or expired. */
-const mcp_view *mcp_view_find(const ksr_mcp *m, const char *id);
+/* The view a call names by handle into *out; false when unknown or expired. */
+bool mcp_view_find(ksr_mcp *m, const char *id, mcp_view *out);
+
+/* ---- a task's context (server.c) ---- */
+
+/* What a tool run as a task works in: the server's options and the calling
+ * request's era and bounds, with connections of its own (X, AT-SPI: the
+ * server's belong to the request loop's thread). Made on the loop's thread
+ * at the call. */
+ksr_mcp *mcp_context_new(ksr_mcp *m);
+void mcp_context_free(ksr_mcp *c);
+/* Whether row i runs as a task for this call (the client declared the
+ * extension: the caller checks). */
+bool mcp_tool_tasks(size_t i, const cJSON *args);
 
 /* ---- tasks (tasks.c) ---- */
 
 /* Start tool row i as a task: its CreateTaskResult, or NULL with why (a tool
- * error the client can read). Takes args. */
+ * error the client can read). Takes args. Called on the request loop's
+ * thread, in the call (the task's context copies the request's era). */
 cJSON *mcp_task_start(ksr_mcp *m, size_t i, cJSON *args, char *why, size_t len);
 /* tasks/get, tasks/cancel, tasks/update: the result, or NULL with *code and why. */
 cJSON *mcp_task_request(ksr_mcp *m, const char *method, const cJSON *params, int *code, char *why,
@@ -196,6 +247,9 @@ void mcp_evidence_cleanup(ksr_mcp *m);
 /* resources/list and resources/read results; NULL with *code and why set. */
 cJSON *mcp_resources_list(ksr_mcp *m);
 cJSON *mcp_resource_read(ksr_mcp *m, const char *uri, int *code, char *why, size_t len);
+
+/* Close every page connection (at destroy). */
+void mcp_pages_close(ksr_mcp *m);
 
 /* Lazily connected backends. -1 with r's error set. */
 int mcp_need_x11(ksr_mcp *m, mcp_result *r);

@@ -70,8 +70,10 @@ static char *uri_of(const ksr_mcp *m, const char *name)
 	return ksr_xasprintf("file://%s/%s", m->ev_dir, name);
 }
 
-char *mcp_evidence_write(ksr_mcp *m, const char *prefix, const char *ext, const char *mime,
-                         const void *data, size_t len, mcp_result *r)
+/* Under m->ev_lock: a scenario task writes its report from its own thread
+ * while the request loop lists and reads. */
+static char *write_locked(ksr_mcp *m, const char *prefix, const char *ext, const char *mime,
+                          const void *data, size_t len, mcp_result *r)
 {
 	if (ensure_dir(m, r) < 0)
 		return NULL;
@@ -90,6 +92,16 @@ char *mcp_evidence_write(ksr_mcp *m, const char *prefix, const char *ext, const 
 	}
 	m->files[m->n_files++] = (mcp_file){name, ksr_xstrdup(mime), len};
 	return uri_of(m, name);
+}
+
+char *mcp_evidence_write(ksr_mcp *m, const char *prefix, const char *ext, const char *mime,
+                         const void *data, size_t len, mcp_result *r)
+{
+	ksr_mcp *s = m->parent ? m->parent : m; /* a task's files are the server's */
+	pthread_mutex_lock(&s->ev_lock);
+	char *uri = write_locked(s, prefix, ext, mime, data, len, r);
+	pthread_mutex_unlock(&s->ev_lock);
+	return uri;
 }
 
 void mcp_evidence_cleanup(ksr_mcp *m)
@@ -114,6 +126,7 @@ void mcp_evidence_cleanup(ksr_mcp *m)
 
 cJSON *mcp_resources_list(ksr_mcp *m)
 {
+	pthread_mutex_lock(&m->ev_lock);
 	cJSON *r = cJSON_CreateObject();
 	cJSON *arr = cJSON_AddArrayToObject(r, "resources");
 	size_t from = m->n_files > LIST_MAX ? m->n_files - LIST_MAX : 0;
@@ -127,6 +140,7 @@ cJSON *mcp_resources_list(ksr_mcp *m)
 		cJSON_AddNumberToObject(o, "size", (double)m->files[i].size);
 		cJSON_AddItemToArray(arr, o);
 	}
+	pthread_mutex_unlock(&m->ev_lock);
 	return r;
 }
 
@@ -155,19 +169,24 @@ static unsigned char *read_all(const char *path, size_t want, size_t *got)
 
 cJSON *mcp_resource_read(ksr_mcp *m, const char *uri, int *code, char *why, size_t len)
 {
+	pthread_mutex_lock(&m->ev_lock);
 	const mcp_file *f = find_file(m, uri);
-	if (!f) {
+	char *path = f ? ksr_xasprintf("%s/%s", m->ev_dir, f->name) : NULL;
+	size_t size = f ? f->size : 0;
+	char *mime = f ? ksr_xstrdup(f->mime) : NULL;
+	pthread_mutex_unlock(&m->ev_lock);
+	if (!path) {
 		*code = RPC_NOT_FOUND;
 		snprintf(why, len,
 		         "Resource not found: %.200s (only the server's own evidence files)", uri);
 		return NULL;
 	}
-	char *path = ksr_xasprintf("%s/%s", m->ev_dir, f->name);
 	size_t got = 0;
-	unsigned char *data = read_all(path, f->size, &got);
+	unsigned char *data = read_all(path, size, &got);
 	free(path);
-	if (!data || got != f->size) {
+	if (!data || got != size) {
 		free(data);
+		free(mime);
 		*code = RPC_NOT_FOUND;
 		snprintf(why, len, "Resource %.200s can no longer be read (removed or changed)",
 		         uri);
@@ -176,7 +195,8 @@ cJSON *mcp_resource_read(ksr_mcp *m, const char *uri, int *code, char *why, size
 	cJSON *r = cJSON_CreateObject();
 	cJSON *c = cJSON_CreateObject();
 	cJSON_AddStringToObject(c, "uri", uri);
-	cJSON_AddStringToObject(c, "mimeType", f->mime);
+	cJSON_AddStringToObject(c, "mimeType", mime);
+	free(mime);
 	char *b64 = mcp_base64(data, got);
 	cJSON_AddStringToObject(c, "blob", b64);
 	free(b64);

@@ -42,9 +42,11 @@ ksr_mcp *ksr_mcp_create(const ksr_mcp_opts *o, ksr_err *err)
 	if (o)
 		m->opts = *o;
 	pthread_mutex_init(&m->lock, NULL);
+	pthread_mutex_init(&m->ev_lock, NULL);
 	snprintf(m->protocol, sizeof m->protocol, "%s", KSR_MCP_PROTOCOL);
 	m->log_level = 1; /* info */
 	m->schemas = ksr_xcalloc(2 * mcp_n_tools, sizeof *m->schemas);
+	m->sessions = ksr_xcalloc(MCP_SESSIONS, sizeof *m->sessions);
 	for (size_t i = 0; i < 2 * mcp_n_tools; i++) {
 		const mcp_tool *t = &mcp_tools[i / 2];
 		m->schemas[i] = cJSON_Parse(i % 2 ? t->output_schema : t->input_schema);
@@ -71,18 +73,55 @@ void ksr_mcp_destroy(ksr_mcp *m)
 {
 	if (!m)
 		return;
-	ksr_cdp_close(m->cdp);
+	/* The tasks first: they work on the session stopped below. */
+	mcp_tasks_stop(m);
+	mcp_pages_close(m);
 	ksr_atspi_close(m->atspi);
 	ksr_x11_close(m->x);
 	ksr_session_stop(m->session);
-	mcp_tasks_stop(m);
 	mcp_evidence_cleanup(m);
 	for (size_t i = 0; m->schemas && i < 2 * mcp_n_tools; i++)
 		cJSON_Delete(m->schemas[i]);
 	free(m->schemas);
+	free(m->sessions);
 	free(m->inflight_id);
+	pthread_mutex_destroy(&m->ev_lock);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
+}
+
+ksr_mcp *mcp_context_new(ksr_mcp *m)
+{
+	ksr_mcp *c = ksr_xcalloc(1, sizeof *c);
+	c->opts = m->opts;
+	c->parent = m;
+	c->schemas = m->schemas; /* borrowed: read only */
+	c->req = m->req;
+	c->text_cap = m->text_cap;
+	c->log_level = m->log_level;
+	memcpy(c->protocol, m->protocol, sizeof c->protocol);
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->ev_lock, NULL);
+	return c;
+}
+
+void mcp_context_free(ksr_mcp *c)
+{
+	if (!c)
+		return;
+	mcp_pages_close(c);
+	ksr_atspi_close(c->atspi);
+	ksr_x11_close(c->x);
+	free(c->inflight_id);
+	pthread_mutex_destroy(&c->ev_lock);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+bool mcp_tool_tasks(size_t i, const cJSON *args)
+{
+	const mcp_tool *t = &mcp_tools[i];
+	return t->run_task || (t->task_when && t->task_when(args));
 }
 
 /* ---- replies -------------------------------------------------------------------- */
@@ -297,7 +336,7 @@ static void add_capabilities(cJSON *r, bool modern)
 	cJSON *res = cJSON_AddObjectToObject(caps, "resources");
 	cJSON_AddBoolToObject(res, "subscribe", false);
 	cJSON_AddBoolToObject(res, "listChanged", false);
-	if (modern) /* scenario_run as a task (tasks.c) */
+	if (modern) /* scenario_run, the waits and grounding as tasks (tasks.c) */
 		cJSON_AddObjectToObject(cJSON_AddObjectToObject(caps, "extensions"), TASKS_EXT);
 }
 
@@ -334,6 +373,9 @@ static cJSON *do_initialize(ksr_mcp *m, const cJSON *params)
 	add_capabilities(r, false);
 	add_server_info(cJSON_AddObjectToObject(r, "serverInfo"));
 	add_instructions(m, r, false);
+	/* A new session, or one that starts over: nothing of before carries on. */
+	m->session_view = (mcp_view){0};
+	m->log_level = 1;
 	return r;
 }
 
@@ -379,14 +421,15 @@ cJSON *mcp_call_result_json(mcp_result *res, bool modern)
 static int select_view(ksr_mcp *m, const cJSON *args, mcp_result *r)
 {
 	const char *id = mcp_arg_str(args, "view");
-	const mcp_view *v = id ? mcp_view_find(m, id) : NULL;
-	if (id && !v)
+	mcp_view v = {0};
+	bool named = id && mcp_view_find(m, id, &v);
+	if (id && !named)
 		return mcp_fail(r,
 		                "unknown or expired view handle '%.40s' (the server keeps the "
 		                "last %d): call screen_capture again and pass its view",
 		                id, MCP_VIEWS),
 		       -1;
-	m->view = v ? *v : m->req.modern ? (mcp_view){0} : m->session_view;
+	m->view = named ? v : m->req.modern ? (mcp_view){0} : m->session_view;
 	return 0;
 }
 
@@ -433,7 +476,7 @@ static char *do_call(ksr_mcp *m, const cJSON *id, const cJSON *params, cJSON **r
 		mcp_fail(&res,
 		         "%s is running as task %s: poll it with tasks/get or cancel it first",
 		         name->valuestring, busy);
-	} else if (m->req.modern && m->req.tasks_ok && mcp_tools[i].run_task) {
+	} else if (m->req.modern && m->req.tasks_ok && mcp_tool_tasks((size_t)i, given)) {
 		*result = mcp_task_start(m, (size_t)i, given, why, sizeof why);
 		if (*result)
 			return NULL;
@@ -715,8 +758,53 @@ static char *dispatch(ksr_mcp *m, const cJSON *o)
 	                  cJSON_GetObjectItemCaseSensitive(o, "params"));
 }
 
+/* ---- 2025 sessions' state ---------------------------------------------------------- */
+
+/* The slot of a session key: its own, else a free one, else the least
+ * recently used one's (that session starts over: no view, the defaults). */
+static mcp_sess *session_slot(ksr_mcp *m, const char *key)
+{
+	mcp_sess *victim = &m->sessions[0];
+	for (size_t i = 0; i < MCP_SESSIONS; i++) {
+		mcp_sess *x = &m->sessions[i];
+		if (x->used && !strcmp(x->key, key))
+			return x;
+		if (x->used < victim->used)
+			victim = x;
+	}
+	*victim = (mcp_sess){.log_level = 1};
+	snprintf(victim->key, sizeof victim->key, "%s", key);
+	snprintf(victim->protocol, sizeof victim->protocol, "%s", KSR_MCP_PROTOCOL);
+	return victim;
+}
+
+/* Swap a session's state in before its message and out after (the
+ * messages are handled one at a time). */
+static mcp_sess *session_enter(ksr_mcp *m, const char *key)
+{
+	mcp_sess *x = session_slot(m, key ? key : "");
+	x->used = ++m->sess_clock;
+	m->session_view = x->view;
+	m->log_level = x->log_level;
+	memcpy(m->protocol, x->protocol, sizeof m->protocol);
+	return x;
+}
+
+static void session_leave(ksr_mcp *m, mcp_sess *x)
+{
+	x->view = m->session_view;
+	x->log_level = m->log_level;
+	memcpy(x->protocol, m->protocol, sizeof x->protocol);
+}
+
 char *ksr_mcp_handle_status(ksr_mcp *m, const char *msg, size_t len,
                             void (*notify)(void *ud, const char *line), void *ud, int *http_status)
+{
+	return ksr_mcp_handle_in(m, NULL, msg, len, notify, ud, http_status);
+}
+
+char *ksr_mcp_handle_in(ksr_mcp *m, const char *session, const char *msg, size_t len,
+                        void (*notify)(void *ud, const char *line), void *ud, int *http_status)
 {
 	if (http_status)
 		*http_status = 200;
@@ -728,7 +816,9 @@ char *ksr_mcp_handle_status(ksr_mcp *m, const char *msg, size_t len,
 	m->notify = notify;
 	m->notify_ud = ud;
 	m->req = (mcp_req){0};
+	mcp_sess *sess = session_enter(m, session);
 	char *reply = dispatch(m, o);
+	session_leave(m, sess);
 	if (http_status && m->req.http_status)
 		*http_status = m->req.http_status;
 	m->req = (mcp_req){0};

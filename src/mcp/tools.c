@@ -37,9 +37,30 @@
 #define PORT_IN                                                                                    \
 	"\"port\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":65535,\"description\":"          \
 	"\"the browser's debugging port; default: found from the windows' processes\"}"
+/* The page handle every page tool returns and takes back (docs/mcp.md, "Handles"). */
+#define PAGE_IN                                                                                    \
+	"\"page\":{\"type\":\"string\",\"description\":\"the page handle a page tool "             \
+	"returned: its connection (and the ids its page_list_interactive gave) again; without "    \
+	"it a 2026-07-28 call connects anew\"}"
+#define PAGE_DONE_OUT                                                                              \
+	"{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\"},\"page\":{\"type\":"   \
+	"\"string\"}},\"required\":[\"ok\",\"page\"]}"
 #define REF_IN                                                                                     \
 	"\"ref\":{\"type\":\"string\",\"description\":\"a CSS selector or an id from "             \
 	"page_list_interactive (@e123)\"}"
+
+/* When a row runs as a task for a client that can take one (mcp_tool.task_when). */
+static bool task_always(const cJSON *a)
+{
+	(void)a;
+	return true;
+}
+
+/* a11y.find with timeout_s 0 looks once: no wait, no task. */
+static bool task_if_waiting(const cJSON *a)
+{
+	return mcp_arg_num(a, "timeout_s", 1) > 0;
+}
 
 const mcp_tool mcp_tools[] = {
         {"screen.capture", "Capture the screen",
@@ -80,7 +101,8 @@ const mcp_tool mcp_tools[] = {
          "Wait, instead of polling, until a window whose title matches a pattern appears "
          "(until: appears) or is gone (until: gone), or until the screen or one window stops "
          "repainting for quiet_ms (until: quiet; X DAMAGE). Bounded by timeout_s: a wait that "
-         "times out is an isError result. Cancellable.",
+         "times out is an isError result. Cancellable; a task (tasks/get, tasks/cancel) for a "
+         "client with the tasks extension.",
          "{\"type\":\"object\",\"properties\":{\"until\":{\"type\":\"string\",\"enum\":["
          "\"appears\",\"gone\",\"quiet\"]},"
          "\"window\":{\"type\":\"string\",\"minLength\":1,\"description\":\"title pattern (PCRE)"
@@ -95,10 +117,11 @@ const mcp_tool mcp_tools[] = {
          "\"integer\"},\"title\":{\"type\":\"string\"},\"pid\":{\"type\":\"integer\"},\"x\":{"
          "\"type\":\"integer\"},\"y\":{\"type\":\"integer\"},\"width\":{\"type\":\"integer\"},"
          "\"height\":{\"type\":\"integer\"}}}},\"required\":[\"until\",\"waited_ms\"]}",
-         true, false, false, mcp_tool_screen_wait},
+         true, false, false, mcp_tool_screen_wait, .task_when = task_always},
         {"screen.ground", "Locate a described element",
          "Ask the configured grounding model (KASM_RUNTIME_MODEL...) where the described element "
-         "is; returns a point in the new screenshot's space.",
+         "is; returns a point in the new screenshot's space (and its view). A task for a client "
+         "with the tasks extension.",
          "{\"type\":\"object\",\"properties\":{\"description\":{\"type\":\"string\",\"minLength\":"
          "1}},"
          "\"required\":[\"description\"]}",
@@ -106,7 +129,7 @@ const mcp_tool mcp_tools[] = {
          "\"x\":{\"type\":\"number\"},\"y\":{\"type\":\"number\"},\"scale\":{\"type\":\"number\"},"
          "\"screen_x\":{\"type\":\"integer\"},\"screen_y\":{\"type\":\"integer\"},"
          "\"view\":{\"type\":\"string\"}},\"required\":[\"found\"]}",
-         true, false, true, mcp_tool_ground},
+         true, false, true, mcp_tool_ground, .task_when = task_always},
         {"input.click", "Click", "Click at a point in screenshot space (XTest).",
          "{\"type\":\"object\",\"properties\":{" XY_IN ",\"button\":{\"type\":\"string\","
          "\"enum\":[\"left\",\"middle\",\"right\"]},\"count\":{\"type\":\"integer\",\"minimum\":1,"
@@ -186,15 +209,16 @@ const mcp_tool mcp_tools[] = {
          "\"required\":[\"path\",\"name\",\"states\"]}",
          true, false, false, mcp_tool_a11y_state},
         {"a11y.find", "Find a control",
-         "Wait until a control matching name (exact, or /pattern/), role and states is in the "
-         "app's accessibility tree, and return it: role, name, states, extents (screen "
+         "Wait until a control matching name (exact, or /pattern/), role, label, in (an "
+         "ancestor), nth and states is in the app's accessibility tree, and return it: role, name, "
+         "states, extents (screen "
          "pixels), actions and their key bindings, its shortcut. Bounded by timeout_s "
-         "(default 5; 0: look once); not found by then is an isError result. Cancellable.",
+         "(default 5; 0: look once); not found by then is an isError result. Cancellable; "
+         "when it waits, a task for a client with the tasks extension.",
          "{\"type\":\"object\",\"properties\":{" APP_IN ",\"name\":{\"type\":\"string\"},"
          "\"role\":{\"type\":\"string\"},\"states\":{\"type\":\"array\",\"items\":{\"type\":"
          "\"string\"},\"description\":\"all of these AT-SPI states (e.g. enabled, checked)\"},"
-         "\"timeout_s\":{\"type\":\"number\",\"minimum\":0,\"maximum\":600}},"
-         "\"required\":[\"name\"]}",
+         "\"timeout_s\":{\"type\":\"number\",\"minimum\":0,\"maximum\":600}" LOCATOR_IN "}}",
          "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"role\":{\"type\":"
          "\"string\"},\"name\":{\"type\":\"string\"},\"description\":{\"type\":\"string\"},"
          "\"states\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"showing\":{\"type\":"
@@ -208,7 +232,7 @@ const mcp_tool mcp_tools[] = {
          "\"description\":\"absent when no action has one\"},\"waited_ms\":{\"type\":"
          "\"integer\"}},\"required\":[\"path\",\"role\",\"name\",\"states\",\"actions\","
          "\"waited_ms\"]}",
-         true, false, false, mcp_tool_a11y_find},
+         true, false, false, mcp_tool_a11y_find, .task_when = task_if_waiting},
         {"a11y.text", "Control text",
          "What a person reads in a control: its text (AT-SPI Text), else its value (Value: "
          "sliders, progress bars), else a label's name (Qt), read now, as the scenario check "
@@ -225,27 +249,30 @@ const mcp_tool mcp_tools[] = {
          "The browser page's interactive elements with ids for page_click and page_fill: "
          "Chromium over CDP (its accessibility tree), Firefox over WebDriver BiDi (found in "
          "the page). The cdp_* names of the page tools still work.",
-         "{\"type\":\"object\",\"properties\":{" PORT_IN "}}",
+         "{\"type\":\"object\",\"properties\":{" PORT_IN "," PAGE_IN "}}",
          "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"},"
          "\"protocol\":{\"type\":\"string\",\"enum\":[\"cdp\",\"bidi\"]},\"elements\":{"
          "\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":"
          "\"string\"},\"role\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"}}}},"
-         "\"truncated\":{\"type\":\"boolean\"},\"total\":{\"type\":\"integer\"}},"
-         "\"required\":[\"url\",\"elements\"]}",
+         "\"truncated\":{\"type\":\"boolean\"},\"total\":{\"type\":\"integer\"},\"page\":{"
+         "\"type\":\"string\"}},\"required\":[\"url\",\"elements\",\"page\"]}",
          true, false, false, mcp_tool_cdp_list},
         {"page.click", "Click a page element",
          "Click an element once it is actionable (visible, enabled, stable, not covered).",
-         "{\"type\":\"object\",\"properties\":{" PORT_IN "," REF_IN "},\"required\":[\"ref\"]}",
-         DONE_OUT, false, true, false, mcp_tool_cdp_click},
+         "{\"type\":\"object\",\"properties\":{" PORT_IN "," PAGE_IN "," REF_IN
+         "},\"required\":[\"ref\"]}",
+         PAGE_DONE_OUT, false, true, false, mcp_tool_cdp_click},
         {"page.fill", "Fill a page field", "Focus an editable element and replace its text.",
-         "{\"type\":\"object\",\"properties\":{" PORT_IN "," REF_IN ",\"text\":{\"type\":"
+         "{\"type\":\"object\",\"properties\":{" PORT_IN "," PAGE_IN "," REF_IN
+         ",\"text\":{\"type\":"
          "\"string\"}},\"required\":[\"ref\",\"text\"]}",
-         DONE_OUT, false, true, false, mcp_tool_cdp_fill},
+         PAGE_DONE_OUT, false, true, false, mcp_tool_cdp_fill},
         {"page.navigate", "Navigate the page", "Load a URL and wait for the load event.",
-         "{\"type\":\"object\",\"properties\":{" PORT_IN ",\"url\":{\"type\":\"string\","
+         "{\"type\":\"object\",\"properties\":{" PORT_IN "," PAGE_IN
+         ",\"url\":{\"type\":\"string\","
          "\"minLength\":1}},\"required\":[\"url\"]}",
-         "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"}},"
-         "\"required\":[\"url\"]}",
+         "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"},\"page\":{"
+         "\"type\":\"string\"}},\"required\":[\"url\",\"page\"]}",
          false, true, true, mcp_tool_cdp_navigate},
         {"scenario.run", "Run a scenario",
          "Run a scenario (a file path or inline YAML) as `kasm-session-runtime run` does; "
@@ -259,8 +286,9 @@ const mcp_tool mcp_tools[] = {
          "{\"type\":\"object\",\"properties\":{\"verdict\":{\"type\":\"string\",\"enum\":[\"pass\","
          "\"pass-with-concerns\",\"app-failed\",\"test-error\"]},\"exit_code\":{\"type\":"
          "\"integer\"},\"outcome\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},"
-         "\"evidence\":{\"type\":\"string\"}},\"required\":[\"verdict\",\"exit_code\",\"outcome\","
-         "\"reason\",\"evidence\"]}",
+         "\"evidence\":{\"type\":\"string\"},\"report\":{\"type\":\"string\",\"description\":"
+         "\"the run's report.json as a resource (resources/read)\"}},\"required\":[\"verdict\","
+         "\"exit_code\",\"outcome\",\"reason\",\"evidence\"]}",
          false, true, true, mcp_tool_scenario_run, .run_task = mcp_task_scenario_run},
 };
 const size_t mcp_n_tools = sizeof mcp_tools / sizeof mcp_tools[0];
@@ -420,8 +448,24 @@ static int check_object(const cJSON *s, const cJSON *v, const char *name, char *
 	return 0;
 }
 
+/* anyOf (the locators' in: a name, or {name, role}): the value fits one of
+ * the forms; else the last form's complaint. */
+static int check_any(const cJSON *any, const cJSON *v, const char *name, char *why, size_t len)
+{
+	const cJSON *form;
+	cJSON_ArrayForEach(form, any)
+	{
+		if (check_value(form, v, name, why, len) == 0)
+			return 0;
+	}
+	return -1;
+}
+
 static int check_value(const cJSON *s, const cJSON *v, const char *name, char *why, size_t len)
 {
+	const cJSON *any = cJSON_GetObjectItem(s, "anyOf");
+	if (cJSON_IsArray(any))
+		return check_any(any, v, name, why, len);
 	const cJSON *type = cJSON_GetObjectItem(s, "type");
 	if (cJSON_IsString(type) && !type_ok(type->valuestring, v))
 		return snprintf(why, len, "%s must be %s %s", *name ? name : "arguments",
@@ -443,8 +487,21 @@ int mcp_check_args(const cJSON *schema, const cJSON *args, char *why, size_t len
  * them, null where they mean none. Dropped here, once, at every level of an
  * object argument, so no handler sees one; a null for a required argument
  * stays, for the check to name. */
+/* A schema's object form: itself, or its anyOf's object alternative. */
+static const cJSON *object_form(const cJSON *s)
+{
+	const cJSON *form;
+	cJSON_ArrayForEach(form, cJSON_GetObjectItem(s, "anyOf"))
+	{
+		if (cJSON_GetObjectItem(form, "properties"))
+			return form;
+	}
+	return s;
+}
+
 static void drop_optional_nulls(const cJSON *s, cJSON *v)
 {
+	s = object_form(s);
 	const cJSON *props = cJSON_GetObjectItem(s, "properties");
 	for (cJSON *it = v->child, *next; it; it = next) {
 		next = it->next;

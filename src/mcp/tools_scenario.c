@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "ksr/evidence.h"
+#include "ksr/json.h"
 #include "ksr/run.h"
 #include "mcp/mcp_priv.h"
 
@@ -73,6 +74,23 @@ static char *write_yaml(const char *dir, const char *yaml, mcp_result *r)
 	return path;
 }
 
+/* The run's report as one of the server's resources (resources/read), so a
+ * client on another machine reaches it too, and a cancelled task, which has
+ * no result, can still name it. Its URI, or NULL when none was written. */
+static char *report_resource(scn_ctx *c)
+{
+	if (!c->report)
+		return NULL;
+	char *json = ksr_json_print(c->report, true);
+	mcp_result scratch = {0};
+	char *uri = json ? mcp_evidence_write(c->m, "run-report", "json", "application/json", json,
+	                                      strlen(json), &scratch)
+	                 : NULL;
+	cJSON_free(json);
+	cJSON_Delete(scratch.content);
+	return uri;
+}
+
 static void answer(scn_ctx *c, int code, const char *out, mcp_result *r)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -84,6 +102,10 @@ static void answer(scn_ctx *c, int code, const char *out, mcp_result *r)
 	cJSON_AddStringToObject(o, "outcome", str_of(c->report, "outcome", "output-unwritable"));
 	cJSON_AddStringToObject(o, "reason", str_of(c->report, "reason", "no report was written"));
 	cJSON_AddStringToObject(o, "evidence", out);
+	char *report = report_resource(c);
+	if (report)
+		cJSON_AddStringToObject(o, "report", report);
+	free(report);
 	mcp_structured(r, o);
 }
 

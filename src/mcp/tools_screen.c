@@ -45,18 +45,27 @@ static void view_id(char out[24])
 const char *mcp_view_keep(ksr_mcp *m, mcp_view v)
 {
 	m->view = v;
-	mcp_view_slot *s = &m->views[m->next_view++ % MCP_VIEWS]; /* the oldest goes */
-	view_id(s->id);
-	s->v = v;
-	return s->id;
+	ksr_mcp *s = m->parent ? m->parent : m; /* a task's views outlive it */
+	pthread_mutex_lock(&s->lock);
+	mcp_view_slot *slot = &s->views[s->next_view++ % MCP_VIEWS]; /* the oldest goes */
+	view_id(slot->id);
+	slot->v = v;
+	memcpy(m->view_id, slot->id, sizeof m->view_id);
+	pthread_mutex_unlock(&s->lock);
+	return m->view_id;
 }
 
-const mcp_view *mcp_view_find(const ksr_mcp *m, const char *id)
+bool mcp_view_find(ksr_mcp *m, const char *id, mcp_view *out)
 {
-	for (size_t i = 0; id && i < MCP_VIEWS; i++)
-		if (m->views[i].id[0] && !strcmp(m->views[i].id, id))
-			return &m->views[i].v;
-	return NULL;
+	bool found = false;
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; id && !found && i < MCP_VIEWS; i++)
+		if (m->views[i].id[0] && !strcmp(m->views[i].id, id)) {
+			*out = m->views[i].v;
+			found = true;
+		}
+	pthread_mutex_unlock(&m->lock);
+	return found;
 }
 
 int mcp_to_screen(ksr_mcp *m, double sx, double sy, int *px, int *py, mcp_result *r)

@@ -17,6 +17,8 @@
 /* a11y.find looks again at the latest this long after a walk found nothing:
  * a state change inside a window sends no X event it could wait for. */
 #define FIND_RECHECK_MS 250
+/* A locator's one look at a walked tree (label: asks the app its relations). */
+#define LOCATE_MS 8000
 
 static ksr_deadline timeout_arg(const cJSON *a, double def_s)
 {
@@ -275,19 +277,52 @@ static void found_answer(ksr_mcp *m, const ksr_atspi_app *app, const ksr_atspi_t
 	mcp_structured(r, o);
 }
 
+/* What a11y.find looks for: a name (and role), found by the find-mode walk,
+ * or the scenario's locator (label, in, nth, or no name), which needs the
+ * whole tree (docs/mcp.md, "Locators"). */
+typedef struct find_what {
+	ksr_name_match nm; /* name mode */
+	mcp_locator ml;    /* locator mode */
+	bool locator;
+	uint64_t want; /* states that must all hold */
+} find_what;
+
+/* The control the arguments pick in a walked tree, or -1 with why said. */
+static int pick(ksr_mcp *m, const cJSON *a, const find_what *f, const ksr_atspi_app *app,
+                const ksr_atspi_tree *tree, char *why, size_t len)
+{
+	const char *role = mcp_arg_str(a, "role");
+	if (!f->locator) {
+		int i = ksr_atspi_tree_find(tree, &f->nm, role);
+		if (i < 0)
+			snprintf(why, len, "no control named %s%s%s in %s's accessibility tree",
+			         f->nm.text, role ? " with role " : "", role ? role : "",
+			         app->name ? app->name : "the app");
+		return i;
+	}
+	ksr_atspi_located found;
+	ksr_atspi_locate(m->atspi, app, tree, &f->ml.l, ksr_deadline_in_ms(LOCATE_MS), &found);
+	if (found.matches > 0)
+		return found.index;
+	char *lt = ksr_atspi_locator_text(&f->ml.l);
+	snprintf(why, len, "no showing control fits %s in %s's accessibility tree", lt,
+	         app->name ? app->name : "the app");
+	free(lt);
+	return -1;
+}
+
 /* One look: 1 found (answered), 0 not yet (why set), -1 failed (r's error set). */
-static int look(ksr_mcp *m, const cJSON *a, const ksr_name_match *nm, uint64_t want, int64_t start,
-                char *why, size_t len, mcp_result *r)
+static int look(ksr_mcp *m, const cJSON *a, const find_what *f, int64_t start, char *why,
+                size_t len, mcp_result *r)
 {
 	ksr_atspi_app app = {0};
 	ksr_atspi_tree tree = {0};
-	const char *role = mcp_arg_str(a, "role");
-	ksr_atspi_walk_opts wo = {.find_name = nm, .find_role = role};
+	ksr_atspi_walk_opts wo = {.find_name = &f->nm, .find_role = mcp_arg_str(a, "role")};
 	/* An app that has just mapped its window may not be on the bus yet (it
 	 * registers a moment later, longer on a loaded machine): not yet, not a
 	 * failure, for as long as the wait lasts. */
 	mcp_result walk = {.content = cJSON_CreateArray()};
-	int wr = mcp_a11y_walk(m, a, &wo, &app, &tree, &walk);
+	int wr = mcp_a11y_walk(m, a, f->locator ? NULL : &wo, &app, &tree, &walk);
 	const cJSON *t =
 	        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(walk.content, 0), "text");
 	const char *said = cJSON_IsString(t) ? t->valuestring : "the accessibility walk failed";
@@ -299,38 +334,45 @@ static int look(ksr_mcp *m, const cJSON *a, const ksr_name_match *nm, uint64_t w
 	cJSON_Delete(walk.structured);
 	if (wr < 0)
 		return wr == -2 ? 0 : -1;
-	int i = ksr_atspi_tree_find(&tree, nm, role);
+	int i = pick(m, a, f, &app, &tree, why, len);
 	int rc = 0;
-	if (i >= 0 && (tree.nodes[i].states & want) == want) {
+	if (i >= 0 && (tree.nodes[i].states & f->want) == f->want) {
 		found_answer(m, &app, &tree, i, start, r);
 		rc = 1;
 	} else if (i >= 0) {
-		snprintf(why, len, "the control %s is there but lacks a state asked for", nm->text);
-	} else {
-		snprintf(why, len, "no control named %s%s%s in %s's accessibility tree", nm->text,
-		         role ? " with role " : "", role ? role : "",
-		         app.name ? app.name : "the app");
+		const ksr_atspi_node *n = &tree.nodes[i];
+		snprintf(why, len, "the %s \"%s\" is there but lacks a state asked for",
+		         n->role ? n->role : "control", n->name ? n->name : "");
 	}
 	ksr_atspi_tree_clear(&tree);
 	ksr_atspi_app_clear(&app);
 	return rc;
 }
 
+/* The arguments as what to look for: 0, or -1 with r's error set. */
+static int find_args(const cJSON *a, find_what *f, mcp_result *r)
+{
+	*f = (find_what){0};
+	if (states_arg(a, &f->want, r) < 0)
+		return -1;
+	f->locator = mcp_locator_given(a) || !mcp_arg_str(a, "name");
+	if (f->locator)
+		return mcp_locator_args(a, &f->ml, r);
+	ksr_err e = {0};
+	if (ksr_name_match_parse(&f->nm, mcp_arg_str(a, "name"), &e) < 0)
+		return mcp_fail(r, "bad name: %s", e.msg), -1;
+	return 0;
+}
+
 int mcp_tool_a11y_find(ksr_mcp *m, const cJSON *a, mcp_result *r)
 {
-	uint64_t want = 0;
-	ksr_name_match nm = {0};
-	ksr_err e = {0};
-	if (states_arg(a, &want, r) < 0)
-		return 0;
-	if (ksr_name_match_parse(&nm, mcp_arg_str(a, "name"), &e) < 0)
-		return mcp_fail(r, "bad name: %s", e.msg);
+	find_what f;
 	int64_t start = ksr_now_ms();
 	double timeout_s = mcp_arg_num(a, "timeout_s", DEFAULT_FIND_S);
 	ksr_deadline d = timeout_arg(a, DEFAULT_FIND_S);
 	char why[400] = "";
-	for (;;) {
-		int rc = look(m, a, &nm, want, start, why, sizeof why, r);
+	for (int rc = find_args(a, &f, r); rc == 0;) {
+		rc = look(m, a, &f, start, why, sizeof why, r);
 		if (rc != 0)
 			break;
 		if (ksr_deadline_passed(d)) {
@@ -346,6 +388,7 @@ int mcp_tool_a11y_find(ksr_mcp *m, const cJSON *a, mcp_result *r)
 			break;
 		}
 	}
-	ksr_name_match_clear(&nm);
+	ksr_name_match_clear(&f.nm);
+	mcp_locator_clear(&f.ml);
 	return 0;
 }

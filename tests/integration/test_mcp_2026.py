@@ -10,6 +10,7 @@ interrupted, DONE written). Then the transport's 2026 rules by hand over HTTP
 (header checks, -32022, 405, session headers ignored). The 2025 SDK client and
 the Inspector CLI keep their own tests (test_mcp_stdio.py, test_mcp_http.py)."""
 
+import base64
 import http.client
 import json
 import os
@@ -19,6 +20,7 @@ import unittest
 
 import ksr
 import mcplib
+import test_cdp
 
 CLIENT = os.path.join(mcplib.CLIENT_DIR, "client2026.mjs")
 V = "2026-07-28"
@@ -63,6 +65,68 @@ class Mcp2026Suite:
         self.assertFalse(ans["result"].get("isError"), ans)
         return ans["result"]
 
+    def start_app(self, title):
+        app = subprocess.Popen([ksr.TESTAPP, "--title", title], env=self.denv,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+        self.procs.append(app)
+        return app
+
+    def poll_task(self, c, task_id, timeout=60):
+        """tasks/get until the task no longer works (or the bound passed)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = c.op(op="task_get", taskId=task_id)
+            self.assertTrue(got["ok"], got)
+            if got["result"]["status"] != "working" or time.monotonic() > deadline:
+                return got["result"]
+            time.sleep(0.2)
+
+    def test_waits_as_tasks(self):
+        """Item 3: a wait is a task for a client with the tasks extension. A
+        screen_wait comes back as a task handle at once, works while its window
+        is not there (the request loop serving on), and completes with the
+        wait's own result once the window maps; another, with 300 s to wait, is
+        cancelled by tasks/cancel and ends cancelled at once, while the first
+        still works (a task's cancel is its own). a11y_find is a task when it
+        waits, a plain result when it looks once. Before: every wait answered
+        on its request (ext-tasks saw kind "immediate")."""
+        c = self.connect()
+        a = c.op(op="task_start", name="screen_wait", args={
+            "until": "appears", "window": "^KSR Task App$", "timeout_s": 120})
+        self.assertEqual(a["kind"], "task", a)
+        b = c.op(op="task_start", name="screen_wait", args={
+            "until": "appears", "window": "^Never Comes$", "timeout_s": 300})
+        self.assertEqual(b["kind"], "task", b)
+        got = c.op(op="task_get", taskId=a["taskId"])["result"]
+        self.assertEqual(got["status"], "working", got)
+        self.assertIn("screen.wait", got["statusMessage"])
+        self.ok(c.call("window_list"))  # the loop is not held by the waits
+
+        self.assertTrue(c.op(op="task_cancel", taskId=b["taskId"])["ok"])
+        got = self.poll_task(c, b["taskId"])
+        self.assertEqual(got["status"], "cancelled", got)
+        self.assertNotIn("result", got)
+        self.assertIn("cancelled", got["statusMessage"])
+        self.assertEqual(c.op(op="task_get", taskId=a["taskId"])["result"]["status"],
+                         "working")
+
+        self.start_app("KSR Task App")
+        done = c.op(op="task_settle", taskId=a["taskId"], timeout=150)
+        self.assertEqual(done["outcome"], "completed", done)
+        self.assertFalse(done["result"]["isError"], done)
+        self.assertEqual(done["result"]["structuredContent"]["window"]["title"], "KSR Task App")
+
+        once = c.op(op="task_start", name="a11y_find", args={"name": "x", "timeout_s": 0})
+        self.assertEqual(once["kind"], "immediate", once)
+        f = c.op(op="task_start", name="a11y_find", args={
+            "window": "^KSR Task App$", "name": "Never There", "timeout_s": 300})
+        self.assertEqual(f["kind"], "task", f)
+        self.assertTrue(c.op(op="task_cancel", taskId=f["taskId"])["ok"])
+        self.assertEqual(self.poll_task(c, f["taskId"])["status"], "cancelled")
+        self.ok(c.call("window_list"))
+        self.assertNoSanitizerReport(c.close())
+
     def test_modern_client(self):
         c = self.connect()
         hello = c.op(op="hello")
@@ -101,6 +165,7 @@ class Mcp2026Suite:
         self.assertEqual((sc["verdict"], sc["outcome"], sc["evidence"]),
                          ("pass", "completed", out))
         self.assertEvidence(out, "pass", "completed")
+        self.assertTrue(sc["report"].startswith("file://"), sc)
         self.assertTrue(any((s["message"] or "").startswith("stage ") for s in run["statuses"]),
                         run["statuses"])
 
@@ -119,6 +184,17 @@ class Mcp2026Suite:
         self.assertEqual(got["result"]["status"], "cancelled", got)
         self.assertIn(out2, got["result"]["statusMessage"])
         self.assertEvidence(out2, "test-error", "interrupted")
+        # A cancelled task has no result (the extension's CancelledTask): what
+        # the run left is in its _meta, and its report is a resource to read.
+        self.assertNotIn("result", got["result"])
+        left = got["result"]["_meta"]["kasm-session-runtime/run"]
+        self.assertEqual((left["verdict"], left["outcome"], left["evidence"]),
+                         ("test-error", "interrupted", out2), left)
+        self.assertIn(left["report"], got["result"]["statusMessage"])
+        blob = c.op(op="read", uri=left["report"])
+        self.assertTrue(blob["ok"], blob)
+        report = json.loads(base64.b64decode(blob["result"]["contents"][0]["blob"]))
+        self.assertEqual((report["verdict"], report["outcome"]), ("test-error", "interrupted"))
         # The server serves on after the cancellation.
         self.ok(c.call("window_list"))
 
@@ -140,6 +216,57 @@ class Mcp2026Http(Mcp2026Suite, ksr.KsrTestCase):
     def connect(self):
         _, self.port = start_http(self, self.denv)
         return Client2026(self, url="http://127.0.0.1:%d/mcp" % self.port, env=self.denv)
+
+
+class Mcp2026Pages(ksr.KsrTestCase):
+    """Item 2 for the page tools, on a real Chromium: under 2026-07-28 the
+    connection is a handle. The tool that connects returns it as "page"; a
+    call that passes it back works on that connection (the element ids its
+    list gave are good there); a call without it connects anew (a new
+    handle: nothing is kept between requests); an unknown handle is a tool
+    error. Before: "page" was an unknown argument (isError) and no result
+    named a connection."""
+
+    needs_testapp = False
+    url = test_cdp.CdpTest.url
+
+    def ok(self, ans):
+        self.assertTrue(ans.get("ok"), ans)
+        self.assertFalse(ans["result"].get("isError"), ans)
+        return ans["result"]["structuredContent"]
+
+    def test_page_handle(self):
+        mcplib.require_client(self)
+        if not os.access(test_cdp.CHROMIUM, os.X_OK):
+            self.fail("chromium is not installed (scripts/setup.sh deps)")
+        self.http_port = test_cdp.CdpTest.start_http(self)
+        display = self.start_xvfb()
+        _, port = test_cdp.CdpTest.start_chromium(self, display, "form.html")
+        c = Client2026(self, ["mcp"], self.env(DISPLAY=display))
+        listed = self.ok(c.call("page_list_interactive", {"port": port}))
+        page = listed["page"]
+        self.assertTrue(page.startswith("page-"), listed)
+        name = [e["id"] for e in listed["elements"] if e["name"].startswith("Name")]
+        self.assertEqual(len(name), 1, listed["elements"])
+        filled = self.ok(c.call("page_fill", {"page": page, "ref": name[0], "text": "Ada"}))
+        self.assertEqual(filled["page"], page)
+        self.assertEqual(self.ok(c.call("page_click", {"page": page, "ref": "#send"}))["page"],
+                         page)
+        # A wait is a task for this client (it declares the extension).
+        w = c.op(op="task_start", name="screen_wait", args={
+            "until": "appears", "window": "^KSR Done", "timeout_s": 60})
+        done = c.op(op="task_settle", taskId=w["taskId"], timeout=90)
+        self.assertEqual((done["outcome"], done["result"]["isError"]), ("completed", False))
+        # Stateless: without the handle, a connection of its own, on the page
+        # the fill and the click sent the browser to.
+        other = self.ok(c.call("page_list_interactive", {"port": port}))
+        self.assertNotEqual(other["page"], page)
+        self.assertIn("done.html?name=Ada", other["url"])
+        self.assertEqual(self.ok(c.call("page_list_interactive", {"page": page}))["page"], page)
+        bad = c.call("page_list_interactive", {"page": "page-0000000000000000"})
+        self.assertTrue(bad["result"]["isError"], bad)
+        self.assertIn("unknown or expired page handle", bad["result"]["content"][0]["text"])
+        self.assertNoSanitizerReport(c.close())
 
 
 class Mcp2026HttpRules(ksr.KsrTestCase):

@@ -96,6 +96,43 @@ class McpHttpTestCase(ksr.KsrTestCase):
         self.assertEqual(msg.get("error", {}).get("code"), code, msg)
 
 
+class TestHttpSessionsApart(McpHttpTestCase):
+    """Issue 33, item 2: what a 2025 session keeps is its own."""
+
+    def test_two_sessions_keep_their_own_screenshot_scale(self):
+        """Session A captures at half size, then session B at full size; A's
+        click at (100, 50) is still in A's half-size space (screen 200, 100),
+        B's in B's (100, 50). Before: one state for every session, so A's
+        click landed in B's space (100, 50)."""
+        display = self.start_xvfb(size="1280x720")
+        rt, port = self.start_server(env=self.env(DISPLAY=display))
+
+        def conn():
+            return http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+        def call(sid, name, args):
+            st, _, body = self.post(conn(), {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                                             "params": {"name": name, "arguments": args}},
+                                    sid=sid, headers={"Accept": "application/json"})
+            self.assertEqual(st, 200, body)
+            res = json.loads(body)["result"]
+            self.assertFalse(res["isError"], res)
+            return res["structuredContent"]
+
+        a, b = self.initialize(conn()), self.initialize(conn())
+        self.assertNotEqual(a, b)
+        self.assertEqual(call(a, "screen_capture", {"max_edge": 640})["scale"], 0.5)
+        self.assertEqual(call(b, "screen_capture", {"zoom": True})["scale"], 1)
+        at = call(a, "input_click", {"x": 100, "y": 50})
+        self.assertEqual((at["screen_x"], at["screen_y"]), (200, 100))
+        at = call(b, "input_click", {"x": 100, "y": 50})
+        self.assertEqual((at["screen_x"], at["screen_y"]), (100, 50))
+        # A third session has no screenshot yet: screen pixels.
+        at = call(self.initialize(conn()), "input_click", {"x": 100, "y": 50})
+        self.assertEqual((at["screen_x"], at["screen_y"]), (100, 50))
+        self.stop_server(rt)
+
+
 class TestHttpRules(McpHttpTestCase):
     """The transport's rules, each on one keep-alive connection that must survive it."""
 

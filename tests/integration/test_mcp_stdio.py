@@ -12,12 +12,14 @@ import json
 import os
 import re
 import select
+import shutil
 import subprocess
 import time
 import unittest
 
 import ksr
 import mcplib
+import test_locators
 
 # "Press me" and the text field as fractions of the test app's client area
 # (the same figures test_input.py uses).
@@ -178,6 +180,60 @@ class McpStdioTools(mcplib.ToolsSuite, ksr.KsrTestCase):
     def connect(self, extra):
         client = SdkClient(self, ["mcp"] + extra, self.denv)
         return client, lambda: ""  # the server's stderr is the client's (inherited)
+
+    def test_locators_on_filezilla(self):
+        """Issue 32 item 1 over MCP: a11y_find takes the scenario's locators as
+        a11y_click does, on FileZilla (wxWidgets on GTK 3) started with a home
+        of its own (its welcome dialog comes up). The welcome dialog's OK is the
+        control its last label labels (label:), found and then clicked by it;
+        the unnamed message log is the text inside a scroll pane (in:); the
+        Host field is the text "Host:" labels; nth counts the text fields in
+        reading order. Before: a11y_find refused label, in and nth (not in its
+        schema) and required name."""
+        if not shutil.which("filezilla"):
+            self.fail("filezilla is not installed (scripts/setup.sh test)")
+        self.desktop()
+        home = os.path.join(self.tmp, "home")
+        os.makedirs(home)
+        env = dict(self.denv, HOME=home, XDG_CONFIG_HOME=os.path.join(home, ".config"))
+        fz = subprocess.Popen(["filezilla", "ftp://127.0.0.1:%d" % test_locators.closed_port()],
+                              env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+        self.procs.append(fz)
+        client, stop = self.connect([])
+        app = {"pid": fz.pid}
+        ok_by = dict(app, label="/You can always open this dialog again/")
+        found = self.ok_result(client.call("a11y_find", dict(ok_by, timeout_s=60),
+                                           timeout=90))["structuredContent"]
+        self.assertEqual(found["role"], "push button", found)
+        clicked = self.ok_result(client.call("a11y_click", ok_by))["structuredContent"]
+        self.assertEqual(clicked["path"], found["path"])
+        self.ok_result(client.call("screen_wait", {"until": "gone",
+                                                   "window": "^Welcome to FileZilla",
+                                                   "timeout_s": 30}))
+        log = self.ok_result(client.call("a11y_find", dict(
+            app, role="text", timeout_s=30, **{"in": {"role": "scroll pane"}}),
+            timeout=60))["structuredContent"]
+        self.assertEqual(log["role"], "text", log)
+        self.assertIn("/scroll pane", log["path"])
+        host = self.ok_result(client.call("a11y_find", dict(app, label="Host:", role="text",
+                                                            states=["showing"])))
+        self.assertEqual(host["structuredContent"]["role"], "text")
+        first = self.ok_result(client.call("a11y_find", dict(app, role="text", nth=1)))
+        second = self.ok_result(client.call("a11y_find", dict(app, role="text", nth=2)))
+        # Sibling fields share a path (names and roles): their places tell them apart.
+        self.assertNotEqual(first["structuredContent"]["extents"],
+                            second["structuredContent"]["extents"])
+        self.assertEqual(host["structuredContent"]["extents"],
+                         first["structuredContent"]["extents"],
+                         "Host is the first text field a person reads")
+        clicked = self.ok_result(client.call("a11y_click", dict(app, role="text", nth=2)))
+        self.assertEqual(clicked["structuredContent"]["path"],
+                         second["structuredContent"]["path"])
+        txt = self.error_text(client.call("a11y_find", dict(app, label="No Such Label:",
+                                                            timeout_s=0.5)))
+        self.assertIn('no showing control fits label "No Such Label:"', txt)
+        self.finish(client, stop)
 
 
 def sample_value(schema):

@@ -275,8 +275,10 @@ static void test_arguments(ksr_mcp *m)
 	          "timeout_s must be >= 0", "screen_wait: a negative timeout");
 	call_tool(m, "screen_wait", "{\"until\":\"appears\",\"window\":\"x\"}", "no X display",
 	          "screen_wait without a display");
-	call_tool(m, "a11y_find", "{\"role\":\"push button\"}", "missing required argument name",
-	          "a11y_find needs a name");
+	call_tool(m, "a11y_find", "{\"timeout_s\":0}", "name, label, in or role",
+	          "a11y_find needs a name or a locator");
+	call_tool(m, "a11y_find", "{\"role\":\"x\",\"in\":{\"role\":\"x\",\"nme\":\"y\"}}",
+	          "unknown argument in.nme", "a11y_find: in's object form is checked");
 	call_tool(m, "a11y.find", "{\"name\":\"OK\",\"states\":[\"shiny\"]}",
 	          "shiny is not an AT-SPI state", "a11y.find: an unknown state");
 	call_tool(m, "screen_capture", "{\"delivery\":\"email\"}", "enum",

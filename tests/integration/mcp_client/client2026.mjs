@@ -143,6 +143,40 @@ async function taskRun(req) {
   return out;
 }
 
+// A tool call through ext-tasks left running: its kind ("task", or
+// "immediate" when the server answered with the result) and handle; the
+// execution is kept for task_settle / task_cancel, so the test can act on the
+// desktop while the task works.
+const running = new Map();
+async function taskStart(req) {
+  const exec = await tasks().callTool(req.name, req.args ?? {}, { task: { preference: "prefer" } });
+  const taskId = exec.handle?.taskId ?? null;
+  if (taskId) running.set(taskId, exec);
+  else return { ok: true, kind: exec.kind, taskId, result: resultFromTaskOutcome(await exec.result()) };
+  return { ok: true, kind: exec.kind, taskId };
+}
+
+async function taskSettle(req) {
+  const exec = running.get(req.taskId);
+  running.delete(req.taskId);
+  const settled = await exec.settle();
+  const out = { ok: true, outcome: settled.outcome.kind ?? settled.outcome.status ?? null,
+                last: settled.lastTask ?? null };
+  try {
+    out.result = resultFromTaskOutcome(settled.outcome);
+  } catch (e) {
+    out.error = String(e?.message ?? e);
+  }
+  return out;
+}
+
+async function taskCancel(req) {
+  const exec = running.get(req.taskId);
+  running.delete(req.taskId);
+  await exec.cancel();
+  return { ok: true };
+}
+
 // A task's state as the server tells it now (tasks/get through the coordinator).
 async function taskGet(req) {
   const _meta = { "io.modelcontextprotocol/protocolVersion": VERSION,
@@ -172,6 +206,18 @@ async function handle(req) {
     return await taskRun(req);
   case "task_get":
     return await taskGet(req);
+  case "read":
+    try {
+      return { ok: true, result: await client.readResource({ uri: req.uri }) };
+    } catch (e) {
+      return { ok: false, error: String(e?.message ?? e), code: e?.code ?? null };
+    }
+  case "task_start":
+    return await taskStart(req);
+  case "task_settle":
+    return await taskSettle(req);
+  case "task_cancel":
+    return await taskCancel(req);
   case "traffic":
     return { ok: true, sent };
   case "close":
