@@ -146,13 +146,7 @@ class RecordApps(test_record.RecordCase):
         """Clicks on page elements of a Chromium with a debugging port are
         cdp_click steps with the elements' ids; the replay submits the same
         form (the page server's own log has the query)."""
-        pages = os.path.join(ksr.SOURCE_DIR, "tests", "integration", "pages")
-        http = subprocess.Popen(["/usr/bin/python3", "-u", "-m", "http.server", "--bind",
-                                 "127.0.0.1", "--directory", pages, "0"], env=self.env(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
-        self.procs.append(http)
-        port = int(re.search(r"port (\d+)", http.stdout.readline().decode()).group(1))
+        http, port = self.page_server()
         profile = os.path.join(self.tmp, "profile")
         launch = " ".join(["chromium", "--user-data-dir=" + profile,
                            "--remote-debugging-port=0", "--no-first-run",
@@ -190,25 +184,8 @@ class RecordApps(test_record.RecordCase):
         (port 0, read from the profile) are page_click steps with the
         elements' ids, as in Chromium; the replay, on a fresh profile,
         submits the same form (the page server's own log has the query)."""
-        import test_bidi
-        pages = os.path.join(ksr.SOURCE_DIR, "tests", "integration", "pages")
-        http = subprocess.Popen(["/usr/bin/python3", "-u", "-m", "http.server", "--bind",
-                                 "127.0.0.1", "--directory", pages, "0"], env=self.env(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
-        self.procs.append(http)
-        port = int(re.search(r"port (\d+)", http.stdout.readline().decode()).group(1))
-        profile = os.path.join(self.tmp, "ff-profile")
-
-        def fresh_profile():
-            shutil.rmtree(profile, ignore_errors=True)
-            os.makedirs(profile)
-            with open(os.path.join(profile, "user.js"), "w") as f:
-                f.write(test_bidi.USER_JS)
-        fresh_profile()
-        launch = " ".join([test_bidi.FIREFOX, "--profile", profile, "--no-remote",
-                           "--remote-debugging-port", "0", "--width", "1000", "--height", "700",
-                           "http://127.0.0.1:%d/form.html" % port])
+        http, port = self.page_server()
+        profile, launch = self.firefox(port)
         rt, out, display = self.start_record(launch=launch)
         ksr.wait_window_title(self, display, "KSR Form", proc=rt.proc)
         page = self.firefox_points(profile, ["#name", "#send"])
@@ -227,7 +204,7 @@ class RecordApps(test_record.RecordCase):
         self.assertTrue([c for c in steps[3].get("checks", []) if "KSR Done" in
                          str(c.get("window", ""))], text)
         self.validate(out)
-        fresh_profile()  # a fresh profile for the replay's browser
+        self.firefox(port)  # a fresh profile for the replay's browser
         self.replay(out)
         http.terminate()
         log = http.communicate(timeout=30)[1].decode()
@@ -239,21 +216,8 @@ class RecordApps(test_record.RecordCase):
         the reason, and the next click, once the session is free, is a
         page_click. The old recorder asked once and recorded every later page
         click as a plain click."""
-        import test_bidi
-        pages = os.path.join(ksr.SOURCE_DIR, "tests", "integration", "pages")
-        http = subprocess.Popen(["/usr/bin/python3", "-u", "-m", "http.server", "--bind",
-                                 "127.0.0.1", "--directory", pages, "0"], env=self.env(),
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
-        self.procs.append(http)
-        port = int(re.search(r"port (\d+)", http.stdout.readline().decode()).group(1))
-        profile = os.path.join(self.tmp, "ff-profile")
-        os.makedirs(profile)
-        with open(os.path.join(profile, "user.js"), "w") as f:
-            f.write(test_bidi.USER_JS)
-        launch = " ".join([test_bidi.FIREFOX, "--profile", profile, "--no-remote",
-                           "--remote-debugging-port", "0", "--width", "1000", "--height", "700",
-                           "http://127.0.0.1:%d/form.html" % port])
+        http, port = self.page_server()
+        profile, launch = self.firefox(port)
         rt, out, display = self.start_record(launch=launch)
         ksr.wait_window_title(self, display, "KSR Form", proc=rt.proc)
         page, end_session = self.firefox_points(profile, ["#name", "#email"],
@@ -271,6 +235,33 @@ class RecordApps(test_record.RecordCase):
         self.assertEqual(acts[0][0], "click", text)
         self.assertIn("did not connect (try 1 of 3)", text)
         self.assertIn(("page_click", "#email"), acts, text)
+
+    def page_server(self):
+        """The test pages over a local HTTP server: (its process, its port);
+        its stderr is its request log."""
+        pages = os.path.join(ksr.SOURCE_DIR, "tests", "integration", "pages")
+        http = subprocess.Popen(["/usr/bin/python3", "-u", "-m", "http.server", "--bind",
+                                 "127.0.0.1", "--directory", pages, "0"], env=self.env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        self.procs.append(http)
+        port = int(re.search(r"port (\d+)", http.stdout.readline().decode()).group(1))
+        http.stdout.close()
+        return http, port
+
+    def firefox(self, port):
+        """A fresh Firefox profile (test_bidi's prefs) and the launch line of a
+        Firefox on form.html with its WebDriver BiDi port 0: (profile, launch)."""
+        import test_bidi
+        profile = os.path.join(self.tmp, "ff-profile")
+        shutil.rmtree(profile, ignore_errors=True)
+        os.makedirs(profile)
+        with open(os.path.join(profile, "user.js"), "w") as f:
+            f.write(test_bidi.USER_JS)
+        return profile, " ".join([
+            test_bidi.FIREFOX, "--profile", profile, "--no-remote", "--remote-debugging-port",
+            "0", "--width", "1000", "--height", "700",
+            "http://127.0.0.1:%d/form.html" % port])
 
     def firefox_points(self, profile, selectors, keep_session=False):
         """Screen centres of page elements, from the page itself over
