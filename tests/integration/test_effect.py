@@ -179,7 +179,10 @@ class EffectTest(ksr.KsrTestCase):
         win = report["app"]["window"]
         box = (win["x"], win["y"], win["w"], win["h"])
         near = far_share(last, final, box)
-        self.assertLess(near, 0.02, "the video's last frame is not the final screen (%.1f%% "
+        # VP8 at its real-time speed loses quality when the machine is loaded
+        # (6.7% of the window's blocks past the tolerance in a ctest -j2 run,
+        # 0% alone); a video stopped before the content was drawn is 100%.
+        self.assertLess(near, 0.25, "the video's last frame is not the final screen (%.1f%% "
                         "of the window differs)" % (near * 100))
         first = far_share(last, os.path.join(out, "00-first-look.png"), box)
         self.assertGreater(first, 0.2, "Return's content is not told from the first look")
