@@ -6,12 +6,12 @@
  *                                    known, as click_element does), do its click action
  *
  * One line per run: "<ms> <nodes> <calls> <cached>" (walk; cached: 1 when the
- * app's Cache.GetItems answered) or "<ms> <find ms>" (act: the whole job, then
- * the find alone). The bus is found and the app looked up once,
- * before the timed runs (as the pyatspi script does). GAP_MS (default 300)
- * is the pause between two acts, not timed. Whether the find picks what a
- * full walk's finder picks is tested by tests/helpers/ksr-findcheck.c. Needs the session's
- * DBUS_SESSION_BUS_ADDRESS (or AT_SPI_BUS_ADDRESS). */
+ * app's Cache.GetItems answered) or "<ms> <find ms> <calls>" (act: the whole
+ * job, then the find alone, then the D-Bus calls the job made). The bus is found and the app looked
+ * up once, before the timed runs (as the pyatspi script does). GAP_MS (default 300) is the pause
+ * between two acts, not timed. Whether the find picks what a full walk's finder picks is tested by
+ * tests/helpers/ksr-findcheck.c. Needs the session's DBUS_SESSION_BUS_ADDRESS (or
+ * AT_SPI_BUS_ADDRESS). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +46,7 @@ static int walk_runs(ksr_atspi *a, const ksr_atspi_app *app, int runs)
 }
 
 static int act_once(ksr_atspi *a, const ksr_atspi_app *app, const ksr_name_match *m, double *ms,
-                    double *find_ms)
+                    double *find_ms, int *calls)
 {
 	ksr_atspi_tree t = {0};
 	ksr_err err = {0};
@@ -57,6 +57,7 @@ static int act_once(ksr_atspi *a, const ksr_atspi_app *app, const ksr_name_match
 	int i = rc == 0 ? ksr_atspi_tree_find(&t, m, NULL) : -1;
 	int action = i >= 0 ? ksr_atspi_pick_action(&t.nodes[i]) : -1;
 	*find_ms = now_ms() - t0;
+	*calls = t.calls + (action >= 0); /* and DoAction */
 	if (action >= 0)
 		rc = ksr_atspi_do_action(a, app, t.nodes[i].path, action, d, &err);
 	*ms = now_ms() - t0;
@@ -71,9 +72,10 @@ static int act_runs(ksr_atspi *a, const ksr_atspi_app *app, const char *name, in
 	ksr_name_match m = {.text = (char *)name};
 	for (int r = 0; r < runs; r++) {
 		double ms, find_ms;
-		if (act_once(a, app, &m, &ms, &find_ms) < 0)
+		int calls = 0;
+		if (act_once(a, app, &m, &ms, &find_ms, &calls) < 0)
 			return 1;
-		printf("%.2f %.2f\n", ms, find_ms);
+		printf("%.2f %.2f %d\n", ms, find_ms, calls);
 		fflush(stdout);
 		/* GTK4 drops actions closer than ~250 ms apart (not timed). */
 		ksr_sleep_ms(getenv("GAP_MS") ? atoi(getenv("GAP_MS")) : 300);

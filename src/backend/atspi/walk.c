@@ -20,7 +20,12 @@
  * the order asked, so when node i's answers are in, so are those of every
  * node before it) and the walk stops when the first showing match's actions
  * and extents are in: the node ksr_atspi_tree_find would pick on the whole
- * tree (it is the first showing match in breadth-first order). */
+ * tree (it is the first showing match in breadth-first order). Everything a
+ * match needs is asked the moment its name matches, in one flight (roles,
+ * interfaces, extents, actions, its ancestors' roles), not one round trip
+ * after another; and once a showing exact match is read, no node is added
+ * (every node added later comes after it in breadth-first order, so none can
+ * win): the app's queue holds only what can still decide the find. */
 #include "backend/atspi/priv.h"
 
 #include <atspi/atspi-constants.h>
@@ -83,6 +88,9 @@ typedef struct walk {
 	 * (interfaces, extents, actions) still to come. */
 	unsigned char *core_left, *det_left;
 	unsigned char *cached; /* the node's core answers came from the cache */
+	/* Find mode: the node's roles were asked; its extents and actions were
+	 * asked (when its name matched, before its interfaces were known). */
+	unsigned char *roles_asked, *detailed;
 	/* Full walk: each node's children, once known (from the cache or
 	 * GetChildren), wait until every node before it has had its own added
 	 * (add_known_kids): the nodes are added breadth first, whatever order
@@ -93,12 +101,19 @@ typedef struct walk {
 	int expanded;     /* nodes before this one have had their children added */
 	int scanned;      /* find mode: nodes judged so far, in index order */
 	int cand, answer; /* find mode: first match, first showing match (-1: none) */
+	/* Find mode: the first node read so far that is showing and named
+	 * exactly as looked for (-1: none): nothing after it can win, so no
+	 * node is added once it is known. */
+	int early;
 } walk;
 
 typedef struct req {
 	walk *w;
 	int node;
 	enum req_kind kind;
+	/* Asked before the node's interfaces were known: an answer of an
+	 * interface it turns out not to have is dropped, as if never asked. */
+	bool ahead;
 } req;
 
 static const struct {
@@ -155,11 +170,11 @@ static GVariant *req_params(const walk *w, enum req_kind kind)
 	}
 }
 
-static void send_req(walk *w, int node, enum req_kind kind)
+static void send_req_as(walk *w, int node, enum req_kind kind, bool ahead)
 {
 	GVariant *params = req_params(w, kind);
 	req *r = ksr_xmalloc(sizeof *r);
-	*r = (req){.w = w, .node = node, .kind = kind};
+	*r = (req){.w = w, .node = node, .kind = kind, .ahead = ahead};
 	if (is_core(kind))
 		w->core_left[node]++;
 	else if (kind != REQ_CHILDREN)
@@ -172,6 +187,11 @@ static void send_req(walk *w, int node, enum req_kind kind)
 	                       req_def[kind].method, params, G_VARIANT_TYPE(req_def[kind].reply),
 	                       G_DBUS_CALL_FLAGS_NO_AUTO_START, KSR_ATSPI_CALL_MS, w->cancel,
 	                       on_reply, r);
+}
+
+static void send_req(walk *w, int node, enum req_kind kind)
+{
+	send_req_as(w, node, kind, false);
 }
 
 static void cut(ksr_atspi_tree *t, const char *why)
@@ -193,12 +213,56 @@ static bool name_matches(const walk *w, int i)
 	return ksr_atspi_node_match_kind(&w->t->nodes[i], w->o.find_name, NULL) > 0;
 }
 
-/* The standard role (which a cache item gives) and the toolkit's role name. */
+/* The standard role (which a cache item gives) and the toolkit's role name;
+ * once per node. */
 static void ask_roles(walk *w, int i)
 {
+	if (w->roles_asked[i])
+		return;
+	w->roles_asked[i] = true;
 	if (!w->cached[i])
 		send_req(w, i, REQ_ROLE_ENUM);
 	send_req(w, i, REQ_ROLE);
+}
+
+/* Find mode: node i is read (name, states, and roles where one is asked
+ * for) and, if showing and named exactly, may be the early stop. Its own
+ * showing state, not the tree's visible-is-showing rule, which a later
+ * answer may change. */
+static void note_early(walk *w, int i)
+{
+	const ksr_atspi_node *n = &w->t->nodes[i];
+	if (i == 0 || (w->early >= 0 && w->early < i) ||
+	    !(n->states & (1ull << ATSPI_STATE_SHOWING)) ||
+	    ksr_atspi_node_match_kind(n, w->o.find_name, w->o.find_role) != 2)
+		return;
+	w->early = i;
+	for (int k = n->parent; k >= 0; k = w->t->nodes[k].parent)
+		if (!w->t->nodes[k].role) /* for its path */
+			ask_roles(w, k);
+}
+
+/* Find mode: node i's name matches. Its roles, and (when no role is asked
+ * for, so that the name alone makes it a match) its interfaces, extents and
+ * actions, all at once: the extents and actions before the interfaces are
+ * known (the app answers in order, so the interfaces are in before them). */
+static void ask_match(walk *w, int i)
+{
+	ask_roles(w, i);
+	note_early(w, i);
+	if (i == 0 || w->o.find_role || w->detailed[i]) /* the root is never a match */
+		return;
+	if (w->cached[i]) {
+		ask_details(w, i);
+		return;
+	}
+	w->detailed[i] = true;
+	send_req(w, i, REQ_IFACES);
+	uint64_t st = w->t->nodes[i].states;
+	uint64_t seen = (1ull << ATSPI_STATE_SHOWING) | (1ull << ATSPI_STATE_VISIBLE);
+	if (!st || (st & seen)) /* as ask_details: a hidden node has no place to click */
+		send_req_as(w, i, REQ_EXTENTS, true);
+	send_req_as(w, i, REQ_ACTIONS, true);
 }
 
 /* Node i's core answers as its cache item gives them. */
@@ -257,7 +321,7 @@ static void from_cache(walk *w, int i, const cache_item *it)
 	 * (ask_cached_details), so the GetChildren answers the walk waits on
 	 * are not queued behind them at the app. */
 	if (w->o.find_name && name_matches(w, i))
-		send_req(w, i, REQ_ROLE);
+		ask_match(w, i);
 	/* Find mode keeps to GetChildren: it judges nodes in the order they
 	 * were added, which must be the tree's. */
 	if (!w->o.find_name && complete_kids(i, it)) {
@@ -292,6 +356,8 @@ static int new_node(walk *w, const char *path, int parent)
 		w->core_left = ksr_xrealloc(w->core_left, t->cap);
 		w->det_left = ksr_xrealloc(w->det_left, t->cap);
 		w->cached = ksr_xrealloc(w->cached, t->cap);
+		w->roles_asked = ksr_xrealloc(w->roles_asked, t->cap);
+		w->detailed = ksr_xrealloc(w->detailed, t->cap);
 		w->kids = ksr_xrealloc(w->kids, t->cap * sizeof *w->kids);
 		w->kids_wait = ksr_xrealloc(w->kids_wait, t->cap);
 	}
@@ -302,6 +368,7 @@ static int new_node(walk *w, const char *path, int parent)
 	        .depth = parent < 0 ? 0 : t->nodes[parent].depth + 1,
 	};
 	w->core_left[i] = w->det_left[i] = w->cached[i] = w->kids_wait[i] = 0;
+	w->roles_asked[i] = w->detailed[i] = 0;
 	w->kids[i] = (struct kids){0};
 	return i;
 }
@@ -321,13 +388,22 @@ static int add_node(walk *w, const char *path, int parent)
 	if (!w->o.find_name)
 		ask_roles(w, i);
 	send_req(w, i, REQ_STATE);
+	/* Find mode: the root's children are the app's windows, never too many
+	 * to ask for: asked at once, not after its count (a round trip less
+	 * before the first window is read). */
+	bool kids_now = w->o.find_name && i == 0;
 	if (!w->by_get) {
 		send_req(w, i, REQ_PROPS);
 	} else {
 		send_req(w, i, REQ_NAME);
 		if (!w->o.find_name)
 			send_req(w, i, REQ_DESC);
-		send_req(w, i, REQ_COUNT);
+		if (!kids_now)
+			send_req(w, i, REQ_COUNT);
+	}
+	if (kids_now) {
+		w->t->nodes[i].n_children = -1; /* counted from GetChildren's answer */
+		send_req(w, i, REQ_CHILDREN);
 	}
 	if (!w->o.find_name && !w->o.names_only)
 		send_req(w, i, REQ_IFACES);
@@ -342,7 +418,7 @@ static bool may_expand(const walk *w, int i)
 	const ksr_atspi_node *n = &w->t->nodes[i];
 	if (!w->o.find_name)
 		return true;
-	if (w->answer >= 0)
+	if (w->answer >= 0 || w->early >= 0)
 		return false;
 	return w->cand < 0 || ksr_atspi_tree_showing(w->t, (size_t)i) || n->states == 0;
 }
@@ -364,6 +440,8 @@ static void judge(walk *w, int i)
 				ask_roles(w, k);
 	} else if (w->cand < 0)
 		w->cand = i;
+	if (w->detailed[i]) /* asked when its name matched */
+		return;
 	if (w->cached[i])
 		ask_details(w, i);
 	else
@@ -409,7 +487,7 @@ static void count_known(walk *w, int i, gint32 count)
 {
 	ksr_atspi_node *n = &w->t->nodes[i];
 	n->n_children = count;
-	if (count <= 0 || !may_expand(w, i))
+	if (count <= 0 || !may_expand(w, i) || (w->o.find_name && i == 0)) /* asked (add_node) */
 		return;
 	if (n->depth >= w->o.max_depth)
 		cut(w->t, "depth");
@@ -428,7 +506,7 @@ static void got_props(walk *w, int i, GVariant *reply)
 	if (g_variant_lookup(dict, "Name", "&s", &s))
 		n->name = ksr_xstrdup(s);
 	if (w->o.find_name && name_matches(w, i))
-		ask_roles(w, i);
+		ask_match(w, i);
 	if (g_variant_lookup(dict, "Description", "&s", &s) && *s)
 		n->description = ksr_xstrdup(s);
 	g_variant_lookup(dict, "ChildCount", "i", &count);
@@ -446,7 +524,7 @@ static void got_prop(walk *w, int i, enum req_kind kind, GVariant *reply)
 	if (kind == REQ_NAME && str) {
 		n->name = ksr_xstrdup(g_variant_get_string(v, NULL));
 		if (w->o.find_name && name_matches(w, i))
-			ask_roles(w, i);
+			ask_match(w, i);
 	} else if (kind == REQ_DESC && str && *g_variant_get_string(v, NULL))
 		n->description = ksr_xstrdup(g_variant_get_string(v, NULL));
 	else if (kind == REQ_COUNT && g_variant_is_of_type(v, G_VARIANT_TYPE_INT32))
@@ -461,7 +539,7 @@ static void got_children(walk *w, int i, GVariant *reply)
 	if (!may_expand(w, i)) /* find mode: a match was judged since GetChildren was sent */
 		return;
 	g_variant_get(reply, "(a(so))", &it);
-	if (w->cached[i]) { /* the count the cache was not trusted with */
+	if (w->t->nodes[i].n_children < 0) { /* not counted (from_cache, the root: add_node) */
 		w->t->nodes[i].n_children = (int)g_variant_iter_n_children(it);
 		if (w->t->nodes[i].n_children > MAX_CHILDREN) {
 			cut(w->t, "children");
@@ -515,7 +593,8 @@ static void got_ifaces(walk *w, int i, GVariant *reply)
 	GVariant *as = g_variant_get_child_value(reply, 0);
 	w->t->nodes[i].ifaces |= iface_bits(as);
 	g_variant_unref(as);
-	ask_details(w, i);
+	if (!w->detailed[i]) /* else asked with it (ask_match) */
+		ask_details(w, i);
 }
 
 /* Extents and actions, once the node's states and interfaces are known. */
@@ -530,6 +609,7 @@ static void ask_details(walk *w, int i)
 	uint64_t st = w->t->nodes[i].states;
 	uint64_t seen = (1ull << ATSPI_STATE_SHOWING) | (1ull << ATSPI_STATE_VISIBLE);
 	bool hidden = st && !(st & seen);
+	w->detailed[i] = true;
 	if ((w->t->nodes[i].ifaces & KSR_ATSPI_IF_COMPONENT) && !hidden)
 		send_req(w, i, REQ_EXTENTS);
 	if (w->t->nodes[i].ifaces & KSR_ATSPI_IF_ACTION)
@@ -624,6 +704,19 @@ static void got_reply(walk *w, const req *r, GVariant *reply)
 		got_children(w, r->node, reply);
 		break;
 	}
+	if (w->o.find_role && (r->kind == REQ_ROLE_ENUM || r->kind == REQ_ROLE))
+		note_early(w, r->node); /* a role asked for: known now */
+}
+
+/* An answer asked ahead of the node's interfaces (ask_match) of one it does
+ * not have: not used, as it would not have been asked. */
+static bool unwanted(const walk *w, const req *r)
+{
+	uint32_t ifaces = w->t->nodes[r->node].ifaces;
+	if (!r->ahead)
+		return false;
+	return r->kind == REQ_EXTENTS ? !(ifaces & KSR_ATSPI_IF_COMPONENT)
+	                              : !(ifaces & KSR_ATSPI_IF_ACTION);
 }
 
 static void on_reply(GObject *src, GAsyncResult *res, gpointer data)
@@ -634,9 +727,10 @@ static void on_reply(GObject *src, GAsyncResult *res, gpointer data)
 	GVariant *reply = g_dbus_connection_call_finish(G_DBUS_CONNECTION(src), res, &error);
 	w->pending--;
 	bool live = !g_cancellable_is_cancelled(w->cancel);
-	if (reply && live)
+	bool use = !unwanted(w, r);
+	if (reply && live && use)
 		got_reply(w, r, reply);
-	else if (!reply && !w->stopped)
+	else if (!reply && !w->stopped && use)
 		w->t->unanswered++;
 	if (reply)
 		g_variant_unref(reply);
@@ -747,9 +841,14 @@ static void register_listener(ksr_atspi *a, ksr_deadline d)
 		g_variant_unref(r);
 }
 
-/* Every node of the app in one call, where it serves a non-empty cache. */
+/* Every node of the app in one call, where it serves a non-empty cache. Qt's
+ * bridge (5 and 6) answers GetItems with an empty list, always (qtbase's
+ * QSpiDBusCache::GetItems): not asked, a round trip before the first node's
+ * questions that could only say so. */
 static void load_cache(walk *w, ksr_deadline d)
 {
+	if (w->by_get && w->app->toolkit_major >= 5)
+		return;
 	if (!w->a->cache_listener)
 		register_listener(w->a, d);
 	ksr_err err = {0};
@@ -951,7 +1050,7 @@ int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_
 	/* Qt 5's bridge reads a second argument of every Properties call: GetAll
 	 * (one argument) reads past its list and the app segfaults. */
 	w.by_get = app->toolkit && strncasecmp(app->toolkit, "Qt", 2) == 0;
-	w.cand = w.answer = -1;
+	w.cand = w.answer = w.early = -1;
 	/* GTK 4 here sets visible but never showing (docs/accessibility.md);
 	 * the first showing answer clears this. */
 	out->visible_is_showing = w.window_coords;
@@ -994,6 +1093,8 @@ int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_
 	free(w.core_left);
 	free(w.det_left);
 	free(w.cached);
+	free(w.roles_asked);
+	free(w.detailed);
 	for (size_t i = 0; i < out->len; i++) { /* a walk cut short leaves some */
 		for (int c = 0; c < w.kids[i].n; c++)
 			free(w.kids[i].paths[c]);

@@ -115,6 +115,11 @@ int ksr_x11_sync(ksr_x11 *x)
 {
 	if (!x || x->dead)
 		return -1;
+	/* Nothing sent since the server last answered (keys.c ends with a
+	 * sync): it has processed everything already, and any error of ours has
+	 * arrived. */
+	if (LastKnownRequestProcessed(x->dpy) == NextRequest(x->dpy) - 1)
+		return 0;
 	XSync(x->dpy, False);
 	return x->dead ? -1 : 0;
 }
