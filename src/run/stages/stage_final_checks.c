@@ -49,11 +49,15 @@ static bool window_still_there(ksr_run *run, char *detail, size_t len)
 	return false;
 }
 
+/* A tool still running: not killed, with a window, and its process group
+ * alive (a tool that ended by itself, zenity answered, is not). */
 static bool tool_running(const ksr_run *run)
 {
-	for (size_t i = 0; i < run->n_tools; i++)
-		if (!run->tools[i].stopped && run->tools[i].window)
+	for (size_t i = 0; i < run->n_tools; i++) {
+		const ksr_tool *t = &run->tools[i];
+		if (!t->stopped && t->window && ksr_proc_group_alive(t->pid))
 			return true;
+	}
 	return false;
 }
 
