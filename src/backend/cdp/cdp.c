@@ -65,6 +65,7 @@ struct ksr_cdp {
 	 * anything (a navigation's ksr_cdp_drop_events) can drop them. */
 	cJSON *page_errors;
 	int page_errors_dropped;
+	cJSON *presses; /* ksr_cdp_presses: NULL until a report came or was asked for */
 	ksr_cdp_event_hook hook;
 	void *hook_ud;
 	unsigned long received; /* messages handled so far */
@@ -723,6 +724,19 @@ cJSON *ksr_cdp_take_page_errors(ksr_cdp *c, int *dropped)
 	return taken;
 }
 
+cJSON *ksr_cdp_presses(ksr_cdp *c)
+{
+	if (!c->presses)
+		c->presses = cJSON_CreateObject();
+	return c->presses;
+}
+
+ksr_cdp_status ksr_cdp_pump_until(ksr_cdp *c, ksr_deadline d, bool (*done)(ksr_cdp *c, void *ud),
+                                  void *ud)
+{
+	return c ? pump(c, d, done, ud) : KSR_CDP_CLOSED;
+}
+
 void ksr_cdp_drop_events(ksr_cdp *c)
 {
 	while (c && cJSON_GetArraySize(c->events) > 0)
@@ -887,6 +901,7 @@ void ksr_cdp_close(ksr_cdp *c)
 	cJSON_Delete(c->reply);
 	cJSON_Delete(c->events);
 	cJSON_Delete(c->page_errors);
+	cJSON_Delete(c->presses);
 	ksr_strbuf_free(&c->rx);
 	free(c->session_id);
 	free(c->target_id);
