@@ -3,9 +3,12 @@
  * through the page handle, ksr/page.h): the page element under the pointer,
  * named by a selector that finds it alone (id, data-testid, name,
  * aria-label, then a short CSS path), becomes a page_click (rung 0). The
- * page is asked at the press, before it has acted on the click (a link
- * that navigates still names what was pressed). The page answers for its
- * own layout: the recorder only says where the press was. */
+ * page names the element itself, in the press's own handler, and reports it
+ * (ksr_page_watch_presses): the recorder reads the X press later, when a
+ * button that navigates at once has already replaced the page. Only a press
+ * the page did not report is read from the page afterwards, and then only
+ * from the document that was pressed. The page answers for its own layout:
+ * the recorder only says where the press was. */
 #include "record/record_priv.h"
 
 #include <stdint.h>
@@ -28,18 +31,21 @@
  * press in the viewport's CSS pixels (Firefox says where its viewport is on
  * the screen: mozInnerScreenX/Y; elsewhere the viewport fills the bottom of
  * the browser's X window, tab strip and toolbar above it, borders alike left
- * and right) and the element there named (ksr_page_pick_js, null: none);
- * age: how long this document has existed, to tell one that came after the
- * press (it did not see it: a button that navigates at once). */
+ * and right), whether it is in the viewport, and the element there named
+ * (ksr_page_pick_js, null: none); the document's URL and age (how long it
+ * has existed), to tell one that came after the press (it did not see it: a
+ * button that navigates at once). */
 static const char PICK_JS[] =
         "((X, Y, SX, SY) => {"
-        " const age = performance.now(), moz = typeof mozInnerScreenX === 'number',"
+        " const age = performance.now(), url = location.href,"
+        "       moz = typeof mozInnerScreenX === 'number',"
         "       r = devicePixelRatio || 1,"
         "       x = moz ? SX / r - mozInnerScreenX : X - (%d - innerWidth) / 2,"
         "       y = moz ? SY / r - mozInnerScreenY : Y - (%d - innerHeight);"
-        " if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) return {age, pick: null};"
+        " if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight)"
+        "   return {age, url, inside: false, pick: null};"
         " const el = document.elementFromPoint(x, y);"
-        " return {age, pick: el ? (%s)(el) : null};"
+        " return {age, url, inside: true, pick: el ? (%s)(el) : null};"
         "})(%d, %d, %d, %d)";
 
 /* Watch the page's presses from the connect on; a page that refuses (an old
@@ -123,11 +129,32 @@ static int64_t press_mono_ms(const ksr_rec_event *e, int64_t now)
 	return age <= PRESS_AGE_MAX_MS ? now - age : -1;
 }
 
-/* The element at the press's point, read from the page after the press,
- * as long as the document read is the one pressed: one whose age says it
- * began after the press (the press navigated at once), or whose age cannot
- * be set against the press, is not read; the click is then recorded at its
- * point (-1). */
+/* -1 with a note when the document read is not surely the one pressed: it
+ * began after the press (the press navigated at once), or the press's time
+ * cannot be set against its age; else 0. */
+static int other_page(rec_step *s, const cJSON *v, const ksr_rec_event *e, int64_t now)
+{
+	int64_t pressed = press_mono_ms(e, now);
+	double age = cJSON_GetNumberValue(cJSON_GetObjectItem(v, "age"));
+	const char *url = str_at(v, "url");
+	if (pressed < 0)
+		rec_note(s, "the X server's clock is not this machine's, so the page read after "
+		            "the press cannot be told from a newer one: the click is recorded at "
+		            "its point");
+	else if (!(now - age <= (double)pressed)) /* no age (NaN): not surely older */
+		rec_note(s,
+		         "the page changed before it could be read (a new document%s%s): the "
+		         "click is recorded at its point, not as an element of another page",
+		         url ? ": " : "", url ? url : "");
+	else
+		return 0;
+	return -1;
+}
+
+/* The element at the press's point, read from the page after the press: 1
+ * and the step; -1 (other_page) for a document that is not surely the one
+ * pressed; 0 for nothing there, a point outside the viewport (the browser's
+ * toolbar: an accessible control may be there) or no answer. */
 static int pick_after(rec *r, ksr_page *p, const ksr_window *w, const ksr_rec_event *e, rec_step *s)
 {
 	char *js = ksr_xasprintf(PICK_JS, w->w, w->h, ksr_page_pick_js, e->x - w->x, e->y - w->y,
@@ -136,22 +163,13 @@ static int pick_after(rec *r, ksr_page *p, const ksr_window *w, const ksr_rec_ev
 	cJSON *v = NULL;
 	ksr_err err = {0};
 	ksr_page_status st = ksr_page_eval(p, js, ksr_deadline_in_ms(CDP_MS), &truthy, &v, &err);
-	int64_t now = ksr_now_ms(), pressed = press_mono_ms(e, now);
+	int64_t now = ksr_now_ms();
 	free(js);
-	const cJSON *age = cJSON_GetObjectItem(v, "age"), *pick = cJSON_GetObjectItem(v, "pick");
+	const cJSON *pick = cJSON_GetObjectItem(v, "pick");
 	int placed = 0;
-	if (st != KSR_PAGE_OK || !cJSON_IsNumber(age)) {
-		placed = 0;
-	} else if (pressed < 0 || now - age->valuedouble > (double)pressed) {
-		rec_note(s,
-		         "the page changed before it could be read (%s%s): the click is recorded "
-		         "at its point, not as an element of another page",
-		         pressed < 0 ? "the X server's clock is not this machine's, so the page "
-		                       "read cannot be told from a newer one: "
-		                     : "a new document: ",
-		         str_at(pick, "url") ? str_at(pick, "url") : "?");
-		placed = -1;
-	} else if (str_at(pick, "selector")) {
+	if (st == KSR_PAGE_OK && cJSON_IsTrue(cJSON_GetObjectItem(v, "inside")))
+		placed = other_page(s, v, e, now);
+	if (placed == 0 && st == KSR_PAGE_OK && str_at(pick, "selector")) {
 		set_step(s, str_at(pick, "selector"), str_at(pick, "tag"), str_at(pick, "text"),
 		         str_at(pick, "url"), e, w, ksr_page_protocol(p), r->cdp_port);
 		placed = 1;
