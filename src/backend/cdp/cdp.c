@@ -6,6 +6,7 @@
 #include "ksr/json.h"
 
 #include "backend/cdp/fuzz.h"
+#include "backend/cdp/page_common.h"
 #include "backend/cdp/wire.h"
 #include "backend/http/curl.h"
 
@@ -929,7 +930,8 @@ bool ksr_cdp_crashed(const ksr_cdp *c)
 /* The frames are [flags][len hi][len lo][payload]: bit 0 of flags ends the
  * message, bit 1 claims 1 KiB more is coming in the frame, bit 2 makes the
  * next message the awaited reply. Between frames the caller-side paths that
- * read what arrived (a reply, an event by method, the crash flag) run too. */
+ * read what arrived (a reply, an event by method, a press report, the crash
+ * flag) run too. */
 void ksr_cdp_fuzz_frames(const unsigned char *data, size_t size)
 {
 	ksr_cdp *c = ksr_xcalloc(1, sizeof *c);
@@ -954,6 +956,10 @@ void ksr_cdp_fuzz_frames(const unsigned char *data, size_t size)
 			cJSON_Delete(result);
 		}
 		cJSON_Delete(take_event(c, "Page.loadEventFired"));
+		ksr_page_pressed pr; /* the press reports kept (Runtime.bindingCalled) */
+		ksr_err ignored = {0};
+		ksr_page_wire_take_press(c, 100, 100, ksr_deadline_in_ms(0), &pr, &ignored);
+		ksr_page_pressed_clear(&pr);
 	}
 	cJSON_Delete(ksr_cdp_take_page_errors(c, NULL));
 	ksr_cdp_drop_events(c);
