@@ -74,6 +74,12 @@ ksr_page_status ksr_bidi_locate(ksr_bidi *b, const char *selector, int max, ksr_
 /* The page's errors (log.entryAdded at level error: uncaught exceptions,
  * console errors) since the last call, as ksr_cdp_take_page_errors. */
 cJSON *ksr_bidi_take_page_errors(ksr_bidi *b, int *dropped);
+/* ksr_page_watch_presses and ksr_page_take_press: script.addPreloadScript
+ * for the tab's new documents and script.callFunction in the current one,
+ * each with a channel argument; the reports are script.message events. */
+ksr_page_status ksr_bidi_watch_presses(ksr_bidi *b, ksr_deadline d, ksr_err *err);
+ksr_page_status ksr_bidi_take_press(ksr_bidi *b, int x, int y, ksr_deadline d,
+                                    ksr_page_pressed *out, ksr_err *err);
 
 /* ---- page actions: as the CDP ones (ksr/cdp.h) ---------------------------- */
 

@@ -66,6 +66,17 @@ typedef struct ksr_page_element_list {
 } ksr_page_element_list;
 void ksr_page_element_list_clear(ksr_page_element_list *l);
 
+/* A left press the page itself saw (ksr_page_watch_presses), reported from
+ * the press's own event handler, so what it names is the document that was
+ * pressed even when that document is gone by the time it is read. */
+typedef struct ksr_page_pressed {
+	double x, y;    /* where: screen pixels (the event's screenX/Y x devicePixelRatio) */
+	bool in_frame;  /* in a sub-document (an iframe): nothing is named */
+	char *selector; /* ksr_page_pick_js's selector; NULL: none finds the element alone */
+	char *tag, *text, *url;
+} ksr_page_pressed;
+void ksr_page_pressed_clear(ksr_page_pressed *p);
+
 /* What a protocol provides; impl is the backend's connection. The element
  * calls share the actionability rules (one script run in the page, the same
  * for every protocol: ksr_page_probe_js). */
@@ -90,6 +101,9 @@ typedef struct ksr_page_ops {
 	ksr_page_status (*list_interactive)(void *impl, ksr_deadline d, ksr_page_element_list *out,
 	                                    ksr_err *err);
 	cJSON *(*take_errors)(void *impl, int *dropped);
+	ksr_page_status (*watch_presses)(void *impl, ksr_deadline d, ksr_err *err);
+	ksr_page_status (*take_press)(void *impl, int x, int y, ksr_deadline d,
+	                              ksr_page_pressed *out, ksr_err *err);
 	const char *(*url)(const void *impl); /* the page's URL when attached */
 	double (*connect_ms)(const void *impl);
 	void (*close)(void *impl);
@@ -130,6 +144,22 @@ ksr_page_status ksr_page_list_interactive(ksr_page *p, ksr_deadline d, ksr_page_
  * *dropped (may be NULL) gets how many more came than were kept (100). An
  * empty array for NULL. */
 cJSON *ksr_page_take_errors(ksr_page *p, int *dropped);
+/* From now on every document of the page (the current one and each new one,
+ * its frames too) reports each trusted left press as it happens: a capturing
+ * pointerdown listener names the pressed element (ksr_page_pick_js) in the
+ * handler, before the page's own handlers can act, and sends it out of band
+ * (CDP: Runtime.addBinding, Page.addScriptToEvaluateOnNewDocument and
+ * Runtime.evaluate, the report a Runtime.bindingCalled; BiDi:
+ * script.addPreloadScript and script.callFunction with a channel argument,
+ * the report a script.message), so a report survives the navigation the
+ * press causes. Reports are kept as they arrive (the last 32). */
+ksr_page_status ksr_page_watch_presses(ksr_page *p, ksr_deadline d, ksr_err *err);
+/* The oldest press reported within a few pixels of screen point x,y (older
+ * ones, never asked for, are dropped), waiting for it until d. TIMEOUT when
+ * none came, or at once when none can: the point is outside the viewport
+ * the page's last report placed on the screen (the browser's own toolbar). */
+ksr_page_status ksr_page_take_press(ksr_page *p, int x, int y, ksr_deadline d,
+                                    ksr_page_pressed *out, ksr_err *err);
 const char *ksr_page_url(const ksr_page *p);
 double ksr_page_connect_ms(const ksr_page *p);
 void ksr_page_close(ksr_page *p); /* NULL-safe; closes the connection too */
@@ -142,6 +172,13 @@ extern const char ksr_page_probe_js[];
  * own rendered text, whitespace collapsed, equals T or matches RE; a visible
  * one first). The one resolver of every protocol's probe and page: check. */
 extern const char ksr_page_find_js[];
+/* The name a recording gives the element, a JavaScript function (el) run in
+ * the page: the clickable element around el (a link, button, input, an
+ * element with a role...) and the first of #id, [data-testid="..."],
+ * tag[name="..."], tag[aria-label="..."] and a short CSS path that finds it
+ * and nothing else, as {selector, tag, text, url}; null when none does. The
+ * one pick of the press listener and of the recorder's reading at a point. */
+extern const char ksr_page_pick_js[];
 /* 0 when ref is spelled as the finder reads it, else -1 with err: a text=
  * with no text, a /RE/ with flags JavaScript refuses (the pattern itself is
  * the page's to compile). Pure: the loader calls it. */

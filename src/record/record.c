@@ -249,8 +249,11 @@ static void on_press(rec *r, const ksr_rec_event *e)
 			abort();
 	} else {
 		r->pending_placed = true;
-		if (rec_cdp_click(r, w, e, &r->pending)) {
+		int page = rec_cdp_click(r, w, e, &r->pending);
+		if (page > 0) {
 			/* a page element: rung 0 */
+		} else if (page < 0) {
+			declared_click(r, w, e, &r->pending); /* the page changed: its point */
 		} else if (e->detail == 2 || !element_click(r, w, e, &r->pending)) {
 			if (e->detail == 2) {
 				if (asprintf(&r->pending.comment,

@@ -90,8 +90,9 @@ typedef struct rec {
 	char *display;
 	struct ksr_page *page; /* the browser's page (CDP or BiDi), once asked (record_cdp.c) */
 	int cdp_port;
-	int cdp_attempts; /* connects to a port that did not answer */
-	bool cdp_tried;   /* no more connects: no port, or CONNECT_TRIES failed */
+	int cdp_attempts;   /* connects to a port that did not answer */
+	bool cdp_tried;     /* no more connects: no port, or CONNECT_TRIES failed */
+	bool page_watching; /* the page reports its presses (ksr_page_watch_presses) */
 } rec;
 
 /* record.c: a line to the user (stderr through the front end) */
@@ -113,7 +114,9 @@ void rec_boundary(rec *r, bool can_ask);
 char *rec_exact_pattern(const char *title);
 void rec_files(rec *r);
 
-/* record_cdp.c: a left click on a page element as page_click: 1, else 0 */
+/* record_cdp.c: a left click on a page element as page_click: 1; a click
+ * the page cannot name for sure, to be recorded at its point: -1 (s has a
+ * note saying why); else 0 */
 int rec_cdp_click(rec *r, const ksr_window *w, const ksr_rec_event *e, rec_step *s);
 void rec_cdp_close(rec *r);
 

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 import unittest
@@ -147,13 +148,7 @@ class RecordApps(test_record.RecordCase):
         cdp_click steps with the elements' ids; the replay submits the same
         form (the page server's own log has the query)."""
         http, port = self.page_server()
-        profile = os.path.join(self.tmp, "profile")
-        launch = " ".join(["chromium", "--user-data-dir=" + profile,
-                           "--remote-debugging-port=0", "--no-first-run",
-                           "--no-default-browser-check", "--disable-component-update",
-                           "--disable-sync", "--disable-gpu", "--no-sandbox",
-                           "--window-size=1000,700",
-                           "http://127.0.0.1:%d/form.html" % port])
+        profile, launch = self.chromium(port)
         rt, out, display = self.start_record(launch=launch)
         ksr.wait_window_title(self, display, "KSR Form", proc=rt.proc)
         page = self.page_points(display, profile, ["#name", "#send"])
@@ -162,7 +157,7 @@ class RecordApps(test_record.RecordCase):
         self.xdo(display, "type", "Ada")
         self.click(display, page["#send"])
         ksr.wait_window_title(self, display, "KSR Done", proc=rt.proc)
-        self.stop(rt)
+        self.stop_by_key(rt, display)
         text = test_record._read(out)
         doc, steps = self.steps(out)
         acts = _acts(steps)
@@ -179,6 +174,85 @@ class RecordApps(test_record.RecordCase):
         log = http.communicate(timeout=30)[1].decode()
         self.assertEqual(len(re.findall(r"GET /done\.html\?name=Ada&email= ", log)), 2, log)
 
+    def test_chromium_click_that_navigates_is_the_pressed_element(self):
+        """A press whose handler leaves the page at once (nav.html's #go, on
+        mousedown) is recorded as the element pressed, although the recorder
+        reads the press only once the next page is up: it is held back
+        (SIGSTOP) from before the press until the title says done.html came.
+        The old recorder asked the page at that point then and wrote
+        done.html's element there; the page now names the element in the
+        press's own handler and reports it out of band."""
+        http, port = self.page_server()
+        profile, launch = self.chromium(port, "nav.html")
+        rt, out, display = self.start_record(launch=launch)
+        ksr.wait_window_title(self, display, "KSR Nav", proc=rt.proc)
+        page = self.page_points(display, profile, ["#q", "#go"], title="KSR Nav")
+        self.navigating_click(rt, out, display, page)
+        self.assertIn("(CDP)", rt.stderr)
+        http.terminate()
+        http.communicate(timeout=30)
+
+    def test_firefox_click_that_navigates_is_the_pressed_element(self):
+        """As in Chromium: Firefox's WebDriver BiDi session carries the
+        page's report of the press (script.message) past the navigation."""
+        http, port = self.page_server()
+        profile, launch = self.firefox(port, "nav.html")
+        rt, out, display = self.start_record(launch=launch)
+        ksr.wait_window_title(self, display, "KSR Nav", proc=rt.proc)
+        page = self.firefox_points(profile, ["#q", "#go"])
+        self.navigating_click(rt, out, display, page)
+        self.assertIn("(WebDriver BiDi)", rt.stderr)
+        http.terminate()
+        http.communicate(timeout=30)
+
+    def test_chromium_first_click_that_navigates_is_its_point(self):
+        """The recorder connects to the page at its first page click, so no
+        listener saw that press: the page is read after it. When the press
+        navigated at once (the recorder held back until done.html is up),
+        the document read began after the press: the click is recorded at
+        its point, saying so, never as done.html's element there (the old
+        recorder wrote '#greeting')."""
+        http, port = self.page_server()
+        profile, launch = self.chromium(port, "nav.html")
+        rt, out, display = self.start_record(launch=launch)
+        ksr.wait_window_title(self, display, "KSR Nav", proc=rt.proc)
+        page = self.page_points(display, profile, ["#go"], title="KSR Nav")
+        rt.signal(signal.SIGSTOP)
+        try:
+            self.click(display, page["#go"])
+            ksr.wait_window_title(self, display, "KSR Done")
+        finally:
+            rt.signal(signal.SIGCONT)
+        self.stop_by_key(rt, display)
+        text = test_record._read(out)
+        doc, steps = self.steps(out)
+        self.assertEqual([a for a, _v in _acts(steps)], ["click"], text)
+        self.assertIn("the page changed before it could be read (a new document: "
+                      "http://127.0.0.1:%d/done.html" % port, text)
+        self.validate(out)
+        http.terminate()
+        http.communicate(timeout=30)
+
+    def navigating_click(self, rt, out, display, page):
+        """Click #q (the recorder connects to the page there), then #go with
+        the recorder stopped until the browser shows done.html; the
+        recording must name both pressed elements."""
+        self.click(display, page["#q"])
+        self.until("the recorder watching the page's presses",
+                   lambda: "the page reports each press" in rt.stderr)
+        rt.signal(signal.SIGSTOP)
+        try:
+            self.click(display, page["#go"])
+            ksr.wait_window_title(self, display, "KSR Done")
+        finally:
+            rt.signal(signal.SIGCONT)
+        self.stop_by_key(rt, display)
+        text = test_record._read(out)
+        doc, steps = self.steps(out)
+        self.assertEqual(_acts(steps), [("page_click", "#q"), ("page_click", "#go")], text)
+        self.assertIn('<button> "Go"', text)
+        self.validate(out)
+
     def test_firefox_page_clicks_are_page_clicks(self):
         """Clicks on page elements of a Firefox with its WebDriver BiDi port
         (port 0, read from the profile) are page_click steps with the
@@ -194,7 +268,7 @@ class RecordApps(test_record.RecordCase):
         self.xdo(display, "type", "Ada")
         self.click(display, page["#send"])
         ksr.wait_window_title(self, display, "KSR Done", proc=rt.proc)
-        self.stop(rt)
+        self.stop_by_key(rt, display)
         text = test_record._read(out)
         doc, steps = self.steps(out)
         acts = _acts(steps)
@@ -228,13 +302,23 @@ class RecordApps(test_record.RecordCase):
         end_session()
         self.click(display, page["#email"])
         self.xdo(display, "type", "x")
-        self.stop(rt)
+        self.stop_by_key(rt, display)  # not SIGINT: it would cut the click's connect short
         text = test_record._read(out)
         doc, steps = self.steps(out)
         acts = _acts(steps)
         self.assertEqual(acts[0][0], "click", text)
         self.assertIn("did not connect (try 1 of 3)", text)
         self.assertIn(("page_click", "#email"), acts, text)
+
+    def stop_by_key(self, rt, display):
+        """Stop with the stop chord: the recorder reads it after the clicks
+        before it, so each of them is placed in full first (SIGINT would cut
+        the page asks of one still being placed)."""
+        subprocess.run(["xdotool", "key", "ctrl+alt+F12"], env=self.env(DISPLAY=display),
+                       capture_output=True, timeout=30)  # see test_record: no verdict
+        self.assertEqual(rt.wait(60), 0, rt.stderr[-3000:])
+        self.assertNoSanitizerReport(rt.stderr)
+        self.assertIn("stopped by hotkey", rt.stderr)
 
     def page_server(self):
         """The test pages over a local HTTP server: (its process, its port);
@@ -249,9 +333,19 @@ class RecordApps(test_record.RecordCase):
         http.stdout.close()
         return http, port
 
-    def firefox(self, port):
+    def chromium(self, port, page="form.html"):
+        """A fresh Chromium profile dir and the launch line of a Chromium on
+        page with its DevTools port 0: (profile, launch)."""
+        profile = os.path.join(self.tmp, "profile")
+        return profile, " ".join([
+            "chromium", "--user-data-dir=" + profile, "--remote-debugging-port=0",
+            "--no-first-run", "--no-default-browser-check", "--disable-component-update",
+            "--disable-sync", "--disable-gpu", "--no-sandbox", "--window-size=1000,700",
+            "http://127.0.0.1:%d/%s" % (port, page)])
+
+    def firefox(self, port, page="form.html"):
         """A fresh Firefox profile (test_bidi's prefs) and the launch line of a
-        Firefox on form.html with its WebDriver BiDi port 0: (profile, launch)."""
+        Firefox on page with its WebDriver BiDi port 0: (profile, launch)."""
         import test_bidi
         profile = os.path.join(self.tmp, "ff-profile")
         shutil.rmtree(profile, ignore_errors=True)
@@ -261,7 +355,7 @@ class RecordApps(test_record.RecordCase):
         return profile, " ".join([
             test_bidi.FIREFOX, "--profile", profile, "--no-remote", "--remote-debugging-port",
             "0", "--width", "1000", "--height", "700",
-            "http://127.0.0.1:%d/form.html" % port])
+            "http://127.0.0.1:%d/%s" % (port, page)])
 
     def firefox_points(self, profile, selectors, keep_session=False):
         """Screen centres of page elements, from the page itself over
@@ -308,7 +402,7 @@ class RecordApps(test_record.RecordCase):
         end()
         return points
 
-    def page_points(self, display, profile, selectors):
+    def page_points(self, display, profile, selectors, title="KSR Form"):
         """Screen centres of page elements: their boxes from the page (CDP),
         the viewport at the bottom of the browser's X window (inspect)."""
         import websocket  # python3-websocket, as test_cdp's browser helper
@@ -328,10 +422,10 @@ class RecordApps(test_record.RecordCase):
                 break
         ws.close()
         v = json.loads(m["result"]["result"]["value"])
-        rc, so, se, _t = self.run_rt(["inspect", "--json", "--window", "KSR Form",
+        rc, so, se, _t = self.run_rt(["inspect", "--json", "--window", title,
                                       "--timeout", "60"], env=self.env(DISPLAY=display))
         self.assertEqual(rc, 0, se[-2000:])
-        g = [w for w in json.loads(so)["windows"] if "KSR Form" in w["title"]][0]["geometry"]
+        g = [w for w in json.loads(so)["windows"] if title in w["title"]][0]["geometry"]
         ox, oy = g["x"] + (g["w"] - v["w"]) // 2, g["y"] + g["h"] - v["h"]
         return {s: (int(ox + b[0]), int(oy + b[1])) for s, b in zip(selectors, v["boxes"])}
 

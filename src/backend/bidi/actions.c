@@ -572,6 +572,17 @@ static cJSON *op_take_errors(void *b, int *dropped)
 	return ksr_bidi_take_page_errors(b, dropped);
 }
 
+static ksr_page_status op_watch_presses(void *b, ksr_deadline d, ksr_err *err)
+{
+	return ksr_bidi_watch_presses(b, d, err);
+}
+
+static ksr_page_status op_take_press(void *b, int x, int y, ksr_deadline d, ksr_page_pressed *out,
+                                     ksr_err *err)
+{
+	return ksr_bidi_take_press(b, x, y, d, out, err);
+}
+
 static const char *op_url(const void *b)
 {
 	return ksr_bidi_page_url(b);
@@ -600,6 +611,8 @@ static const ksr_page_ops bidi_ops = {
         .state = op_state,
         .list_interactive = op_list,
         .take_errors = op_take_errors,
+        .watch_presses = op_watch_presses,
+        .take_press = op_take_press,
         .url = op_url,
         .connect_ms = op_connect_ms,
         .close = op_close,

@@ -5,6 +5,7 @@
 #include "ksr/bidi.h"
 
 #include "backend/bidi/priv.h"
+#include "backend/cdp/page_common.h"
 #include "backend/cdp/wire.h"
 
 #include <cjson/cJSON.h>
@@ -126,15 +127,12 @@ bool ksr_bidi_is_firefox_pid(int pid)
 /* log.entryAdded at level error, as it arrives: a "javascript" entry is an
  * uncaught exception, a "console" one console.error (or assert); where from,
  * the first frame of its stack. Other levels are dropped. */
-static bool log_hook(void *ud, ksr_cdp *c, const char *method, const cJSON *params)
+static void log_entry(ksr_cdp *c, const cJSON *params)
 {
-	(void)ud;
-	if (strcmp(method, "log.entryAdded"))
-		return false;
 	const char *level = cJSON_GetStringValue(cJSON_GetObjectItem(params, "level"));
 	const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(params, "type"));
 	if (!level || strcmp(level, "error"))
-		return true;
+		return;
 	const cJSON *top = cJSON_GetArrayItem(
 	        cJSON_GetObjectItem(cJSON_GetObjectItem(params, "stackTrace"), "callFrames"), 0);
 	const char *url = cJSON_GetStringValue(cJSON_GetObjectItem(top, "url"));
@@ -145,6 +143,22 @@ static bool log_hook(void *ud, ksr_cdp *c, const char *method, const cJSON *para
 	ksr_cdp_page_error_add(c, type && !strcmp(type, "javascript") ? "exception" : "console",
 	                       cJSON_GetStringValue(cJSON_GetObjectItem(params, "text")), src);
 	free(src);
+}
+
+/* The events kept as they arrive: page errors, and the press listener's
+ * reports (script.message on its channel, the data a string). */
+static bool events_hook(void *ud, ksr_cdp *c, const char *method, const cJSON *params)
+{
+	(void)ud;
+	if (!strcmp(method, "log.entryAdded")) {
+		log_entry(c, params);
+		return true;
+	}
+	const char *channel = cJSON_GetStringValue(cJSON_GetObjectItem(params, "channel"));
+	if (strcmp(method, "script.message") || !channel || strcmp(channel, KSR_PRESS_CHANNEL))
+		return false;
+	const cJSON *data = cJSON_GetObjectItem(params, "data");
+	ksr_cdp_press_add(c, cJSON_GetStringValue(cJSON_GetObjectItem(data, "value")));
 	return true;
 }
 
@@ -233,7 +247,7 @@ ksr_bidi *ksr_bidi_connect(const char *host, int port, ksr_deadline d, ksr_page_
 	int64_t t0 = ksr_now_ms();
 	b->wire = ksr_cdp_wire_open(host ? host : "127.0.0.1", port, "/session", d, st, err);
 	if (b->wire) /* before session.subscribe: no entry is queued unread */
-		ksr_cdp_set_event_hook(b->wire, log_hook, b);
+		ksr_cdp_set_event_hook(b->wire, events_hook, b);
 	if (b->wire)
 		*st = new_session(b, d, err);
 	if (*st == KSR_PAGE_OK)

@@ -6,6 +6,7 @@
 #include "ksr/json.h"
 
 #include "backend/cdp/fuzz.h"
+#include "backend/cdp/page_common.h"
 #include "backend/cdp/wire.h"
 #include "backend/http/curl.h"
 
@@ -65,6 +66,7 @@ struct ksr_cdp {
 	 * anything (a navigation's ksr_cdp_drop_events) can drop them. */
 	cJSON *page_errors;
 	int page_errors_dropped;
+	cJSON *presses; /* ksr_cdp_presses: NULL until a report came or was asked for */
 	ksr_cdp_event_hook hook;
 	void *hook_ud;
 	unsigned long received; /* messages handled so far */
@@ -723,6 +725,19 @@ cJSON *ksr_cdp_take_page_errors(ksr_cdp *c, int *dropped)
 	return taken;
 }
 
+cJSON *ksr_cdp_presses(ksr_cdp *c)
+{
+	if (!c->presses)
+		c->presses = cJSON_CreateObject();
+	return c->presses;
+}
+
+ksr_cdp_status ksr_cdp_pump_until(ksr_cdp *c, ksr_deadline d, bool (*done)(ksr_cdp *c, void *ud),
+                                  void *ud)
+{
+	return c ? pump(c, d, done, ud) : KSR_CDP_CLOSED;
+}
+
 void ksr_cdp_drop_events(ksr_cdp *c)
 {
 	while (c && cJSON_GetArraySize(c->events) > 0)
@@ -887,6 +902,7 @@ void ksr_cdp_close(ksr_cdp *c)
 	cJSON_Delete(c->reply);
 	cJSON_Delete(c->events);
 	cJSON_Delete(c->page_errors);
+	cJSON_Delete(c->presses);
 	ksr_strbuf_free(&c->rx);
 	free(c->session_id);
 	free(c->target_id);
@@ -914,7 +930,8 @@ bool ksr_cdp_crashed(const ksr_cdp *c)
 /* The frames are [flags][len hi][len lo][payload]: bit 0 of flags ends the
  * message, bit 1 claims 1 KiB more is coming in the frame, bit 2 makes the
  * next message the awaited reply. Between frames the caller-side paths that
- * read what arrived (a reply, an event by method, the crash flag) run too. */
+ * read what arrived (a reply, an event by method, a press report, the crash
+ * flag) run too. */
 void ksr_cdp_fuzz_frames(const unsigned char *data, size_t size)
 {
 	ksr_cdp *c = ksr_xcalloc(1, sizeof *c);
@@ -939,6 +956,10 @@ void ksr_cdp_fuzz_frames(const unsigned char *data, size_t size)
 			cJSON_Delete(result);
 		}
 		cJSON_Delete(take_event(c, "Page.loadEventFired"));
+		ksr_page_pressed pr; /* the press reports kept (Runtime.bindingCalled) */
+		ksr_err ignored = {0};
+		ksr_page_wire_take_press(c, 100, 100, ksr_deadline_in_ms(0), &pr, &ignored);
+		ksr_page_pressed_clear(&pr);
 	}
 	cJSON_Delete(ksr_cdp_take_page_errors(c, NULL));
 	ksr_cdp_drop_events(c);

@@ -2,8 +2,9 @@
  * uncaught exception (Runtime.exceptionThrown) and console.error or a failed
  * console.assert (Runtime.consoleAPICalled), kept on the wire as they arrive
  * (ksr_cdp_page_error_add), so a navigation that drops the queued events does
- * not drop them. The domain's other events (console.log, execution contexts)
- * are dropped: nothing waits for them. */
+ * not drop them; the press listener's reports (Runtime.bindingCalled) alike. The domain's other
+ * events (console.log, execution contexts) are dropped: nothing waits for them. */
+#include "backend/cdp/page_common.h"
 #include "backend/cdp/wire.h"
 #include "ksr/json.h"
 #include "ksr/strbuf.h"
@@ -106,5 +107,8 @@ bool ksr_cdp_runtime_hook(void *ud, ksr_cdp *c, const char *method, const cJSON 
 		exception_thrown(c, params);
 	else if (!strcmp(method, "Runtime.consoleAPICalled"))
 		console_called(c, params);
+	else if (!strcmp(method, "Runtime.bindingCalled") && str(params, "name") &&
+	         !strcmp(str(params, "name"), KSR_PRESS_BINDING))
+		ksr_cdp_press_add(c, str(params, "payload"));
 	return !strncmp(method, "Runtime.", 8);
 }

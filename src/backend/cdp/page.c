@@ -3,6 +3,8 @@
 #include "ksr/cdp.h"
 #include "ksr/page.h"
 
+#include "backend/cdp/page_common.h"
+
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 
@@ -77,6 +79,17 @@ cJSON *ksr_page_take_errors(ksr_page *p, int *dropped)
 		return cJSON_CreateArray();
 	}
 	return p->ops->take_errors(p->impl, dropped);
+}
+
+ksr_page_status ksr_page_watch_presses(ksr_page *p, ksr_deadline d, ksr_err *err)
+{
+	return p->ops->watch_presses(p->impl, d, err);
+}
+
+ksr_page_status ksr_page_take_press(ksr_page *p, int x, int y, ksr_deadline d,
+                                    ksr_page_pressed *out, ksr_err *err)
+{
+	return p->ops->take_press(p->impl, x, y, d, out, err);
 }
 
 const char *ksr_page_url(const ksr_page *p)
@@ -161,6 +174,40 @@ static cJSON *cdp_take_errors(void *c, int *dropped)
 	return ksr_cdp_take_page_errors(c, dropped);
 }
 
+/* The binding first (every context gets it, new ones too), then the
+ * listener in each new document and in the current one. A current document
+ * being replaced refuses the evaluate: its successor gets the listener as a
+ * new document, so that is not a failure. */
+static ksr_page_status cdp_watch_presses(void *c, ksr_deadline d, ksr_err *err)
+{
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "name", KSR_PRESS_BINDING);
+	ksr_page_status st = ksr_cdp_call(c, "Runtime.addBinding", p, d, NULL, err);
+	char *src =
+	        ksr_xasprintf("(%s)(s => globalThis." KSR_PRESS_BINDING "(s))", ksr_page_press_js);
+	if (st == KSR_PAGE_OK) {
+		p = cJSON_CreateObject();
+		cJSON_AddStringToObject(p, "source", src);
+		st = ksr_cdp_call(c, "Page.addScriptToEvaluateOnNewDocument", p, d, NULL, err);
+	}
+	if (st == KSR_PAGE_OK) {
+		p = cJSON_CreateObject();
+		cJSON_AddStringToObject(p, "expression", src);
+		ksr_err ignored = {0};
+		ksr_page_status now = ksr_cdp_call(c, "Runtime.evaluate", p, d, NULL, &ignored);
+		if (now != KSR_PAGE_OK && now != KSR_PAGE_ERROR)
+			st = (*err = ignored, now);
+	}
+	free(src);
+	return st;
+}
+
+static ksr_page_status cdp_take_press(void *c, int x, int y, ksr_deadline d, ksr_page_pressed *out,
+                                      ksr_err *err)
+{
+	return ksr_page_wire_take_press(c, x, y, d, out, err);
+}
+
 static const char *cdp_url(const void *c)
 {
 	return ksr_cdp_page_url(c);
@@ -190,6 +237,8 @@ static const ksr_page_ops cdp_ops = {
         .state = cdp_state,
         .list_interactive = cdp_list,
         .take_errors = cdp_take_errors,
+        .watch_presses = cdp_watch_presses,
+        .take_press = cdp_take_press,
         .url = cdp_url,
         .connect_ms = cdp_connect_ms,
         .close = cdp_close,

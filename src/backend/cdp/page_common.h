@@ -29,6 +29,20 @@ ksr_page_status ksr_page_wait_state(ksr_cdp *wire, ksr_page_probe_fn probe, void
 char *ksr_page_state_js(const char *selector);
 void ksr_page_state_read(const cJSON *v, ksr_page_info *out);
 
+/* The press listener (ksr_page_watch_presses), a JavaScript function (send)
+ * run once in each document: a capturing listener that, at each trusted
+ * left press, calls send with the press as JSON text: {x, y} (screen
+ * pixels), frame (a sub-document: nothing picked), pick (ksr_page_pick_js's
+ * object, or null) and view ([x, y, w, h]: the viewport on the screen, in
+ * screen pixels; top documents only). A second run in a document does nothing. */
+extern const char ksr_page_press_js[];
+#define KSR_PRESS_BINDING "__ksrPress" /* CDP: the binding send calls */
+#define KSR_PRESS_CHANNEL "ksr-press"  /* BiDi: the channel send is */
+/* The page's reports kept on the wire (ksr_cdp_press_add) and taken as
+ * ksr_page_take_press says; both protocols' take_press. */
+ksr_page_status ksr_page_wire_take_press(ksr_cdp *wire, int x, int y, ksr_deadline d,
+                                         ksr_page_pressed *out, ksr_err *err);
+
 enum { KSR_MOD_ALT = 1, KSR_MOD_CTRL = 2, KSR_MOD_META = 4, KSR_MOD_SHIFT = 8 };
 
 typedef struct ksr_page_key {

@@ -34,8 +34,21 @@ void ksr_cdp_set_event_hook(ksr_cdp *c, ksr_cdp_event_hook fn, void *ud);
  * ksr_cdp_take_page_errors (at most 100; later ones are counted). */
 void ksr_cdp_page_error_add(ksr_cdp *c, const char *kind, const char *text, const char *source);
 
+/* A press report as a hook reads it (the listener's JSON text, presses.c):
+ * kept until taken (ksr_page_wire_take_press), the last 32; text that is not
+ * a report is dropped. */
+void ksr_cdp_press_add(ksr_cdp *c, const char *json);
+/* The wire's press store: an object presses.c keeps its reports in. */
+cJSON *ksr_cdp_presses(ksr_cdp *c);
+/* Service the wire until done(c, ud), d, a cancel, a crash or a close (OK,
+ * TIMEOUT, CANCELLED, CRASHED, CLOSED); done is asked first, so a passed d
+ * still reads what is already kept. */
+ksr_cdp_status ksr_cdp_pump_until(ksr_cdp *c, ksr_deadline d, bool (*done)(ksr_cdp *c, void *ud),
+                                  void *ud);
+
 /* CDP's hook (errors.c): Runtime.exceptionThrown and Runtime.consoleAPICalled
- * of type error or assert as page errors; Runtime's other events dropped. */
+ * of type error or assert as page errors, Runtime.bindingCalled of the press
+ * binding as a press; Runtime's other events dropped. */
 bool ksr_cdp_runtime_hook(void *ud, ksr_cdp *c, const char *method, const cJSON *params);
 
 #endif
