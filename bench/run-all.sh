@@ -154,11 +154,12 @@ INFO = ("(a part of the row above: information)", None)
 
 
 def faster(times):
-    return (">= %gx faster" % times, lambda o, t: t is not None and t / o >= times)
+    return (">= %gx faster" % times, lambda o, t: t is not None and o > 0 and t / o >= times)
 
 
 def share(of):
-    return ("<= %gx theirs" % of, lambda o, t: t is not None and o / t <= of)
+    # a zero beside it (a floor that measured nothing) misses rather than stops the table
+    return ("<= %gx theirs" % of, lambda o, t: t is not None and t > 0 and o / t <= of)
 
 
 def both(a, b):
