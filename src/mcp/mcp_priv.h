@@ -195,6 +195,10 @@ cJSON *mcp_call_result_json(mcp_result *res, bool modern);
 
 /* ---- views as handles (tools_screen.c) ---- */
 
+/* A new unguessable handle "PREFIX-<16 hex>" (views, pages); prefix at most 7
+ * characters. */
+void mcp_handle_id(const char *prefix, char out[24]);
+
 /* Make v the current call's view and keep it under a new handle (in the
  * server's table, a task's too); its id (m->view_id). */
 const char *mcp_view_keep(ksr_mcp *m, mcp_view v);

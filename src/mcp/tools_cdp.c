@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "ksr/bidi.h"
 #include "mcp/mcp_priv.h"
@@ -83,17 +82,6 @@ static mcp_page_slot *slot_free(ksr_mcp *m)
 	return victim;
 }
 
-/* Unguessable, as a view's handle. */
-static void page_id(char out[24])
-{
-	unsigned char r[8];
-	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
-		memset(r, 0, sizeof r);
-	int n = snprintf(out, 24, "page-");
-	for (size_t i = 0; i < sizeof r; i++)
-		n += snprintf(out + n, (size_t)(24 - n), "%02x", r[i]);
-}
-
 /* A new connection on port, kept under a new handle. NULL with r's error. */
 static mcp_page_slot *connect_new(ksr_mcp *m, int port, ksr_page_browser browser, mcp_result *r)
 {
@@ -108,7 +96,7 @@ static mcp_page_slot *connect_new(ksr_mcp *m, int port, ksr_page_browser browser
 		       NULL;
 	mcp_page_slot *s = slot_free(m);
 	*s = (mcp_page_slot){.page = p, .cdp = transport, .port = port};
-	page_id(s->id);
+	mcp_handle_id("page", s->id);
 	ksr_cdp_set_closer(s->cdp, close_page, s->page);
 	return s;
 }

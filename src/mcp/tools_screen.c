@@ -31,13 +31,13 @@ int mcp_need_x11(ksr_mcp *m, mcp_result *r)
 /* ---- views as handles --------------------------------------------------------- */
 
 /* An opaque, unguessable id: the spec's advice for an unauthenticated
- * server's handles (a bearer name). */
-static void view_id(char out[24])
+ * server's handles (a bearer name). prefix: at most 7 characters. */
+void mcp_handle_id(const char *prefix, char out[24])
 {
 	unsigned char r[8];
 	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
 		memset(r, 0, sizeof r);
-	int n = snprintf(out, 24, "view-");
+	int n = snprintf(out, 24, "%s-", prefix);
 	for (size_t i = 0; i < sizeof r; i++)
 		n += snprintf(out + n, (size_t)(24 - n), "%02x", r[i]);
 }
@@ -48,7 +48,7 @@ const char *mcp_view_keep(ksr_mcp *m, mcp_view v)
 	ksr_mcp *s = m->parent ? m->parent : m; /* a task's views outlive it */
 	pthread_mutex_lock(&s->lock);
 	mcp_view_slot *slot = &s->views[s->next_view++ % MCP_VIEWS]; /* the oldest goes */
-	view_id(slot->id);
+	mcp_handle_id("view", slot->id);
 	slot->v = v;
 	memcpy(m->view_id, slot->id, sizeof m->view_id);
 	pthread_mutex_unlock(&s->lock);

@@ -263,34 +263,30 @@ class CdpTest(ksr.KsrTestCase):
         path, out, rc, se = self.run_page("errors.html", "KSR Errors", ERROR_STEPS)
         self.assert_page_errors(path, out, rc, se)
 
-    def test_element_that_moves_until_stable(self):
+    def click_glider_at_rest(self, start):
+        """start() sets #mover gliding; the click must wait until it is at rest
+        (the page records when it stopped and when it was clicked)."""
         path, out, rc, se = self.run_page("actions.html", "KSR Actions", """\
-            - cdp_eval: "startMoving()"
+            - cdp_eval: "%s()"
             - cdp_click: "#mover"
               checks:
                 - page: {selector: "#status", text: "mover clicked"}
                   timeout_s: 2
             - cdp_eval: "window.stoppedAt !== null && window.clickedAt >= window.stoppedAt"
-            """)
+            """ % start)
         self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
         click = self.step_ends(out)[1]
         self.assertGreaterEqual(click["box"]["x"], 590, "clicked where it came to rest")
+
+    def test_element_that_moves_until_stable(self):
+        self.click_glider_at_rest("startMoving")
 
     def test_element_that_moves_every_other_frame(self):
         """A glider that moves on every other frame only (72 frames, then at rest
         at 600px): a box compared over one frame reads as still about half the
         time, so the old one-frame check clicked it in flight on one of its
         retries; over two frames it is seen moving on every probe."""
-        path, out, rc, se = self.run_page("actions.html", "KSR Actions", """\
-            - cdp_eval: "startSteppedMoving()"
-            - cdp_click: "#mover"
-              checks:
-                - page: {selector: "#status", text: "mover clicked"}
-                  timeout_s: 2
-            - cdp_eval: "window.stoppedAt !== null && window.clickedAt >= window.stoppedAt"
-            """)
-        self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
-        self.assertGreaterEqual(self.step_ends(out)[1]["box"]["x"], 590)
+        self.click_glider_at_rest("startSteppedMoving")
 
     def test_renderer_crash(self):
         path, out, rc, se = self.run_page("form.html", "KSR Form", """\

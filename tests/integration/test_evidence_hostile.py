@@ -20,17 +20,7 @@ class TestEvidenceLinks(ksr.KsrTestCase):
         with open(outside, "w") as f:
             f.write("untouched\n")
         os.symlink(outside, os.path.join(out, "launch.log"))
-        path = self.scenario(textwrap.dedent("""\
-            name: planted-link
-            launch: sh -c 'echo output-of-the-app; exec "$KSR_TESTAPP"'
-            process: ^ksr-testapp$
-            window: ^KSR Test App$
-            settle_s: 0
-            atspi: false
-            """))
-        rc, so, se, _ = self.run_rt(["run", "--xvfb", path], out=out,
-                                    env=self.env(KSR_TESTAPP=ksr.TESTAPP), timeout=120)
-        self.assertNoSanitizerReport(se)
+        rc, se = self.run_chatty_app(out, "planted-link")
         with open(outside) as f:
             self.assertEqual(f.read(), "untouched\n", "launch.log was written through the link")
         log = os.path.join(out, "launch.log")
@@ -39,6 +29,22 @@ class TestEvidenceLinks(ksr.KsrTestCase):
             self.assertIn("output-of-the-app", f.read())
         self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
 
+
+    def run_chatty_app(self, out, name):
+        """`run` of the test app launched by a shell that prints a line first
+        (into launch.log): (rc, stderr)."""
+        path = self.scenario(textwrap.dedent("""\
+            name: %s
+            launch: sh -c 'echo output-of-the-app; exec "$KSR_TESTAPP"'
+            process: ^ksr-testapp$
+            window: ^KSR Test App$
+            settle_s: 0
+            atspi: false
+            """ % name))
+        rc, _so, se, _ = self.run_rt(["run", "--xvfb", path], out=out,
+                                     env=self.env(KSR_TESTAPP=ksr.TESTAPP), timeout=120)
+        self.assertNoSanitizerReport(se)
+        return rc, se
 
     def plant(self, out, name, kind):
         """A file outside OUT and, at OUT/name, a symbolic or hard link to it."""
@@ -61,17 +67,7 @@ class TestEvidenceLinks(ksr.KsrTestCase):
         output into the file outside."""
         out = self.out()
         outside = self.plant(out, "launch.log", "hard")
-        path = self.scenario(textwrap.dedent("""\
-            name: planted-hard-link
-            launch: sh -c 'echo output-of-the-app; exec "$KSR_TESTAPP"'
-            process: ^ksr-testapp$
-            window: ^KSR Test App$
-            settle_s: 0
-            atspi: false
-            """))
-        rc, so, se, _ = self.run_rt(["run", "--xvfb", path], out=out,
-                                    env=self.env(KSR_TESTAPP=ksr.TESTAPP), timeout=120)
-        self.assertNoSanitizerReport(se)
+        rc, se = self.run_chatty_app(out, "planted-hard-link")
         self.assert_not_followed(out, "launch.log", outside)
         with open(os.path.join(out, "launch.log")) as f:
             self.assertIn("output-of-the-app", f.read())

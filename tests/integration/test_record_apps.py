@@ -217,12 +217,7 @@ class RecordApps(test_record.RecordCase):
         rt, out, display = self.start_record(launch=launch)
         ksr.wait_window_title(self, display, "KSR Nav", proc=rt.proc)
         page = self.page_points(display, profile, ["#go"], title="KSR Nav")
-        rt.signal(signal.SIGSTOP)
-        try:
-            self.click(display, page["#go"])
-            ksr.wait_window_title(self, display, "KSR Done")
-        finally:
-            rt.signal(signal.SIGCONT)
+        self.click_while_held(rt, display, page["#go"])
         self.stop_by_key(rt, display)
         text = test_record._read(out)
         doc, steps = self.steps(out)
@@ -233,6 +228,16 @@ class RecordApps(test_record.RecordCase):
         http.terminate()
         http.communicate(timeout=30)
 
+    def click_while_held(self, rt, display, point):
+        """Click point with the recorder stopped (SIGSTOP) until the browser
+        shows done.html: the recorder reads the press after the navigation."""
+        rt.signal(signal.SIGSTOP)
+        try:
+            self.click(display, point)
+            ksr.wait_window_title(self, display, "KSR Done")
+        finally:
+            rt.signal(signal.SIGCONT)
+
     def navigating_click(self, rt, out, display, page):
         """Click #q (the recorder connects to the page there), then #go with
         the recorder stopped until the browser shows done.html; the
@@ -240,12 +245,7 @@ class RecordApps(test_record.RecordCase):
         self.click(display, page["#q"])
         self.until("the recorder watching the page's presses",
                    lambda: "the page reports each press" in rt.stderr)
-        rt.signal(signal.SIGSTOP)
-        try:
-            self.click(display, page["#go"])
-            ksr.wait_window_title(self, display, "KSR Done")
-        finally:
-            rt.signal(signal.SIGCONT)
+        self.click_while_held(rt, display, page["#go"])
         self.stop_by_key(rt, display)
         text = test_record._read(out)
         doc, steps = self.steps(out)
