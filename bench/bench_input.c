@@ -221,10 +221,25 @@ static int floor_spares(Display *d, KeyCode *out, int max_out)
 	return n;
 }
 
+/* Bind (or unbind) ks[i] to the spare keycode kc[i] (ascending), one change
+ * per run of adjacent keycodes: every change makes each client re-read the
+ * keymap and the window manager grab its keys again, so fewer is cheaper. */
+static void floor_bind(Display *d, const KeyCode *kc, const KeySym *ks, int n, bool bind)
+{
+	for (int from = 0, to; from < n; from = to + 1) {
+		for (to = from; to + 1 < n && kc[to + 1] == kc[to] + 1;)
+			to++;
+		KeySym syms[2 * 256];
+		for (int i = from; i <= to; i++)
+			syms[2 * (i - from)] = syms[2 * (i - from) + 1] = bind ? ks[i] : NoSymbol;
+		XChangeKeyboardMapping(d, kc[from], 2, syms, to - from + 1);
+	}
+}
+
 /* The least a client types text with: every character's keycode known (the
  * keymap read before the clock starts, as a client reads it once), the
- * keysyms the keymap lacks bound to spare keycodes in one change per keysym
- * (the clock running: a text with them pays that), each character pressed and
+ * keysyms the keymap lacks bound to spare keycodes in one change per run of
+ * adjacent ones (the clock running: a text with them pays that), each character pressed and
  * released (Shift around it where needed), one round trip at the end. The
  * bindings are taken back after, untimed. -1 when the keymap has too few
  * spare keycodes. */
@@ -233,8 +248,8 @@ static double floor_type(Display *d, const char *text)
 	uint32_t cps[4096];
 	size_t n = to_cps(text, cps, 4096);
 	floor_key *keys = calloc(n, sizeof *keys);
-	KeySym bind_ks[256];
-	KeyCode spare[256], bind_kc[256];
+	KeySym bind_ks[256] = {0};
+	KeyCode spare[256], bind_kc[256] = {0};
 	int nspare = floor_spares(d, spare, 256), nbind = 0;
 	KeyCode shift = XKeysymToKeycode(d, XK_Shift_L);
 	for (size_t i = 0; i < n; i++) {
@@ -254,10 +269,7 @@ static double floor_type(Display *d, const char *text)
 		keys[i] = (floor_key){spare[nbind++], false};
 	}
 	double t0 = now_ms();
-	for (int b = 0; b < nbind; b++) {
-		KeySym two[2] = {bind_ks[b], bind_ks[b]};
-		XChangeKeyboardMapping(d, bind_kc[b], 2, two, 1);
-	}
+	floor_bind(d, bind_kc, bind_ks, nbind, true);
 	if (nbind)
 		XSync(d, False); /* the server has the bindings before the first key */
 	for (size_t i = 0; i < n; i++) {
@@ -270,9 +282,7 @@ static double floor_type(Display *d, const char *text)
 	}
 	XSync(d, False);
 	double ms = (now_ms() - t0) / (double)n;
-	KeySym none[2] = {NoSymbol, NoSymbol};
-	for (int b = 0; b < nbind; b++)
-		XChangeKeyboardMapping(d, bind_kc[b], 2, none, 1);
+	floor_bind(d, bind_kc, bind_ks, nbind, false);
 	XSync(d, False);
 	free(keys);
 	return ms;
@@ -573,7 +583,29 @@ static void key_rows(ksr_x11 *x, Display *raw, int n)
  * measured; ours keeps them bound after, so it is typed once). */
 static double reopen(ksr_x11 **x);
 
-static void type_rows(ksr_x11 **xp, Display *raw, int n, double *mixed_ours)
+/* Ours as the floor is measured: the keymap read before the clock starts
+ * (after the floor's own bindings and their removal, which a client must read
+ * again), and our bindings taken back after it, untimed (closing the
+ * connection unbinds), so that each typing finds the keymap as it was. */
+static double ours_first_typing(ksr_x11 **xp, const char *text, int n)
+{
+	ours_type(*xp, "a", 1);
+	double ms = ours_type(*xp, text, n);
+	reopen(xp);
+	return ms;
+}
+
+/* Between turns: the app has read every key and keymap change so far (it
+ * answers _NET_WM_PING in queue order), so neither turn starts while the app
+ * still works through the other's. */
+static void app_caught_up(ksr_x11 *x, unsigned long win)
+{
+	bool takes = false;
+	if (ksr_x11_ping_wait(x, win, ksr_deadline_in_ms(10000), &takes) != KSR_WAIT_READY)
+		fprintf(stderr, "bench: the app did not answer a ping between turns\n");
+}
+
+static void type_rows(ksr_x11 **xp, Display *raw, unsigned long win, int n, double *mixed_ours)
 {
 	ksr_x11 *x = *xp;
 	char *ascii = calloc((size_t)n + 1, 1);
@@ -594,18 +626,20 @@ static void type_rows(ksr_x11 **xp, Display *raw, int n, double *mixed_ours)
 	row("type ASCII, per char: xdotool type --delay 0", tool_once(xt, n),
 	    bench_median(t.ours, ROUNDS));
 	/* The mixed text's job is its first typing (binding what the keymap
-	 * lacks): each of ours on a fresh connection (closing one unbinds, untimed),
-	 * its keymap read before the clock starts, as the floor's is. */
+	 * lacks). */
 	char *mixed = mixed_text(n);
 	turns m;
 	for (int r = 0; r < MIXED_ROUNDS; r++) {
-		reopen(xp);
-		ours_type(*xp, "a", 1); /* the keymap read; untimed */
-		if (r % 2)
-			m.ours[r] = ours_type(*xp, mixed, n);
+		app_caught_up(*xp, win);
+		if (r % 2) {
+			m.ours[r] = ours_first_typing(xp, mixed, n);
+			app_caught_up(*xp, win);
+		}
 		m.floor[r] = floor_type(raw, mixed);
-		if (!(r % 2))
-			m.ours[r] = ours_type(*xp, mixed, n);
+		if (!(r % 2)) {
+			app_caught_up(*xp, win);
+			m.ours[r] = ours_first_typing(xp, mixed, n);
+		}
 	}
 	*mixed_ours = bench_median(m.ours, MIXED_ROUNDS);
 	double mixed_floor = bench_median(m.floor, MIXED_ROUNDS);
@@ -640,7 +674,7 @@ static void latency(ksr_x11 **xp, Display *raw, int n, double *mixed_ours)
 	int cx = 0, cy = 0;
 	window_center(raw, win, &cx, &cy);
 	step_extras(x, win, cx, cy, n);
-	type_rows(xp, raw, n, mixed_ours);
+	type_rows(xp, raw, win, n, mixed_ours);
 	close(out);
 	stop(zpid);
 }

@@ -1,9 +1,10 @@
 /* Key chords and typing through XTest, whatever the keyboard layout. A keysym
  * found in the keymap's unshifted or Shift column is typed with that keycode
  * (and Shift); any other (AltGr levels, other scripts, absent keys) is bound to a
- * spare keycode. All of a string's missing keysyms are bound in one mapping
- * change, which we wait to see confirmed, then typed: remapping per character
- * races with the MappingNotify every client must process first. The bindings
+ * spare keycode. All of a string's missing keysyms are bound at once (a change
+ * per run of adjacent spare keycodes, then one round trip that tells whether any
+ * failed), then typed: remapping per character races with the MappingNotify
+ * every client must process first. The bindings
  * then stay (a spare keycode has no physical key: nobody else types on it), so
  * the next text with the same characters changes nothing and waits for nobody;
  * a keycode is only rebound once the client typed to has read the keys typed
@@ -13,17 +14,16 @@
 #include "backend/x11/priv.h"
 
 #include <X11/XKBlib.h>
+#include <X11/Xproto.h>
 #include <X11/Xutil.h>
 #include <X11/extensions/XTest.h>
 #include <X11/keysym.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Bounds on the waits inside one call (none takes a deadline): the server
- * confirms a mapping change at once; a client answers a ping when its queue of
- * our keys is drained. */
-#define MAPPING_WAIT_MS 2000
-#define PING_WAIT_MS    1000
+/* Bound on the wait inside one call (it takes no deadline): a client answers a
+ * ping when its queue of our keys is drained. */
+#define PING_WAIT_MS 1000
 /* A focused client without _NET_WM_PING (xterm): how long we let it read our
  * keys before the spare keycodes are unbound. */
 #define NO_PING_SETTLE_MS 50
@@ -304,19 +304,6 @@ static bool binding_add(ksr_x11 *x, binding *b, const ksr_chord *c)
 	b->n = n;
 	return true;
 }
-typedef struct mapping_ctx {
-	const ksr_x11 *x;
-	int first, last; /* keycodes whose change we wait to see confirmed */
-} mapping_ctx;
-
-static bool mapping_event(const XEvent *ev, void *p)
-{
-	const mapping_ctx *c = p;
-	int first, count;
-	return ksr_x11_keymap_event(c->x, ev, &first, &count) && first <= c->first &&
-	       first + count > c->last;
-}
-
 /* Change the keycodes [first, last] (spare ones, sorted) to syms (NULL: none). */
 static void change_run(ksr_x11 *x, const binding *b, int from, int to, bool bind)
 {
@@ -332,32 +319,32 @@ static void change_run(ksr_x11 *x, const binding *b, int from, int to, bool bind
 }
 
 /* One XChangeKeyboardMapping per contiguous run of the spare keycodes used (a
- * run spans only spare keycodes, so no other key is rewritten), then wait for
- * the server's MappingNotify of each. */
+ * run spans only spare keycodes, so no other key is rewritten), then one round
+ * trip: the server has applied them all when it answers (it sends every client
+ * the MappingNotify before any key of ours), and an error of any has arrived.
+ * The MappingNotify events are left queued: reading them makes Xlib fetch the
+ * change (a round trip each, behind the window manager and the apps fetching
+ * it too), which the next text's lookups do once. */
 static int apply_binding(ksr_x11 *x, const binding *b, bool bind, ksr_err *err)
 {
-	ksr_deadline d = ksr_deadline_in_ms(MAPPING_WAIT_MS);
+	unsigned long errors = ksr_x11_error_count(), first = NextRequest(x->dpy);
 	int from = 0;
 	while (from < b->n) {
 		int to = from;
 		while (to + 1 < b->n && b->kc[to + 1] == b->kc[to] + 1)
 			to++;
 		change_run(x, b, from, to, bind);
-		mapping_ctx ctx = {x, b->kc[from], b->kc[to]};
-		XFlush(x->dpy);
-		ksr_wait w = ksr_x11_input_wait(x, d, mapping_event, &ctx);
-		if (w != KSR_WAIT_READY && bind) {
-			if (ksr_x11_lost(x, err) < 0)
-				return -1;
-			return ksr_err_set(
-			        err, "the X server did not confirm binding keycodes %d-%d: %s",
-			        b->kc[from], b->kc[to], ksr_wait_name(w));
-		}
 		from = to + 1;
 	}
+	unsigned long last = NextRequest(x->dpy) - 1;
+	XSync(x->dpy, False);
 	x->keymap.stale = true;
-	x->keymap.rev_valid = false;
-	return ksr_x11_lost(x, err);
+	if (ksr_x11_lost(x, err) < 0)
+		return -1;
+	if (bind && ksr_x11_request_failed(x, errors, first, last, X_ChangeKeyboardMapping))
+		return ksr_err_set(err, "the X server refused binding keycodes %d-%d", b->kc[0],
+		                   b->kc[b->n - 1]);
+	return 0;
 }
 
 /* The keycodes of b are ours now (bound) or free again (unbound). */
@@ -369,22 +356,19 @@ static void note_ours(ksr_x11 *x, const binding *b, bool bound)
 
 /* ---- letting the focused client read our keys ---- */
 
-/* The focus window or its nearest ancestor that answers _NET_WM_PING. */
-static Window ping_target(ksr_x11 *x)
+/* w or its nearest ancestor that answers _NET_WM_PING (None: none does). */
+static Window ping_target(ksr_x11 *x, Window w)
 {
-	Window f = None;
-	int revert = 0;
-	XGetInputFocus(x->dpy, &f, &revert);
-	while (f != None && f != PointerRoot && f != x->root) {
-		if (ksr_x11_takes_pings(x, f))
-			return f;
+	while (w != None && w != PointerRoot && w != x->root) {
+		if (ksr_x11_takes_pings(x, w))
+			return w;
 		Window root_ret, parent = None, *kids = NULL;
 		unsigned int n = 0;
-		if (!XQueryTree(x->dpy, f, &root_ret, &parent, &kids, &n))
+		if (!XQueryTree(x->dpy, w, &root_ret, &parent, &kids, &n))
 			return None;
 		if (kids)
 			XFree(kids);
-		f = parent;
+		w = parent;
 	}
 	return None;
 }
@@ -392,9 +376,12 @@ static Window ping_target(ksr_x11 *x)
 /* Before rebinding or unbinding: the client translates a key event's keycode
  * with the keymap it has when it reads the event, so it must have read all of
  * ours typed on the old binding. A client answers _NET_WM_PING in queue order,
- * i.e. after our keys; one without it (w None) gets a short bounded pause. */
-static void let_client_read(ksr_x11 *x, Window w)
+ * i.e. after our keys; focus (the window they went to) is walked up to the
+ * window that takes pings only now, when a ping is due, not after each text.
+ * One without it (None) gets a short bounded pause. */
+static void let_client_read(ksr_x11 *x, Window focus)
 {
+	Window w = ping_target(x, focus);
 	if (w == None) {
 		ksr_sleep_ms(NO_PING_SETTLE_MS);
 		return;
@@ -406,24 +393,22 @@ static void let_client_read(ksr_x11 *x, Window w)
 	ksr_x11_input_wait(x, ksr_deadline_in_ms(PING_WAIT_MS), ksr_x11_pong_event, x);
 }
 
-/* Keys typed on our bindings are on their way to the focus now. */
-static void note_unread(ksr_x11 *x)
+/* Keys typed on our bindings went to focus (read by the round trip after
+ * them, so the server has processed them). */
+static void note_unread(ksr_x11 *x, Window focus)
 {
-	Window w = ping_target(x);
 	struct ksr_x11_keymap *m = &x->keymap;
-	if (m->has_unread && m->unread != w) {
-		XSync(x->dpy, False); /* the earlier client's keys first, then its ping */
-		let_client_read(x, m->unread);
-	}
+	if (m->has_unread && m->unread != focus)
+		let_client_read(x, m->unread); /* the earlier client's keys first */
 	m->has_unread = true;
-	m->unread = w;
+	m->unread = focus;
 }
 
 static void wait_unread(ksr_x11 *x)
 {
 	if (!x->keymap.has_unread || x->dead)
 		return;
-	XSync(x->dpy, False);
+	ksr_x11_sync(x);
 	let_client_read(x, x->keymap.unread);
 	x->keymap.has_unread = false;
 }
@@ -461,22 +446,50 @@ static int resolve(ksr_x11 *x, const binding *b, unsigned long ks, keystroke *k,
 	return ksr_err_set(err, "no keycode for key %s (0x%lx)", name ? name : "?", ks);
 }
 
-/* Keys resolved first, so nothing is pressed unless all can be; then pressed in
- * order and released in reverse. */
-static int press_chord(ksr_x11 *x, const binding *b, const ksr_chord *c, KeyCode shift,
-                       ksr_err *err)
+static KeyCode shift_keycode(ksr_x11 *x)
 {
-	keystroke k[KSR_CHORD_MAX];
-	for (int i = 0; i < c->n; i++)
-		if (resolve(x, b, c->keysyms[i], &k[i], err) < 0)
-			return -1;
+	keystroke k;
+	if (keymap_find(x, XK_Shift_L, &k) || keymap_find(x, XK_Shift_R, &k))
+		return k.kc;
+	return 0;
+}
+
+/* A batch's chords as keycodes: k[i * KSR_CHORD_MAX + j] for key j of chord i. */
+typedef struct strokes {
+	keystroke *k;
+	KeyCode shift;
+} strokes;
+
+/* Every key of chords [from, to) resolved before anything is pressed or bound:
+ * nothing is pressed unless all can be, and no keymap lookup is left for after
+ * our mapping change (Xlib's first one then fetches the change, a round trip). */
+static int resolve_batch(ksr_x11 *x, const binding *b, const ksr_chord *c, size_t from, size_t to,
+                         strokes *s, ksr_err *err)
+{
+	s->k = ksr_xcalloc((to - from) * KSR_CHORD_MAX, sizeof *s->k);
+	s->shift = 0;
+	bool shifted = false;
+	for (size_t i = from; i < to; i++)
+		for (int j = 0; j < c[i].n; j++) {
+			keystroke *k = &s->k[(i - from) * KSR_CHORD_MAX + (size_t)j];
+			if (resolve(x, b, c[i].keysyms[j], k, err) < 0)
+				return -1;
+			shifted = shifted || k->shift;
+		}
+	if (shifted && !(s->shift = shift_keycode(x)))
+		return ksr_err_set(err, "no Shift key in the keymap");
+	return 0;
+}
+
+/* Keys pressed in order and released in reverse, Shift around those that
+ * need it. */
+static void press_chord(ksr_x11 *x, const ksr_chord *c, const keystroke *k, KeyCode shift)
+{
 	KeyCode down[2 * KSR_CHORD_MAX];
 	int n = 0;
 	bool shifted = false;
 	for (int i = 0; i < c->n; i++) {
 		if (k[i].shift && !shifted) {
-			if (!shift)
-				return ksr_err_set(err, "no Shift key in the keymap");
 			XTestFakeKeyEvent(x->dpy, shift, True, CurrentTime);
 			down[n++] = shift;
 			shifted = true;
@@ -486,15 +499,6 @@ static int press_chord(ksr_x11 *x, const binding *b, const ksr_chord *c, KeyCode
 	}
 	while (n > 0)
 		XTestFakeKeyEvent(x->dpy, down[--n], False, CurrentTime);
-	return ksr_x11_lost(x, err);
-}
-
-static KeyCode shift_keycode(ksr_x11 *x)
-{
-	keystroke k;
-	if (keymap_find(x, XK_Shift_L, &k) || keymap_find(x, XK_Shift_R, &k))
-		return k.kc;
-	return 0;
 }
 
 static int no_room(const ksr_chord *c, int nspare, ksr_err *err)
@@ -525,11 +529,14 @@ static bool evicts(const binding *b)
 	return false;
 }
 
-/* Press chords [*i, end) that fit one binding; advance *i. */
-static int run_batch(ksr_x11 *x, const ksr_chord *c, size_t *i, size_t end, ksr_err *err)
+/* Bind what chords [*i, ...) lack, as many as fit, and press them; advance *i.
+ * *on_ours: some were typed on keycodes we bound. */
+static int run_batch(ksr_x11 *x, const ksr_chord *c, size_t *i, size_t end, bool *on_ours,
+                     ksr_err *err)
 {
 	binding *b = ksr_xmalloc(sizeof *b);
 	binding_init(b);
+	strokes s = {0};
 	size_t j = *i;
 	while (j < end && binding_add(x, b, &c[j]))
 		j++;
@@ -538,6 +545,8 @@ static int run_batch(ksr_x11 *x, const ksr_chord *c, size_t *i, size_t end, ksr_
 		no_room(&c[j], b->nspare, err);
 		goto cleanup;
 	}
+	if (resolve_batch(x, b, c, *i, j, &s, err) < 0)
+		goto cleanup;
 	if (evicts(b))
 		wait_unread(x); /* keys typed on what is rebound now were read */
 	if (b->n > 0) {
@@ -545,21 +554,36 @@ static int run_batch(ksr_x11 *x, const ksr_chord *c, size_t *i, size_t end, ksr_
 		if (apply_binding(x, b, true, err) < 0)
 			goto cleanup;
 	}
-	KeyCode shift = shift_keycode(x);
 	for (size_t k = *i; k < j; k++)
-		if (press_chord(x, b, &c[k], shift, err) < 0)
-			goto cleanup;
+		press_chord(x, &c[k], &s.k[(k - *i) * KSR_CHORD_MAX], s.shift);
 	/* Not flushed per chord nor per batch: the keys go out with the round
-	 * trip that ends run_chords, in one write (Xlib still sends as its
-	 * buffer fills, and before any wait of a next batch; the order is the
-	 * same). */
-	rc = 0;
+	 * trip after the batch, in one write (Xlib still sends as its buffer
+	 * fills; the order is the same). */
+	*on_ours = uses_ours(b);
+	rc = ksr_x11_lost(x, err);
 	*i = j;
 cleanup:
-	if (uses_ours(b) && !x->dead)
-		note_unread(x);
+	free(s.k);
 	free(b);
 	return rc;
+}
+
+/* The keys and one round trip in one write: the server has processed them when
+ * this returns, and the sync every caller does next (settle, MCP's answer)
+ * costs nothing (ksr_x11_sync). Keys flushed on their own, then a sync request
+ * in a second write, let the app the keys went to get the server between the
+ * two: the sync then waited behind the app's repaints (typing measured up to
+ * 1.9x the raw XTest floor, bench/input.sh). The round trip is GetInputFocus
+ * (what XSync sends): its answer is where keys typed on our bindings went. */
+static void keys_sent(ksr_x11 *x, bool on_ours)
+{
+	if (x->dead)
+		return;
+	Window focus = None;
+	int revert = 0;
+	XGetInputFocus(x->dpy, &focus, &revert);
+	if (on_ours && !x->dead)
+		note_unread(x, focus);
 }
 
 static int run_chords(ksr_x11 *x, const ksr_chord *c, size_t n, ksr_err *err)
@@ -567,19 +591,15 @@ static int run_chords(ksr_x11 *x, const ksr_chord *c, size_t n, ksr_err *err)
 	if (ksr_x11_input_begin(x, err) < 0)
 		return -1;
 	for (size_t i = 0; i < n;) {
-		/* The keymap may have changed under us (our own restore, or another
+		bool on_ours = false;
+		/* The keymap may have changed under us (our own binding, or another
 		 * client's change): re-read it when a MappingNotify said so. */
-		if (keymap_fresh(x, err) < 0 || run_batch(x, c, &i, n, err) < 0)
+		if (keymap_fresh(x, err) < 0 || run_batch(x, c, &i, n, &on_ours, err) < 0)
 			return -1;
+		/* After each batch typed on ours, the next may rebind them. */
+		if (on_ours || i == n)
+			keys_sent(x, on_ours);
 	}
-	/* The keys and one round trip in one write: the server has processed them
-	 * when this returns, and the sync every caller does next (settle, MCP's
-	 * answer) costs nothing (ksr_x11_sync). Keys flushed on their own, then a
-	 * sync request in a second write, let the app the keys went to get the
-	 * server between the two: the sync then waited behind the app's repaints
-	 * (typing measured up to 1.9x the raw XTest floor, bench/input.sh). */
-	if (!x->dead)
-		XSync(x->dpy, False);
 	return ksr_x11_lost(x, err);
 }
 

@@ -63,8 +63,9 @@ struct ksr_x11 {
 		 * same characters again changes no mapping and waits for no client. */
 		unsigned long ours[256];
 		/* Keys were typed on our bindings since a client last confirmed it
-		 * had read them (to `unread`, the focus or its pinged ancestor,
-		 * None when it answers no ping): rebinding waits for that first. */
+		 * had read them (to `unread`, the focus window they went to; the
+		 * window that answers the ping is looked up when one is due):
+		 * rebinding waits for that first. */
 		bool has_unread;
 		unsigned long unread;
 		/* keysym -> the keycode (and level) keymap_find would pick, built
@@ -117,6 +118,11 @@ unsigned long ksr_x11_server_time(ksr_x11 *x, int64_t *ours_ms);
 /* How many X protocol errors the process-wide handler has seen (to tell whether
  * a request sent before an XSync failed). */
 unsigned long ksr_x11_error_count(void);
+/* An error of request code `request` came for one of our requests with serials
+ * first..last since ksr_x11_error_count() was errors_before (read after a
+ * round trip that followed them). */
+bool ksr_x11_request_failed(const ksr_x11 *x, unsigned long errors_before, unsigned long first,
+                            unsigned long last, int request);
 /* A mapped window's client area in root coordinates (_GTK_FRAME_EXTENTS removed);
  * false when it is gone or unmapped. */
 bool ksr_x11_window_rect(ksr_x11 *x, Window w, int *rx, int *ry, int *rw, int *rh);

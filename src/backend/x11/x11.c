@@ -16,12 +16,36 @@
  * messages. A BadWindow after a window vanished is normal and never fatal. */
 static unsigned long x_error_count;
 
+/* The last few errors, for a caller that must know whether its own requests
+ * failed (keys.c's keymap change) without a round trip of its own per request. */
+#define ERROR_RING 16
+static struct x_error_seen {
+	Display *dpy;
+	unsigned long serial;
+	unsigned char request;
+} x_errors[ERROR_RING];
+
 static int on_x_error(Display *dpy, XErrorEvent *ev)
 {
-	(void)dpy;
-	(void)ev;
+	x_errors[x_error_count % ERROR_RING] =
+	        (struct x_error_seen){dpy, ev->serial, ev->request_code};
 	x_error_count++;
 	return 0;
+}
+
+bool ksr_x11_request_failed(const ksr_x11 *x, unsigned long errors_before, unsigned long first,
+                            unsigned long last, int request)
+{
+	unsigned long seen = x_error_count - errors_before;
+	if (seen > ERROR_RING)
+		return true; /* more errors than kept: assume ours among them */
+	for (unsigned long i = errors_before; i < x_error_count; i++) {
+		const struct x_error_seen *e = &x_errors[i % ERROR_RING];
+		if (e->dpy == x->dpy && e->request == request && e->serial >= first &&
+		    e->serial <= last)
+			return true;
+	}
+	return false;
 }
 
 /* Called by Xlib when the connection breaks; returning (instead of exiting, as
