@@ -156,10 +156,11 @@ ksr_wait ksr_proc_run(const char *command, ksr_deadline d, int *exit_code, char 
                       size_t out_max, ksr_err *err);
 
 /* The fields of /proc/PID/stat the runtime reads (origin.c; the relaunch
- * follower's lineage). */
+ * follower's lineage; settle's look at whether the app is still working). */
 typedef struct ksr_proc_stat {
 	char state;
 	int ppid, pgrp, sid;
+	unsigned long long cpu_ticks;   /* user + system time of all its threads */
 	unsigned long long start_ticks; /* clock ticks since boot */
 } ksr_proc_stat;
 /* false when pid is gone (or its stat cannot be read). */

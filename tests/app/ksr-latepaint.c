@@ -16,6 +16,11 @@
  * before it draws their content, as Blender does on a loaded machine): not
  * one flat colour, yet nothing a person would call painted.
  *
+ * With --busy (and --skeleton), the skeleton is drawn once and the app then
+ * works on the CPU until it paints, reading no event and repainting nothing
+ * (Blender computing its interface): a window at rest on screen, its app at
+ * a full core.
+ *
  * With --keys it takes keyboard input: space repaints at once (another
  * colour: an input with an effect); Return retitles the window "TITLE -
  * Done" RETITLE_MS later and only then draws its new content, in
@@ -181,11 +186,20 @@ static int min_timeout(int a, int b)
 	return a < b ? a : b;
 }
 
+/* CPU work until at_ms (-1: for ever), the clock its only check. */
+static void work_until(long long at_ms)
+{
+	volatile unsigned long spin = 0;
+	while (at_ms < 0 || now_ms() < at_ms)
+		for (int i = 0; i < 100000; i++)
+			spin++;
+}
+
 int main(int argc, char **argv)
 {
 	const char *title = "KSR Late Paint";
 	long long after_ms = -1; /* -1: never */
-	bool keys = false, skeleton = false;
+	bool keys = false, skeleton = false, busy = false;
 	long long skeleton_at = -1; /* the next skeleton redraw, once mapped */
 	keys_state ks = {.retitle_at = -1};
 	bool have_when = false;
@@ -196,6 +210,8 @@ int main(int argc, char **argv)
 			keys = true;
 		} else if (!strcmp(argv[i], "--skeleton")) {
 			skeleton = true;
+		} else if (!strcmp(argv[i], "--busy")) {
+			busy = true;
 		} else if (!strcmp(argv[i], "--never")) {
 			have_when = true;
 		} else {
@@ -203,7 +219,7 @@ int main(int argc, char **argv)
 			double s = strtod(argv[i], &end);
 			if (!end || *end || s < 0) {
 				fprintf(stderr, "usage: ksr-latepaint [--title T] [--keys] "
-				                "[--skeleton] SECONDS|--never\n");
+				                "[--skeleton [--busy]] SECONDS|--never\n");
 				return 2;
 			}
 			after_ms = (long long)(s * 1000);
@@ -211,8 +227,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!have_when) {
-		fprintf(stderr,
-		        "usage: ksr-latepaint [--title T] [--keys] [--skeleton] SECONDS|--never\n");
+		fprintf(stderr, "usage: ksr-latepaint [--title T] [--keys] [--skeleton [--busy]] "
+		                "SECONDS|--never\n");
 		return 2;
 	}
 	Display *dpy = XOpenDisplay(NULL);
@@ -257,6 +273,12 @@ int main(int argc, char **argv)
 		if (!painted && skeleton_at >= 0 && now_ms() >= skeleton_at) {
 			paint_skeleton(dpy, w, gc);
 			skeleton_at = now_ms() + SKELETON_MS;
+			if (busy) {
+				XSync(dpy, False); /* the skeleton is on screen */
+				work_until(paint_at);
+				skeleton_at = -1;
+				continue;
+			}
 		}
 		int timeout = -1;
 		if (!painted && paint_at >= 0) {

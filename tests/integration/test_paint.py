@@ -114,6 +114,45 @@ class PaintTest(ksr.KsrTestCase):
         x, y = win["x"] + win["w"] // 2, win["y"] + max(1, win["h"] // 20)
         self.assertEqual(pixel(x, y), (255, 0, 0), win)
 
+    def test_window_whose_app_is_busy_is_waited_for(self):
+        """The skeleton drawn once, then 3 s of work at a full core with no
+        repaint, then the content (settle_s 1): the window is at rest when
+        settle_s ends, yet its app is still computing it (Blender on a loaded
+        machine, whose first look showed 5 flat greys in a clean CI run).
+        Settle waits while the app works, so the first look shows the
+        content. The old runtime saw a sparse window at rest and judged the
+        skeleton."""
+        out, rc, se = self.run_scenario(scenario_text("--skeleton --busy 3"))
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        self.assertEqual(report["concerns"], [])
+        (p,) = self.paint_events(out)
+        self.assertFalse(p["blank_at_settle"], p)
+        self.assertTrue(p.get("drawing_at_settle"), p)
+        self.assertGreaterEqual(p["busy_at_settle"], 0.25, p)
+        self.assertGreater(p["colours_drawn"], p["colours"], p)
+        self.assertIn("still being drawn", ksr.stage(report, "settle")["reason"])
+        win = report["app"]["window"]
+        w, h, pixel = ksr.read_png_rgb(os.path.join(out, "00-first-look.png"))
+        x, y = win["x"] + win["w"] // 2, win["y"] + max(1, win["h"] // 20)
+        self.assertEqual(pixel(x, y), (255, 0, 0), win)
+
+    def test_busy_app_that_never_draws_is_waited_for_at_most_paint_timeout(self):
+        """The skeleton, then work for ever: the wait for it to be drawn ends
+        at paint_timeout_s and the run goes on with what is on screen (not
+        one flat colour: no not-rendered concern)."""
+        out, rc, se = self.run_scenario(scenario_text("--skeleton --busy --never",
+                                                      extra="paint_timeout_s: 2\n"))
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        self.assertEqual(report["concerns"], [])
+        (p,) = self.paint_events(out)
+        self.assertTrue(p.get("drawing_at_settle"), p)
+        self.assertLessEqual(p["colours_drawn"], 16, p)
+        # It was waited for until the bound (the app never rested), then the
+        # run went on: the test's own timeout is what would catch a hang.
+        self.assertGreaterEqual(p["quiet_after_ms"], 1500, p)
+        settle = ksr.stage(report, "settle")
+        self.assertEqual(settle["status"], "ok", settle)
+
     def test_painted_window_does_not_prolong_settle(self):
         """Painted at once: no paint wait, the stage row says nothing of one."""
         out, rc, se = self.run_scenario(scenario_text("0"))

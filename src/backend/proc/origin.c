@@ -35,11 +35,16 @@ bool ksr_proc_read_stat(int pid, ksr_proc_stat *st)
 	buf[n] = '\0';
 	/* comm (field 2) may hold spaces and parentheses: parse after the last ')'. */
 	const char *p = strrchr(buf, ')');
-	/* state ppid pgrp session, then 15 fields to starttime (field 22). */
-	return p && sscanf(p + 1,
-	                   " %c %d %d %d %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-	                   "%*s %llu",
-	                   &st->state, &st->ppid, &st->pgrp, &st->sid, &st->start_ticks) == 5;
+	/* state ppid pgrp session (fields 3-6), utime stime (14, 15), starttime
+	 * (22). */
+	unsigned long long utime = 0, stime = 0;
+	bool ok = p && sscanf(p + 1,
+	                      " %c %d %d %d %*s %*s %*s %*s %*s %*s %*s %llu %llu %*s %*s %*s "
+	                      "%*s %*s %*s %llu",
+	                      &st->state, &st->ppid, &st->pgrp, &st->sid, &utime, &stime,
+	                      &st->start_ticks) == 7;
+	st->cpu_ticks = utime + stime;
+	return ok;
 }
 
 static bool dead(char state)

@@ -23,13 +23,19 @@
 /* Blank: ksr_run_colours_blank (src/run/context/observe.c). */
 /* Painted and quiet: no repaint for this long after the paint was seen. */
 #define PAINT_QUIET_MS 500
-/* Sparse: at most this many colours. A window that sparse and still repainting
- * when settle_s ends is being drawn (a toolkit laying out its panels before
- * their content: Blender on a loaded machine showed 5 flat colours at the
- * first look and its interface seconds later); it is waited for until quiet.
+/* Sparse: at most this many colours. A window that sparse whose app is still at
+ * work when settle_s ends is being drawn (a toolkit laying out its panels
+ * before their content: Blender on a loaded machine showed 5 flat colours at
+ * the first look and its interface seconds later); it is waited for until it
+ * is drawn or the app rests. At work: the window repainted within
+ * PAINT_QUIET_MS of the end, or the app used BUSY_CORE_SHARE of a core over
+ * its last BUSY_SAMPLE_MS (Blender computes its interface for seconds at a
+ * full core and repaints nothing meanwhile; an idle app uses next to none).
  * Sparse alone says nothing (an xterm with its prompt has two colours), so a
- * sparse window that is quiet costs nothing. */
-#define SPARSE_COLOURS 16
+ * sparse window whose app rests costs nothing. */
+#define SPARSE_COLOURS  16
+#define BUSY_SAMPLE_MS  400
+#define BUSY_CORE_SHARE 0.25
 /* At most one count per this, however often a blank window repaints itself
  * (a toolkit clearing it each frame): each count is a grab of the window. */
 #define PAINT_RECHECK_MS 200
@@ -38,6 +44,36 @@
  * close before a count are taken as after it (at worst one count more). */
 #define PAINT_CLOCK_SLACK_MS 50
 
+/* ---- the app at work ---------------------------------------------------- */
+
+/* The app's CPU time at a moment, to tell later whether it worked since. */
+typedef struct cpu_mark {
+	int pid; /* 0: not taken */
+	int64_t at_ms;
+	unsigned long long ticks;
+} cpu_mark;
+
+static void cpu_mark_take(cpu_mark *m, int pid)
+{
+	ksr_proc_stat st;
+	*m = (cpu_mark){0};
+	if (pid > 0 && ksr_proc_read_stat(pid, &st))
+		*m = (cpu_mark){.pid = pid, .at_ms = ksr_now_ms(), .ticks = st.cpu_ticks};
+}
+
+/* The share of a core pid used since the mark; 0 when not known (no mark,
+ * another process now, gone, or too short a span to tell). */
+static double cpu_share_since(const cpu_mark *m, int pid)
+{
+	ksr_proc_stat st;
+	int64_t span_ms = ksr_now_ms() - m->at_ms;
+	if (!m->pid || m->pid != pid || span_ms < 100 || !ksr_proc_read_stat(pid, &st) ||
+	    st.cpu_ticks < m->ticks)
+		return 0;
+	double ticks_per_s = (double)sysconf(_SC_CLK_TCK);
+	return (double)(st.cpu_ticks - m->ticks) / ticks_per_s / ((double)span_ms / 1000.0);
+}
+
 /* ---- settle ------------------------------------------------------------- */
 
 static double settle_limit(const ksr_run *run)
@@ -45,11 +81,14 @@ static double settle_limit(const ksr_run *run)
 	return run->sc->settle_s + run->sc->paint_timeout_s;
 }
 
-/* settle_s; its death ends it. */
-static ksr_stage_status settle_wait(ksr_run *run)
+/* settle_s; its death ends it. The app's CPU time is marked BUSY_SAMPLE_MS
+ * before the end (at the start when settle_s is shorter). */
+static ksr_stage_status settle_wait(ksr_run *run, cpu_mark *work)
 {
 	ksr_deadline settled = ksr_deadline_min(
 	        run->stage, ksr_deadline_in_ms((int64_t)(run->sc->settle_s * 1000)));
+	ksr_deadline mark_due = {.at_ms = settled.at_ms - BUSY_SAMPLE_MS};
+	*work = (cpu_mark){0};
 	int pidfd_pid = run->app_pid;
 	int pidfd = pidfd_pid > 0 ? ksr_proc_pidfd(pidfd_pid) : -1;
 	ksr_stage_status st = KSR_STAGE_OK;
@@ -60,8 +99,12 @@ static ksr_stage_status settle_wait(ksr_run *run)
 			break;
 		}
 		ksr_app_pidfd_follow(run, &pidfd, &pidfd_pid); /* a relaunch was followed */
+		if (!work->pid && ksr_deadline_passed(mark_due))
+			cpu_mark_take(work, run->app_pid);
 		struct pollfd p = {.fd = pidfd, .events = POLLIN};
 		ksr_deadline tick = ksr_deadline_min(settled, ksr_deadline_in_ms(PROC_RESCAN_MS));
+		if (!work->pid)
+			tick = ksr_deadline_min(tick, mark_due);
 		ksr_wait w = ksr_wait_fds(&p, pidfd >= 0 ? 1 : 0, tick);
 		if (w == KSR_WAIT_READY || (w == KSR_WAIT_TIMEOUT && !ksr_deadline_passed(settled)))
 			continue;
@@ -86,7 +129,8 @@ typedef struct paint_state {
 	ksr_x11_colours first; /* at the end of settle_s */
 	ksr_x11_colours last;  /* at the last count */
 	bool blank_at_settle, painted, gone;
-	bool drawing_at_settle;   /* sparse and repainted within PAINT_QUIET_MS of its end */
+	bool drawing_at_settle;   /* sparse and its app at work at its end */
+	double busy_at_settle;    /* the app's share of a core over its last BUSY_SAMPLE_MS */
 	bool lost;                /* the X connection went: nothing more is known (no concern) */
 	int64_t start_ms;         /* the end of settle_s */
 	int64_t painted_after_ms; /* from then to the first count that was not blank */
@@ -157,15 +201,47 @@ static ksr_stage_status wait_painted(ksr_run *run, paint_state *p, bool damage, 
 	return KSR_STAGE_OK;
 }
 
-/* A sparse window still repainting when settle_s ended: wait until it is
- * quiet (run->stage bounds it: still repainting then, it is judged as it is),
- * then count it again. FAILED when the run ended meanwhile. */
-static ksr_stage_status wait_drawn(ksr_run *run, paint_state *p, int64_t looked_ms)
+/* The window repainted since since_ms (false without DAMAGE). */
+static bool repainted_since(ksr_run *run, bool damage, int64_t since_ms)
 {
+	return damage && ksr_x11_damaged_since(run->x, run->window.id, since_ms) == 1;
+}
+
+/* A sparse window whose app was at work when settle_s ended: counted again
+ * every PAINT_RECHECK_MS until it is no longer sparse (drawn) or its app
+ * rests (no repaint and no work over the last count's span), then waited for
+ * until quiet. run->stage bounds it all: still at work then, it is judged as
+ * it is. FAILED when the run ended meanwhile. */
+static ksr_stage_status wait_drawn(ksr_run *run, paint_state *p, bool damage, int64_t looked_ms)
+{
+	cpu_mark work;
+	for (;;) {
+		cpu_mark_take(&work, run->app_pid);
+		ksr_deadline next = {.at_ms = looked_ms + PAINT_RECHECK_MS};
+		ksr_wait w = ksr_sleep_until(ksr_deadline_min(run->stage, next));
+		if (w != KSR_WAIT_CANCELLED) /* the sleep's end, or the stage's */
+			w = ksr_deadline_passed(run->stage) ? KSR_WAIT_TIMEOUT : KSR_WAIT_READY;
+		if (ended_run(run, w))
+			return KSR_STAGE_FAILED;
+		if (w != KSR_WAIT_READY)
+			break; /* paint_timeout_s passed: judged as it is */
+		int64_t span_from = looked_ms;
+		looked_ms = ksr_now_ms();
+		if (!count(run, &p->last)) {
+			p->gone = true;
+			return KSR_STAGE_OK;
+		}
+		if (p->last.distinct > SPARSE_COLOURS)
+			break;
+		if (!repainted_since(run, damage, span_from - PAINT_CLOCK_SLACK_MS) &&
+		    cpu_share_since(&work, run->app_pid) < BUSY_CORE_SHARE)
+			break;
+	}
 	unsigned long win = run->window.id;
 	ksr_x11_quiet q = {.quiet_ms = PAINT_QUIET_MS, .since_ms = looked_ms};
 	int64_t waited = 0;
-	ksr_wait w = ksr_x11_quiet_wait(run->x, &win, 1, &q, run->stage, &waited);
+	ksr_wait w = damage ? ksr_x11_quiet_wait(run->x, &win, 1, &q, run->stage, &waited)
+	                    : KSR_WAIT_READY;
 	if (ended_run(run, w))
 		return KSR_STAGE_FAILED;
 	p->lost = w == KSR_WAIT_ERROR;
@@ -175,10 +251,15 @@ static ksr_stage_status wait_drawn(ksr_run *run, paint_state *p, int64_t looked_
 	return KSR_STAGE_OK;
 }
 
-static bool still_drawing(ksr_run *run, const ksr_x11_colours *c, bool damage, int64_t looked_ms)
+/* Sparse, and its app at work: repainting it lately, or busy on the CPU. */
+static bool still_drawing(ksr_run *run, paint_state *p, bool damage, int64_t looked_ms,
+                          const cpu_mark *work)
 {
-	return damage && c->distinct <= SPARSE_COLOURS &&
-	       ksr_x11_damaged_since(run->x, run->window.id, looked_ms - PAINT_QUIET_MS) == 1;
+	if (p->first.distinct > SPARSE_COLOURS)
+		return false;
+	p->busy_at_settle = cpu_share_since(work, run->app_pid);
+	return repainted_since(run, damage, looked_ms - PAINT_QUIET_MS) ||
+	       p->busy_at_settle >= BUSY_CORE_SHARE;
 }
 
 static void colour_hex(const ksr_x11_colours *c, char buf[8])
@@ -218,6 +299,7 @@ static void emit_paint(ksr_run *run, const paint_state *p)
 		cJSON_AddBoolToObject(f, "window_gone", p->gone);
 	} else if (p->drawing_at_settle) {
 		cJSON_AddBoolToObject(f, "drawing_at_settle", true);
+		cJSON_AddNumberToObject(f, "busy_at_settle", p->busy_at_settle);
 		cJSON_AddNumberToObject(f, "quiet_after_ms", (double)p->quiet_after_ms);
 		cJSON_AddNumberToObject(f, "colours_drawn", p->last.distinct);
 		cJSON_AddBoolToObject(f, "window_gone", p->gone);
@@ -239,7 +321,7 @@ static void concern_not_rendered(ksr_run *run, const paint_state *p)
 
 /* Count the window's colours at the end of settle_s; blank, wait for its
  * paint. Nothing to look at (no window, not on the screen): nothing done. */
-static ksr_stage_status painted_before_judged(ksr_run *run, paint_state *p)
+static ksr_stage_status painted_before_judged(ksr_run *run, paint_state *p, const cpu_mark *work)
 {
 	*p = (paint_state){.start_ms = ksr_now_ms()};
 	if (!run->have_window || !run->window.id || !run->x)
@@ -257,9 +339,9 @@ static ksr_stage_status painted_before_judged(ksr_run *run, paint_state *p)
 	ksr_stage_status st = KSR_STAGE_OK;
 	if (p->blank_at_settle) {
 		st = wait_painted(run, p, damage, looked);
-	} else if (still_drawing(run, &p->first, damage, looked)) {
+	} else if (still_drawing(run, p, damage, looked, work)) {
 		p->drawing_at_settle = true;
-		st = wait_drawn(run, p, looked);
+		st = wait_drawn(run, p, damage, looked);
 	}
 	emit_paint(run, p);
 	if (st == KSR_STAGE_OK && p->blank_at_settle && !p->painted && !p->gone && !p->lost)
@@ -273,10 +355,10 @@ static void paint_note(const ksr_run *run, const paint_state *p, char *note, siz
 	size_t n = strlen(note);
 	if (p->drawing_at_settle && n < len) {
 		snprintf(note + n, len - n,
-		         "; its window (%d colours) was still being drawn when settle_s ended: "
-		         "quiet "
-		         "%.1f s later, %d colours",
-		         p->first.distinct, (double)p->quiet_after_ms / 1000.0, p->last.distinct);
+		         "; its window (%d colours) was still being drawn when settle_s ended "
+		         "(the app at %.0f%% of a core): quiet %.1f s later, %d colours",
+		         p->first.distinct, 100.0 * p->busy_at_settle,
+		         (double)p->quiet_after_ms / 1000.0, p->last.distinct);
 		return;
 	}
 	if (!p->blank_at_settle || n >= len)
@@ -310,14 +392,15 @@ static void track_repaints(ksr_run *run)
 static ksr_stage_status stage_settle(ksr_run *run, char *note, size_t len)
 {
 	track_repaints(run);
-	ksr_stage_status st = settle_wait(run);
+	cpu_mark work;
+	ksr_stage_status st = settle_wait(run, &work);
 	if (st != KSR_STAGE_OK)
 		return st;
 	ksr_dialogs_after_settle(run);
 	/* From here on its death ends every wait, the paint wait's too. */
 	ksr_run_watch_app(run);
 	paint_state p;
-	st = painted_before_judged(run, &p);
+	st = painted_before_judged(run, &p, &work);
 	if (st != KSR_STAGE_OK)
 		return st;
 	snprintf(note, len, "settled %g s; the app is alive", run->sc->settle_s);
