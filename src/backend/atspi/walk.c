@@ -205,7 +205,6 @@ static bool toolkit_name_differs(const walk *w, guint32 role)
 	case ATSPI_ROLE_UNKNOWN:
 	case ATSPI_ROLE_EXTENDED:
 	case ATSPI_ROLE_STATUS_BAR:
-		return true;
 	case ATSPI_ROLE_TEAROFF_MENU_ITEM:
 	case ATSPI_ROLE_EDITBAR:
 		return true;
