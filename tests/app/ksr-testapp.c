@@ -36,7 +36,11 @@
  * --busy-first-query MS: once the window is mapped, the first question for
  * the app's accessible name (AT-SPI Get Name of the root, the first a client
  * asks of an app it found) keeps the main thread busy MS before it answers
- * (records "busy-in-query"): an app alive but slow, as on a loaded machine. */
+ * (records "busy-in-query"): an app alive but slow, as on a loaded machine.
+ * --many-children N adds an area "Many Cells" whose accessible is a table of
+ * N cells that manages its descendants, as a spreadsheet's sheet: a cell's
+ * object is made only when asked for (AT-SPI GetChildren asks for every
+ * one), and the first one made records "many-child-built". */
 #include <glib-unix.h>
 #include <gtk/gtk.h>
 
@@ -74,6 +78,7 @@ static struct {
 	gint splash_ms;
 	gboolean splash_anon;
 	gint busy_first_query_ms;
+	gint many_children;
 } opt = {
         .splash_ms = -1,
         .slow_start_ms = -1,
@@ -140,6 +145,8 @@ static GOptionEntry entries[] = {
          "After SIGUSR1, SIGSTOP itself inside the next state query of \"Press me\"", NULL},
         {"busy-first-query", 0, 0, G_OPTION_ARG_INT, &opt.busy_first_query_ms,
          "Once mapped, stay busy this long inside the first query of the app's name", "MS"},
+        {"many-children", 0, 0, G_OPTION_ARG_INT, &opt.many_children,
+         "Add a table \"Many Cells\" of N cells, each made when first asked for", "N"},
         {NULL},
 };
 
@@ -571,6 +578,63 @@ static void busy_first_query(void)
 	busy_armed = TRUE;
 }
 
+/* --many-children: the area's accessible class (GtkWidgetAccessible) is
+ * shared, so the wrappers check which object they answer for. */
+static AtkObject *many_target;
+static gboolean many_built;
+static gint (*real_n_children)(AtkObject *);
+static AtkObject *(*real_ref_child)(AtkObject *, gint);
+static AtkStateSet *(*real_many_states)(AtkObject *);
+
+static gint many_n_children(AtkObject *obj)
+{
+	if (obj == many_target)
+		return opt.many_children;
+	return real_n_children ? real_n_children(obj) : 0; /* AtkObject's default: none */
+}
+
+static AtkObject *many_ref_child(AtkObject *obj, gint i)
+{
+	if (obj != many_target)
+		return real_ref_child ? real_ref_child(obj, i) : NULL;
+	if (i < 0 || i >= opt.many_children)
+		return NULL;
+	if (!many_built) {
+		many_built = TRUE;
+		record("many-child-built\n");
+	}
+	AtkObject *cell = g_object_new(ATK_TYPE_OBJECT, NULL);
+	atk_object_set_role(cell, ATK_ROLE_TABLE_CELL);
+	atk_object_set_parent(cell, obj);
+	return cell;
+}
+
+/* As a real table's: its cells are not in the bridge's cache. */
+static AtkStateSet *many_states(AtkObject *obj)
+{
+	AtkStateSet *set = real_many_states(obj);
+	if (obj == many_target)
+		atk_state_set_add_state(set, ATK_STATE_MANAGES_DESCENDANTS);
+	return set;
+}
+
+static void add_many(GtkWidget *box)
+{
+	GtkWidget *area = gtk_drawing_area_new();
+	gtk_widget_set_size_request(area, -1, 40);
+	many_target = gtk_widget_get_accessible(area);
+	atk_object_set_name(many_target, "Many Cells");
+	atk_object_set_role(many_target, ATK_ROLE_TABLE);
+	AtkObjectClass *k = ATK_OBJECT_GET_CLASS(many_target);
+	real_n_children = k->get_n_children;
+	real_ref_child = k->ref_child;
+	real_many_states = k->ref_state_set;
+	k->get_n_children = many_n_children;
+	k->ref_child = many_ref_child;
+	k->ref_state_set = many_states;
+	gtk_box_pack_start(GTK_BOX(box), area, FALSE, FALSE, 0);
+}
+
 static GtkWidget *build_window(void)
 {
 	GtkWidget *win = gtk_window_new(GTK_WINDOW_TOPLEVEL);
@@ -615,6 +679,8 @@ static GtkWidget *build_window(void)
 	}
 	if (opt.animate)
 		add_strip(box);
+	if (opt.many_children > 0)
+		add_many(box);
 	if (opt.no_cursor_blink)
 		g_object_set(gtk_settings_get_default(), "gtk-cursor-blink", FALSE, NULL);
 	gtk_container_add(GTK_CONTAINER(win), box);

@@ -90,6 +90,49 @@ steps:
         self.assertEqual(probe["status"], "skipped")
         self.assertIn("atspi: false", probe["reason"])
 
+    def test_a_table_of_many_cells_is_counted_not_listed(self):
+        """A node that may hold very many children (a table that manages its
+        descendants, as a spreadsheet's sheet: the test app's "Many Cells",
+        20000 cells made only when asked for) is asked its child count before
+        its children: GetChildren would make the app build every cell. The
+        probe's full walk is cut there."""
+        rec = os.path.join(self.tmp, "rec")
+        sc = self.scenario("""\
+launch: %s --many-children 20000 --record %s
+window: KSR Test App
+settle_s: 0.5
+steps:
+  - click_element: "Press me"
+""" % (ksr.TESTAPP, rec))
+        rc, _so, se, _t = self.run_rt(["run", "--xvfb", sc], out=self.out(), timeout=120)
+        self.assertEvidence(self.out(), "pass", "completed", rc=rc, stderr=se)
+        self.assertNoSanitizerReport(se)
+        with open(os.path.join(self.out(), "atspi.json")) as f:
+            tree = json.load(f)
+        many = [n for n in tree["nodes"] if n["name"] == "Many Cells"]
+        self.assertEqual([n["role"] for n in many], ["table"], many)
+        self.assertEqual((tree["walk"]["truncated"], tree["walk"]["cut_by"]), (True, "children"))
+        with open(rec) as f:
+            self.assertEqual(f.read().split(), ["pressed"])
+
+    def test_a_find_counts_a_table_of_many_cells(self):
+        """The same in a find that reads the whole tree (no such control, no
+        probe): the table's count, not its cells."""
+        rec = os.path.join(self.tmp, "rec")
+        sc = self.scenario("""\
+launch: %s --many-children 20000 --record %s
+window: KSR Test App
+settle_s: 0.5
+atspi: false
+steps:
+  - click_element: "No such button"
+    timeout_s: 2
+""" % (ksr.TESTAPP, rec))
+        rc, _so, se, _t = self.run_rt(["run", "--xvfb", sc], out=self.out(), timeout=120)
+        self.assertEvidence(self.out(), "app-failed", "step-failed", rc=rc, stderr=se)
+        self.assertNoSanitizerReport(se)
+        self.assertFalse(os.path.exists(rec), "a cell was built")  # nothing recorded
+
     def test_state_check_that_does_not_hold(self):
         sc = self.scenario("""\
 launch: %s

@@ -14,7 +14,9 @@
 
 /* GTK 4's GetRoleName strings (gtk_accessible_role_to_name, GtkAccessibleRole
  * of GTK 4.8 to 4.14); the ones equal to an AT-SPI name need no entry but
- * are harmless. Qt and GTK 3 answer GetRoleName with the AT-SPI names. */
+ * are harmless. GTK 3 answers GetRoleName with ATK's names (the AT-SPI
+ * names but "statusbar" and a few more), Qt 5 with its own roles' translated
+ * names ("spin box" for a spin button). */
 static const char *const gtk4_names[] = {
         "alert",
         "alert dialog",

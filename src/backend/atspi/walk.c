@@ -7,12 +7,16 @@
  * GTK 4), one call brings every node's role, name, description, states,
  * interfaces, parent, index and child count, and a node found in it is
  * asked only its children where the cache does not name them all
- * (complete_kids), then, once the tree's shape is known, its toolkit role
- * name, extents and actions: the app answers one call at a time, so fewer
- * calls is what makes the walk faster. A node the cache lacks (Qt 5's is
- * empty) is asked everything. Nodes are added breadth first whatever order
- * the answers come in (add_known_kids). Bounded by depth, node count,
- * children per node and time.
+ * (complete_kids; all such asked at once before the walk, prefetch_kids),
+ * then, once the tree's shape is known, its extents and actions (and its
+ * toolkit role name where that may say more than its standard role:
+ * wants_toolkit_name): the app answers one call at a time, so fewer calls
+ * is what makes the walk faster. A node the cache lacks (Qt 5's is empty) is
+ * asked everything. Nodes are added breadth first whatever order the answers
+ * come in (add_known_kids). Bounded by depth, node count, children per node
+ * and time; a node that may hold very many children (a table: may_hold_many)
+ * is asked its count before its children, since GetChildren makes the app
+ * build every child.
  *
  * Find mode (opts->find_name): only states, name and child count are asked
  * of every node, its roles only when the name matches (and of the match's
@@ -64,7 +68,22 @@ typedef struct cache_item {
 	const char **kids;
 	int kids_known;
 	bool kids_bad; /* two items at one index, or one past the count */
+	/* Full walk: its GetChildren, asked ahead (prefetch_kids): 0 not
+	 * asked, 1 in flight, 2 answered (pre_reply; NULL: it failed);
+	 * pre_node: the node waiting for it (-1: none yet). */
+	unsigned char pre;
+	GVariant *pre_reply;
+	int pre_node;
 } cache_item;
+
+/* Whose GetRoleName strings the walk can tell from the standard role
+ * (toolkit_name_differs): GTK 3's, whose bridge (at-spi2-atk) answers
+ * atk_role_get_name, the standard names but for a few roles and in no
+ * other language. Any other toolkit's are asked of every node: GTK 4's are
+ * not a function of the standard role (a filler is "widget" or "generic"),
+ * nor Qt 5's, which are its translated names of its own roles, several to
+ * one standard role ("spin box", "splitter", "grip"). */
+enum role_names { NAMES_ASK, NAMES_ATK };
 
 /* A node's children, known: as its cache item names them, or GetChildren's answer. */
 struct kids {
@@ -83,11 +102,15 @@ typedef struct walk {
 	int pending;
 	bool window_coords; /* GTK4: extents relative to the window */
 	bool by_get;        /* Qt: Properties.Get per property, never GetAll */
-	bool stopped;       /* find mode: the match is known, the rest was cancelled */
+	enum role_names names;
+	bool stopped; /* find mode: the match is known, the rest was cancelled */
 	/* Per node: core answers (role, states, name, count) and detail answers
 	 * (interfaces, extents, actions) still to come. */
 	unsigned char *core_left, *det_left;
 	unsigned char *cached; /* the node's core answers came from the cache */
+	/* The node's standard role (GetRole or its cache item; 0: not known). */
+	guint32 *role_num;
+	unsigned char *states_in; /* its states are known (GetState answered, or the cache) */
 	/* Find mode: the node's roles were asked; its extents and actions were
 	 * asked (when its name matched, before its interfaces were known). */
 	unsigned char *roles_asked, *detailed;
@@ -134,6 +157,14 @@ static const struct {
 
 static void on_reply(GObject *src, GAsyncResult *res, gpointer data);
 
+/* enum role_names: GTK before 4 (ATK's names), the version known. */
+static enum role_names role_names_of(const ksr_atspi_app *app)
+{
+	bool gtk3 = app && app->toolkit && strcasecmp(app->toolkit, "GTK") == 0 &&
+	            app->toolkit_major > 0 && app->toolkit_major < 4;
+	return gtk3 ? NAMES_ATK : NAMES_ASK;
+}
+
 bool ksr_atspi_app_window_coords(const ksr_atspi_app *app)
 {
 	return app && app->toolkit && strcasecmp(app->toolkit, "GTK") == 0 &&
@@ -145,10 +176,75 @@ static bool is_core(enum req_kind kind)
 	return kind <= REQ_STATE;
 }
 
-/* The calls whose answer may bring a node's children (its count, then them). */
-static bool brings_kids(enum req_kind kind)
+/* Qt's full walk: a node's children are asked once its role is in
+ * (kids_by_role), not after its count. */
+static bool kids_after_role(const walk *w)
 {
-	return kind == REQ_PROPS || kind == REQ_COUNT || kind == REQ_CHILDREN;
+	return w->by_get && !w->o.find_name;
+}
+
+/* The calls whose answer may bring a node's children (its role or count,
+ * then them). */
+static bool brings_kids(const walk *w, enum req_kind kind)
+{
+	return kind == REQ_PROPS || kind == REQ_COUNT || kind == REQ_CHILDREN ||
+	       (kind == REQ_ROLE_ENUM && kids_after_role(w));
+}
+
+/* Whether a node of this standard role may answer GetRoleName with
+ * something else than the role's standard name (enum role_names): ATK
+ * spells three roles its own way ("statusbar", "tear off menu item", "edit
+ * bar"); a role with no standard name (an app's own, extended) may be
+ * anything. */
+static bool toolkit_name_differs(const walk *w, guint32 role)
+{
+	if (w->names == NAMES_ASK)
+		return true;
+	switch (role) {
+	case ATSPI_ROLE_INVALID:
+	case ATSPI_ROLE_UNKNOWN:
+	case ATSPI_ROLE_EXTENDED:
+	case ATSPI_ROLE_STATUS_BAR:
+	case ATSPI_ROLE_TEAROFF_MENU_ITEM:
+	case ATSPI_ROLE_EDITBAR:
+		return true;
+	default:
+		return role >= ATSPI_ROLE_COUNT;
+	}
+}
+
+/* Whether a node may have so many children that GetChildren is not to be
+ * asked before its count: GetChildren makes the app build every child (a
+ * spreadsheet's million cells). The containers of items, of rows and of
+ * cells, documents, a node that manages its descendants (a table's cells
+ * come and go) and one whose role is not known. */
+static bool may_hold_many(guint32 role, uint64_t states)
+{
+	if (states & (1ull << ATSPI_STATE_MANAGES_DESCENDANTS))
+		return true;
+	switch (role) {
+	case ATSPI_ROLE_INVALID:
+	case ATSPI_ROLE_UNKNOWN:
+	case ATSPI_ROLE_EXTENDED:
+	case ATSPI_ROLE_TABLE:
+	case ATSPI_ROLE_TREE_TABLE:
+	case ATSPI_ROLE_TREE:
+	case ATSPI_ROLE_LIST:
+	case ATSPI_ROLE_LIST_BOX:
+	case ATSPI_ROLE_TABLE_ROW:
+	case ATSPI_ROLE_TREE_ITEM:
+	case ATSPI_ROLE_LAYERED_PANE: /* GTK 2's icon view */
+	case ATSPI_ROLE_CANVAS:
+	case ATSPI_ROLE_DOCUMENT_FRAME:
+	case ATSPI_ROLE_DOCUMENT_SPREADSHEET:
+	case ATSPI_ROLE_DOCUMENT_PRESENTATION:
+	case ATSPI_ROLE_DOCUMENT_TEXT:
+	case ATSPI_ROLE_DOCUMENT_WEB:
+	case ATSPI_ROLE_DOCUMENT_EMAIL:
+		return true;
+	default:
+		return role >= ATSPI_ROLE_COUNT;
+	}
 }
 
 static GVariant *req_params(const walk *w, enum req_kind kind)
@@ -179,7 +275,7 @@ static void send_req_as(walk *w, int node, enum req_kind kind, bool ahead)
 		w->core_left[node]++;
 	else if (kind != REQ_CHILDREN)
 		w->det_left[node]++;
-	if (brings_kids(kind))
+	if (brings_kids(w, kind))
 		w->kids_wait[node]++;
 	w->pending++;
 	w->t->calls++;
@@ -204,6 +300,7 @@ static void cut(ksr_atspi_tree *t, const char *why)
 static void count_known(walk *w, int i, gint32 count);
 static void ask_details(walk *w, int i);
 static bool may_expand(const walk *w, int i);
+static bool known_hidden(const walk *w, int i);
 static int add_node(walk *w, const char *path, int parent);
 
 /* Find mode: whether node i's name (role aside) is the one looked for; only
@@ -213,16 +310,56 @@ static bool name_matches(const walk *w, int i)
 	return ksr_atspi_node_match_kind(&w->t->nodes[i], w->o.find_name, NULL) > 0;
 }
 
-/* The standard role (which a cache item gives) and the toolkit's role name;
- * once per node. */
+/* Whether node's toolkit role name (GetRoleName) is asked, its standard
+ * role known. It is the role where there is no standard one. The full walk
+ * keeps it as the role's alias (matched, printed where it differs) where it
+ * may say more (toolkit_name_differs); the find mode only to match a role
+ * asked for that the standard one is not. */
+static bool wants_toolkit_name(const walk *w, guint32 role)
+{
+	if (role == ATSPI_ROLE_INVALID || role >= ATSPI_ROLE_COUNT)
+		return true;
+	if (!toolkit_name_differs(w, role))
+		return false;
+	if (!w->o.find_name)
+		return true;
+	if (!w->o.find_role)
+		return false;
+	char *standard = ksr_atspi_role_canonical(role);
+	bool same = ksr_atspi_role_equal(w->o.find_role, standard);
+	free(standard);
+	return !same;
+}
+
+/* roles_asked: GetRole (or the cache's), GetRoleName. */
+#define ASKED_ROLE 1
+#define ASKED_NAME 2
+
+static void ask_role_name(walk *w, int i)
+{
+	if (w->roles_asked[i] & ASKED_NAME)
+		return;
+	w->roles_asked[i] |= ASKED_NAME;
+	send_req(w, i, REQ_ROLE);
+}
+
+/* The standard role (which a cache item gives) and the toolkit's role name
+ * where it is wanted (wants_toolkit_name), once per node: with GetRole where
+ * it may be (a toolkit whose names the standard role does not tell, in a
+ * full walk or a find of a role: one round trip less), else once GetRole
+ * has answered (role_known). */
 static void ask_roles(walk *w, int i)
 {
-	if (w->roles_asked[i])
+	if (w->roles_asked[i] & ASKED_ROLE)
 		return;
-	w->roles_asked[i] = true;
-	if (!w->cached[i])
+	w->roles_asked[i] |= ASKED_ROLE;
+	if (!w->cached[i]) {
 		send_req(w, i, REQ_ROLE_ENUM);
-	send_req(w, i, REQ_ROLE);
+		if (w->names == NAMES_ASK && (!w->o.find_name || w->o.find_role))
+			ask_role_name(w, i);
+	} else if (wants_toolkit_name(w, w->role_num[i])) {
+		ask_role_name(w, i);
+	}
 }
 
 /* Find mode: node i is read (name, states, and roles where one is asked
@@ -258,9 +395,7 @@ static void ask_match(walk *w, int i)
 	}
 	w->detailed[i] = true;
 	send_req(w, i, REQ_IFACES);
-	uint64_t st = w->t->nodes[i].states;
-	uint64_t seen = (1ull << ATSPI_STATE_SHOWING) | (1ull << ATSPI_STATE_VISIBLE);
-	if (!st || (st & seen)) /* as ask_details: a hidden node has no place to click */
+	if (!known_hidden(w, i)) /* as ask_details: a hidden node has no place to click */
 		send_req_as(w, i, REQ_EXTENTS, true);
 	send_req_as(w, i, REQ_ACTIONS, true);
 }
@@ -271,10 +406,12 @@ static void fill_from_item(walk *w, int i, const cache_item *it)
 	ksr_atspi_node *n = &w->t->nodes[i];
 	n->answered = true;
 	n->role = ksr_atspi_role_canonical(it->role);
+	w->role_num[i] = it->role;
 	n->name = ksr_xstrdup(it->name);
 	if (it->description && *it->description && !w->o.find_name)
 		n->description = ksr_xstrdup(it->description);
 	n->states = it->states;
+	w->states_in[i] = true;
 	if (n->depth > 1 && (n->states & (1ull << ATSPI_STATE_SHOWING)))
 		w->t->visible_is_showing = false; /* as for a GetState answer */
 	n->ifaces = it->ifaces;
@@ -313,7 +450,23 @@ static void add_known_kids(walk *w)
  * them all; its toolkit role name (matching takes it as an alias), extents
  * and actions are asked later (full walk: ask_cached_details) or only of a
  * match (find mode). */
-static void from_cache(walk *w, int i, const cache_item *it)
+static void got_children(walk *w, int i, GVariant *reply);
+
+/* Node i's children from its item's GetChildren asked ahead: in, or
+ * awaited (on_prefetch gives them), or asked again if that one failed. */
+static void take_prefetched(walk *w, int i, cache_item *it)
+{
+	if (it->pre == 1) {
+		it->pre_node = i;
+		w->kids_wait[i]++;
+	} else if (it->pre_reply) {
+		got_children(w, i, it->pre_reply);
+	} else {
+		send_req(w, i, REQ_CHILDREN);
+	}
+}
+
+static void from_cache(walk *w, int i, cache_item *it)
 {
 	ksr_atspi_node *n = &w->t->nodes[i];
 	fill_from_item(w, i, it);
@@ -323,7 +476,11 @@ static void from_cache(walk *w, int i, const cache_item *it)
 	if (w->o.find_name && name_matches(w, i))
 		ask_match(w, i);
 	/* Find mode keeps to GetChildren: it judges nodes in the order they
-	 * were added, which must be the tree's. */
+	 * were added, which must be the tree's; but a node with none has none. */
+	if (w->o.find_name && complete_kids(i, it) && it->count == 0) {
+		n->n_children = 0;
+		return;
+	}
 	if (!w->o.find_name && complete_kids(i, it)) {
 		n->n_children = it->count;
 		w->t->kids_cached++;
@@ -334,11 +491,21 @@ static void from_cache(walk *w, int i, const cache_item *it)
 		return;
 	}
 	n->n_children = -1; /* counted from GetChildren's answer */
-	if (may_expand(w, i)) {
-		if (n->depth >= w->o.max_depth)
-			cut(w->t, "depth");
-		else
-			send_req(w, i, REQ_CHILDREN);
+	if (!may_expand(w, i))
+		return;
+	if (n->depth >= w->o.max_depth) {
+		cut(w->t, "depth");
+	} else if (it->count > MAX_CHILDREN) {
+		n->n_children = it->count;
+		cut(w->t, "children");
+	} else if (it->count < 0 && may_hold_many(it->role, it->states)) {
+		/* GTK 3's cache gives no count of a node that manages its
+		 * descendants (a table): asked before its children (count_known). */
+		send_req(w, i, REQ_COUNT);
+	} else if (it->pre) {
+		take_prefetched(w, i, it);
+	} else {
+		send_req(w, i, REQ_CHILDREN);
 	}
 }
 
@@ -356,6 +523,8 @@ static int new_node(walk *w, const char *path, int parent)
 		w->core_left = ksr_xrealloc(w->core_left, t->cap);
 		w->det_left = ksr_xrealloc(w->det_left, t->cap);
 		w->cached = ksr_xrealloc(w->cached, t->cap);
+		w->role_num = ksr_xrealloc(w->role_num, t->cap * sizeof *w->role_num);
+		w->states_in = ksr_xrealloc(w->states_in, t->cap);
 		w->roles_asked = ksr_xrealloc(w->roles_asked, t->cap);
 		w->detailed = ksr_xrealloc(w->detailed, t->cap);
 		w->kids = ksr_xrealloc(w->kids, t->cap * sizeof *w->kids);
@@ -368,6 +537,8 @@ static int new_node(walk *w, const char *path, int parent)
 	        .depth = parent < 0 ? 0 : t->nodes[parent].depth + 1,
 	};
 	w->core_left[i] = w->det_left[i] = w->cached[i] = w->kids_wait[i] = 0;
+	w->role_num[i] = 0;
+	w->states_in[i] = 0;
 	w->roles_asked[i] = w->detailed[i] = 0;
 	w->kids[i] = (struct kids){0};
 	return i;
@@ -378,16 +549,17 @@ static int add_node(walk *w, const char *path, int parent)
 	int i = new_node(w, path, parent);
 	if (i < 0)
 		return -1;
-	const cache_item *it = w->items ? g_hash_table_lookup(w->items, path) : NULL;
+	cache_item *it = w->items ? g_hash_table_lookup(w->items, path) : NULL;
 	if (it) {
 		from_cache(w, i, it);
 		return i;
 	}
-	/* States before the child count: whether to go below a node (find mode)
-	 * and whether to ask for extents depend on them. */
+	/* States first: whether to go below a node (find mode), whether to ask
+	 * for extents and (Qt's full walk) for its children before their count
+	 * depend on them; one app answers in order. */
+	send_req(w, i, REQ_STATE);
 	if (!w->o.find_name)
 		ask_roles(w, i);
-	send_req(w, i, REQ_STATE);
 	/* Find mode: the root's children are the app's windows, never too many
 	 * to ask for: asked at once, not after its count (a round trip less
 	 * before the first window is read). */
@@ -398,7 +570,7 @@ static int add_node(walk *w, const char *path, int parent)
 		send_req(w, i, REQ_NAME);
 		if (!w->o.find_name)
 			send_req(w, i, REQ_DESC);
-		if (!kids_now)
+		if (!kids_now && !kids_after_role(w)) /* else asked by kids_by_role */
 			send_req(w, i, REQ_COUNT);
 	}
 	if (kids_now) {
@@ -495,6 +667,34 @@ static void count_known(walk *w, int i, gint32 count)
 		cut(w->t, "children");
 	else
 		send_req(w, i, REQ_CHILDREN);
+}
+
+/* Qt's full walk: node i's children asked the moment its role is known, in
+ * the same flight as its other questions' answers, not after its count (one
+ * call less per node): but a node that may hold very many (may_hold_many;
+ * its states are in, asked before its role) and one at the depth bound are
+ * asked their count first (count_known). */
+static void kids_by_role(walk *w, int i, guint32 role)
+{
+	ksr_atspi_node *n = &w->t->nodes[i];
+	if (n->depth >= w->o.max_depth || may_hold_many(role, n->states)) {
+		send_req(w, i, REQ_COUNT);
+		return;
+	}
+	n->n_children = -1; /* counted from GetChildren's answer */
+	send_req(w, i, REQ_CHILDREN);
+}
+
+/* Node i's GetRole answer (role 0: none came): its toolkit role name where
+ * wanted and not asked yet (ask_roles), and, in Qt's full walk, its
+ * children. */
+static void role_known(walk *w, int i, guint32 role)
+{
+	w->role_num[i] = role;
+	if (wants_toolkit_name(w, role))
+		ask_role_name(w, i);
+	if (kids_after_role(w))
+		kids_by_role(w, i, role);
 }
 
 static void got_props(walk *w, int i, GVariant *reply)
@@ -597,20 +797,25 @@ static void got_ifaces(walk *w, int i, GVariant *reply)
 		ask_details(w, i);
 }
 
+/* Whether node i is known to be hidden: its states came and say neither
+ * showing nor visible (GTK 4 never sets showing, only visible; Qt 5 answers
+ * a closed menu's items with no state at all). Not known: not hidden. */
+static bool known_hidden(const walk *w, int i)
+{
+	uint64_t seen = (1ull << ATSPI_STATE_SHOWING) | (1ull << ATSPI_STATE_VISIBLE);
+	return w->states_in[i] && !(w->t->nodes[i].states & seen);
+}
+
 /* Extents and actions, once the node's states and interfaces are known. */
 static void ask_details(walk *w, int i)
 {
 	/* The app's own time per call bounds the walk (gnome-calculator spends
 	 * ~0.1 ms a call; the walk is mostly waiting on it), so calls whose answer
-	 * is of no use are not made: a control that is not showing has no place
-	 * to click. Neither visible nor showing means hidden (GTK4 never sets
-	 * showing, only visible). GetState was sent before GetInterfaces and one
-	 * app answers in order, so its states are known here (0: unknown, ask). */
-	uint64_t st = w->t->nodes[i].states;
-	uint64_t seen = (1ull << ATSPI_STATE_SHOWING) | (1ull << ATSPI_STATE_VISIBLE);
-	bool hidden = st && !(st & seen);
+	 * is of no use are not made: a control that is hidden has no place to
+	 * click. GetState was sent before GetInterfaces and one app answers in
+	 * order, so its states are in here unless GetState failed. */
 	w->detailed[i] = true;
-	if ((w->t->nodes[i].ifaces & KSR_ATSPI_IF_COMPONENT) && !hidden)
+	if ((w->t->nodes[i].ifaces & KSR_ATSPI_IF_COMPONENT) && !known_hidden(w, i))
 		send_req(w, i, REQ_EXTENTS);
 	if (w->t->nodes[i].ifaces & KSR_ATSPI_IF_ACTION)
 		send_req(w, i, REQ_ACTIONS);
@@ -663,6 +868,7 @@ static void got_reply(walk *w, const req *r, GVariant *reply)
 			free(n->role);
 			n->role = name;
 		}
+		role_known(w, r->node, role);
 		break;
 	}
 	case REQ_ROLE: {
@@ -685,6 +891,7 @@ static void got_reply(walk *w, const req *r, GVariant *reply)
 		GVariant *au = g_variant_get_child_value(reply, 0);
 		n->states = ksr_atspi_states_from_variant(au);
 		g_variant_unref(au);
+		w->states_in[r->node] = true;
 		/* A GTK 4 that reports showing below its windows is judged by it
 		 * (the one here sets it on the window alone). */
 		if (n->depth > 1 && (n->states & (1ull << ATSPI_STATE_SHOWING)))
@@ -732,6 +939,8 @@ static void on_reply(GObject *src, GAsyncResult *res, gpointer data)
 		got_reply(w, r, reply);
 	else if (!reply && !w->stopped && use)
 		w->t->unanswered++;
+	if (!reply && live && r->kind == REQ_ROLE_ENUM)
+		role_known(w, r->node, 0); /* its role name, and the count before children */
 	if (reply)
 		g_variant_unref(reply);
 	g_clear_error(&error);
@@ -740,11 +949,11 @@ static void on_reply(GObject *src, GAsyncResult *res, gpointer data)
 		w->core_left[r->node]--;
 	else if (r->kind != REQ_CHILDREN)
 		w->det_left[r->node]--;
-	if (brings_kids(r->kind))
+	if (brings_kids(w, r->kind))
 		w->kids_wait[r->node]--;
 	if (live && w->o.find_name)
 		scan(w);
-	else if (live && brings_kids(r->kind))
+	else if (live && brings_kids(w, r->kind))
 		add_known_kids(w);
 	free(r);
 }
@@ -758,6 +967,8 @@ static void item_free(gpointer p)
 	free(c->description);
 	free(c->parent);
 	free(c->kids);
+	if (c->pre_reply)
+		g_variant_unref(c->pre_reply);
 	free(c);
 }
 
@@ -878,6 +1089,76 @@ static void load_cache(walk *w, ksr_deadline d)
 		g_hash_table_destroy(h);
 }
 
+/* ---- the children the cache does not name, asked ahead ---- */
+
+typedef struct prefetch {
+	walk *w;
+	cache_item *it;
+} prefetch;
+
+/* Whether from_cache asks GetChildren of the node with this item: the
+ * cache does not name all its children (never the root's: GTK 4's count
+ * says 0 and it has a window) and its count does not forbid it. */
+static bool asks_children(const char *path, const cache_item *it)
+{
+	bool root = strcmp(path, ATSPI_ROOT_PATH) == 0;
+	if ((!root && complete_kids(1, it)) || it->count > MAX_CHILDREN)
+		return false;
+	return !(it->count < 0 && may_hold_many(it->role, it->states));
+}
+
+static void on_prefetch(GObject *src, GAsyncResult *res, gpointer data)
+{
+	prefetch *p = data;
+	walk *w = p->w;
+	cache_item *it = p->it;
+	free(p);
+	it->pre_reply = g_dbus_connection_call_finish(G_DBUS_CONNECTION(src), res, NULL);
+	it->pre = 2;
+	w->pending--;
+	int i = it->pre_node;
+	if (i < 0 || g_cancellable_is_cancelled(w->cancel))
+		return;
+	it->pre_node = -1;
+	if (it->pre_reply)
+		got_children(w, i, it->pre_reply);
+	else
+		send_req(w, i, REQ_CHILDREN); /* failed: asked again, as from_cache would */
+	w->kids_wait[i]--;
+	add_known_kids(w);
+}
+
+static void prefetch_one(walk *w, const char *path, cache_item *it)
+{
+	prefetch *p = ksr_xmalloc(sizeof *p);
+	*p = (prefetch){.w = w, .it = it};
+	it->pre = 1;
+	it->pre_node = -1;
+	w->pending++;
+	w->t->calls++;
+	g_dbus_connection_call(w->a->conn, w->app->bus, path, ATSPI_IFACE_ACCESSIBLE, "GetChildren",
+	                       NULL, G_VARIANT_TYPE("(a(so))"), G_DBUS_CALL_FLAGS_NO_AUTO_START,
+	                       KSR_ATSPI_CALL_MS, w->cancel, on_prefetch, p);
+}
+
+/* Full walk: GetChildren of every cached node whose children the cache does
+ * not name (GTK 3's menus and their items, the root), all at once before
+ * the walk starts, the root's first: one round trip where asking each when
+ * its node is added costs one per tree level (menus in menus). Asked also
+ * where a bound (nodes, depth) then leaves the node out: a few calls. */
+static void prefetch_kids(walk *w)
+{
+	cache_item *root = g_hash_table_lookup(w->items, ATSPI_ROOT_PATH);
+	if (root && asks_children(ATSPI_ROOT_PATH, root))
+		prefetch_one(w, ATSPI_ROOT_PATH, root);
+	GHashTableIter hi;
+	gpointer key, val;
+	g_hash_table_iter_init(&hi, w->items);
+	while (g_hash_table_iter_next(&hi, &key, &val))
+		if (val != root && asks_children(key, val))
+			prefetch_one(w, key, val);
+}
+
 /* ---- find mode from the cache alone ---- */
 
 /* The name (and, where asked, role) match of a cache item, as
@@ -889,7 +1170,8 @@ static int item_match_kind(walk *w, const char *path, const cache_item *it, ksr_
 	char *role = ksr_atspi_role_canonical(it->role);
 	ksr_atspi_node n = {.name = it->name, .role = role};
 	int kind = ksr_atspi_node_match_kind(&n, w->o.find_name, w->o.find_role);
-	if (!kind && w->o.find_role && ksr_atspi_node_match_kind(&n, w->o.find_name, NULL)) {
+	if (!kind && w->o.find_role && wants_toolkit_name(w, it->role) &&
+	    ksr_atspi_node_match_kind(&n, w->o.find_name, NULL)) {
 		ksr_err err = {0};
 		GVariant *r =
 		        ksr_atspi_call(w->a->ctx, w->a->conn, w->app->bus, path,
@@ -962,8 +1244,9 @@ static int cache_chain(walk *w, const char *path, const char **chain, int cap)
 }
 
 /* Find mode answered from the app's cache: the tree is the pick's line of
- * ancestors, and only the pick is asked anything (its toolkit role name,
- * then its extents and actions: one round trip). false: walk as usual. */
+ * ancestors, and only the pick is asked anything (its extents and actions,
+ * and its toolkit role name where a role asked for needs it: one round
+ * trip). false: walk as usual. */
 static bool cache_find(walk *w, ksr_deadline d)
 {
 	if (!w->items || !w->o.find_name)
@@ -987,7 +1270,8 @@ static bool cache_find(walk *w, ksr_deadline d)
 		}
 		nd->n_children = -1; /* not asked */
 	}
-	send_req(w, i, REQ_ROLE);
+	if (wants_toolkit_name(w, w->role_num[i]))
+		ask_role_name(w, i);
 	ask_details(w, i);
 	w->answer = i;
 	w->scanned = (int)w->t->len;
@@ -1021,7 +1305,8 @@ static void ask_cached_details(walk *w)
 {
 	for (size_t i = 0; i < w->t->len; i++)
 		if (w->cached[i]) {
-			send_req(w, (int)i, REQ_ROLE);
+			if (wants_toolkit_name(w, w->role_num[i]))
+				ask_role_name(w, (int)i);
 			ask_details(w, (int)i);
 		}
 }
@@ -1050,6 +1335,7 @@ int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_
 	/* Qt 5's bridge reads a second argument of every Properties call: GetAll
 	 * (one argument) reads past its list and the app segfaults. */
 	w.by_get = app->toolkit && strncasecmp(app->toolkit, "Qt", 2) == 0;
+	w.names = role_names_of(app);
 	w.cand = w.answer = w.early = -1;
 	/* GTK 4 here sets visible but never showing (docs/accessibility.md);
 	 * the first showing answer clears this. */
@@ -1058,6 +1344,8 @@ int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_
 	ksr_atspi_ctx_enter(a->ctx);
 	load_cache(&w, d);
 	out->cached = w.items != NULL;
+	if (w.items && !w.o.find_name)
+		prefetch_kids(&w);
 	if (!cache_find(&w, d))
 		add_node(&w, ATSPI_ROOT_PATH, -1);
 	if (!w.o.find_name)
@@ -1093,6 +1381,8 @@ int ksr_atspi_walk(ksr_atspi *a, const ksr_atspi_app *app, const ksr_atspi_walk_
 	free(w.core_left);
 	free(w.det_left);
 	free(w.cached);
+	free(w.role_num);
+	free(w.states_in);
 	free(w.roles_asked);
 	free(w.detailed);
 	for (size_t i = 0; i < out->len; i++) { /* a walk cut short leaves some */
