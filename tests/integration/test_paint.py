@@ -93,26 +93,33 @@ class PaintTest(ksr.KsrTestCase):
         r, g, b = pixel(cx, cy)
         self.assertTrue(r == g == b and 100 < r < 160, (r, g, b))
 
+    def assert_drawn_before_the_first_look(self, args):
+        """A run whose window was still being drawn when settle_s ended:
+        it passes with no concern, its paint event and settle row say so, and
+        its first look shows the drawn bars (the top one is red), not the
+        skeleton. Returns the paint event."""
+        out, rc, se = self.run_scenario(scenario_text(args))
+        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
+        self.assertEqual(report["concerns"], [])
+        (p,) = self.paint_events(out)
+        self.assertFalse(p["blank_at_settle"], p)
+        self.assertTrue(p.get("drawing_at_settle"), p)
+        self.assertGreater(p["colours_drawn"], p["colours"], p)
+        self.assertIn("still being drawn", ksr.stage(report, "settle")["reason"])
+        win = report["app"]["window"]
+        w, h, pixel = ksr.read_png_rgb(os.path.join(out, "00-first-look.png"))
+        x, y = win["x"] + win["w"] // 2, win["y"] + max(1, win["h"] // 20)
+        self.assertEqual(pixel(x, y), (255, 0, 0), win)
+        return p
+
     def test_window_still_being_drawn_is_waited_for(self):
         """A few flat panels redrawn every 100 ms for 3 s, then the content
         (settle_s 1): not one flat colour, yet being drawn when settle_s ends
         (as Blender on a loaded machine); settle waits until it is quiet, so
         the first look shows the content, not the skeleton. The old runtime
         judged the skeleton: its first look showed the grey header."""
-        out, rc, se = self.run_scenario(scenario_text("--skeleton 3"))
-        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
-        self.assertEqual(report["concerns"], [])
-        (p,) = self.paint_events(out)
-        self.assertFalse(p["blank_at_settle"], p)
-        self.assertTrue(p.get("drawing_at_settle"), p)
+        p = self.assert_drawn_before_the_first_look("--skeleton 3")
         self.assertLessEqual(p["colours"], 16, p)
-        self.assertGreater(p["colours_drawn"], p["colours"], p)
-        self.assertIn("still being drawn", ksr.stage(report, "settle")["reason"])
-        # The first look shows the painted bars: the top one is red.
-        win = report["app"]["window"]
-        w, h, pixel = ksr.read_png_rgb(os.path.join(out, "00-first-look.png"))
-        x, y = win["x"] + win["w"] // 2, win["y"] + max(1, win["h"] // 20)
-        self.assertEqual(pixel(x, y), (255, 0, 0), win)
 
     def test_window_whose_app_is_busy_is_waited_for(self):
         """The skeleton drawn once, then 3 s of work at a full core with no
@@ -122,19 +129,8 @@ class PaintTest(ksr.KsrTestCase):
         Settle waits while the app works, so the first look shows the
         content. The old runtime saw a sparse window at rest and judged the
         skeleton."""
-        out, rc, se = self.run_scenario(scenario_text("--skeleton --busy 3"))
-        report = self.assertEvidence(out, "pass", "completed", rc=rc, stderr=se)
-        self.assertEqual(report["concerns"], [])
-        (p,) = self.paint_events(out)
-        self.assertFalse(p["blank_at_settle"], p)
-        self.assertTrue(p.get("drawing_at_settle"), p)
+        p = self.assert_drawn_before_the_first_look("--skeleton --busy 3")
         self.assertGreaterEqual(p["busy_at_settle"], 0.25, p)
-        self.assertGreater(p["colours_drawn"], p["colours"], p)
-        self.assertIn("still being drawn", ksr.stage(report, "settle")["reason"])
-        win = report["app"]["window"]
-        w, h, pixel = ksr.read_png_rgb(os.path.join(out, "00-first-look.png"))
-        x, y = win["x"] + win["w"] // 2, win["y"] + max(1, win["h"] // 20)
-        self.assertEqual(pixel(x, y), (255, 0, 0), win)
 
     def test_busy_app_that_never_draws_is_waited_for_at_most_paint_timeout(self):
         """The skeleton, then work for ever: the wait for it to be drawn ends
