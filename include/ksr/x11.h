@@ -46,6 +46,10 @@ typedef struct ksr_window_list {
 ksr_wait ksr_x11_open_wait(const char *display_name, ksr_deadline d, ksr_x11 **out, ksr_err *err);
 void ksr_x11_close(ksr_x11 *x); /* NULL-safe */
 bool ksr_x11_alive(const ksr_x11 *x);
+/* Reads what the server has sent (never blocks, no request): false when the
+ * connection is gone, e.g. the X server died and closed it, even if nothing
+ * we did has met that yet. */
+bool ksr_x11_still_connected(ksr_x11 *x);
 const char *ksr_x11_display_name(const ksr_x11 *x);
 /* The screen's size now: a change of size (RandR, xrandr -s) is followed. */
 void ksr_x11_screen_size(ksr_x11 *x, int *w, int *h);

@@ -769,7 +769,15 @@ def run_as_user(tc, cmd, env, cwd, what, timeout=180):
 
 def start_session_bus(tc, env):
     """A D-Bus session bus (dbus-daemon --session) the test owns; its address.
-    tc: the KsrTestCase that kills it at the end."""
+    tc: the KsrTestCase that kills it at the end. The bus gets a runtime
+    folder of its own: the AT-SPI bus launcher it starts on demand puts its
+    socket there, and with none (and no DISPLAY, as in a Kasm session) every
+    test's launcher took ~/.cache/at-spi/bus, one test's bus replaced another's
+    under it and its end closed the other's connection (a CI run's a11y_find
+    failed with "The connection is closed")."""
+    runtime = tempfile.mkdtemp(prefix="xdg-runtime-", dir=tc.tmp)
+    os.chmod(runtime, 0o700)
+    env = dict(env, XDG_RUNTIME_DIR=runtime)
     bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address"],
                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                            stderr=subprocess.DEVNULL, start_new_session=True)

@@ -39,6 +39,15 @@ def cont(pid):
         pass
 
 
+def process_runs(pid):
+    """pid exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
 class FaultsTest(ksr.KsrTestCase):
 
     def env(self, **extra):
@@ -102,6 +111,46 @@ class FaultsTest(ksr.KsrTestCase):
                 timeout_s: 120
             """)
         self.assertEqual(ksr.stage(report, "steps")["status"], "failed")
+
+    def test_app_exit_seen_before_the_x_server_death_is_the_display(self):
+        """The X server dies and the app exits with it (its connection
+        broke), and the runtime sees the app's exit before the end of its
+        own connection: held (SIGSTOP) until the app is gone. The verdict is
+        still the display's, not a crash of the app. The old runtime said
+        app-failed / crashed (a clean CI run once saw it by chance in
+        test_x_server_killed_during_steps)."""
+        display, xvfb = self.own_display()
+        path = self.scenario(textwrap.dedent("""\
+            name: x-killed-app-first
+            launch: ${KSR_TESTAPP}
+            process: ^ksr-testapp$
+            window: ^KSR Test App$
+            settle_s: 0.5
+            atspi: false
+            steps:
+              - wait_window: ^never-there$
+                timeout_s: 120
+            """))
+        out = self.out()
+        rt = self.start_rt(["run", path], out=out,
+                           env=self.env(DISPLAY=display, NO_AT_BRIDGE="1"))
+        app = ksr.wait_for_trace_event(out, lambda ev: ev.get("event") == "app", timeout=60,
+                                       proc=rt)
+        ksr.wait_for_trace_event(out, ksr.in_stage("steps"), timeout=60, proc=rt)
+        rt.signal(signal.SIGSTOP)
+        try:
+            xvfb.send_signal(signal.SIGKILL)
+            deadline = time.monotonic() + 30
+            while process_runs(app["pid"]) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertFalse(process_runs(app["pid"]), "the app outlived its X server by 30 s")
+        finally:
+            rt.signal(signal.SIGCONT)
+        rc = rt.wait(timeout=120)
+        self.assertNoSanitizerReport(rt.stderr)
+        report = self.assertEvidence(out, "test-error", "no-display", rc=rc, pid=rt.pid,
+                                     stderr=rt.stderr)
+        self.assertRegex(report["reason"], r"X display connection was lost; the app")
 
     # ---- the app stops answering during an AT-SPI call -------------------------
 

@@ -172,6 +172,15 @@ bool ksr_x11_alive(const ksr_x11 *x)
 	return x && !x->dead;
 }
 
+bool ksr_x11_still_connected(ksr_x11 *x)
+{
+	/* Reading finds the end of a closed connection: Xlib then calls the
+	 * I/O error handlers, which mark it dead (on_io_error_exit). */
+	if (x && !x->dead)
+		XEventsQueued(x->dpy, QueuedAfterReading);
+	return x && !x->dead;
+}
+
 const char *ksr_x11_display_name(const ksr_x11 *x)
 {
 	return x ? x->name : NULL;

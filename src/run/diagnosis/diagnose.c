@@ -79,6 +79,15 @@ void ksr_diag_hold_crash(ksr_run *run, const char *reason)
 {
 	if (run->diag)
 		return; /* one crash is held; the first one */
+	if (run->x && !ksr_x11_still_connected(run->x) && !run->failed) {
+		/* The X server went first and the app's connection broke with
+		 * ours: its exit is the display's doing, the setup's fault. Seen
+		 * when the app's exit reached us before the end of our own
+		 * connection did. */
+		ksr_run_fail_setup(run, KSR_OUTCOME_NO_DISPLAY, 0,
+		                   "the X display connection was lost; %s after it", reason);
+		return;
+	}
 	struct ksr_diag *d = ksr_xcalloc(1, sizeof *d);
 	snprintf(d->reason, sizeof d->reason, "%s", reason);
 	d->by_window = !run->sc->process && !run->sc->process_cmdline;
