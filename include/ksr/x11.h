@@ -163,6 +163,11 @@ ksr_wait ksr_x11_damage_wait(ksr_x11 *x, unsigned long window, int64_t since_ms,
  * round trip). 1 yes, 0 no, -1 not tracked (ksr_x11_damage_track first) or
  * the connection is lost. */
 int ksr_x11_damaged_since(ksr_x11 *x, unsigned long window, int64_t since_ms);
+/* How many repaints of window (tracked) have been read, after a round trip:
+ * every repaint the server did before it is counted. A later count that is
+ * higher saw a repaint done after this call, whatever the clocks say. -1 when
+ * the window is not tracked or the display is gone. */
+long ksr_x11_damage_count(ksr_x11 *x, unsigned long window);
 /* ksr_now_ms() of the newest map, unmap, destroy, active-window or title
  * change read so far (0: none yet). */
 int64_t ksr_x11_last_change_ms(const ksr_x11 *x);

@@ -90,6 +90,7 @@ struct ksr_x11 {
 	struct ksr_x11_damaged {
 		unsigned long win, damage;
 		int64_t last_ms; /* the newest damage (or when tracking began), our clock */
+		long count;      /* DamageNotify events read since tracking began */
 		int64_t used_ms; /* the least recently used entry makes room */
 	} damaged[16];
 	bool have_clock;

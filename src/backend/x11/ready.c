@@ -145,6 +145,8 @@ void ksr_x11_ready_event(ksr_x11 *x, const XEvent *ev)
 		int64_t at = server_to_ours(x, d->timestamp);
 		if (e && at > e->last_ms)
 			e->last_ms = at;
+		if (e)
+			e->count++;
 		return;
 	}
 	if (ev->type == DestroyNotify) {
@@ -263,6 +265,16 @@ int ksr_x11_damaged_since(ksr_x11 *x, unsigned long window, int64_t since_ms)
 	if (x->dead || !e)
 		return -1;
 	return e->last_ms > since_ms;
+}
+
+long ksr_x11_damage_count(ksr_x11 *x, unsigned long window)
+{
+	if (!x || x->dead || !window)
+		return -1;
+	XSync(x->dpy, False); /* every repaint so far is queued before the reply */
+	ksr_x11_input_pump(x);
+	const struct ksr_x11_damaged *e = find_damaged(x, window);
+	return x->dead || !e ? -1 : e->count;
 }
 
 int64_t ksr_x11_last_change_ms(const ksr_x11 *x)

@@ -87,12 +87,13 @@ void ksr_effect_begin(ksr_run *run, const ksr_step *step, unsigned long window, 
 	for (size_t i = 0; i < 2; i++)
 		if (w->wins[i] && ksr_x11_damage_track(run->x, w->wins[i], &err) == 0)
 			w->damage = true;
-	/* A window tracked for the first time counts as damaged now, and a
-	 * repaint the server already did is read by this round trip: the
-	 * watch counts from after both. */
+	/* The repaints the server did before the act, counted after a round
+	 * trip: a higher count later is a repaint after it. Counted, not dated:
+	 * the server's clock is mapped onto ours within half a round trip and
+	 * its coarse tick, and a repaint a few ms after the act could be dated
+	 * before it (a CI run's space key was judged to have changed nothing). */
 	for (size_t i = 0; i < 2; i++)
-		if (w->wins[i])
-			(void)ksr_x11_damaged_since(run->x, w->wins[i], 0);
+		w->repaints[i] = w->wins[i] ? ksr_x11_damage_count(run->x, w->wins[i]) : -1;
 	w->focus = ksr_x11_input_focus(run->x);
 	if (!app_windows(run, w, w->before, &w->n_before, &w->before_full))
 		w->before_full = true; /* unknown: only the changes' own windows tell */
@@ -152,8 +153,8 @@ static void effect_words(ksr_run *run, const ksr_effect_watch *w, const ksr_step
 {
 	bool repaint = false;
 	for (size_t i = 0; i < 2; i++)
-		repaint = repaint || (w->wins[i] &&
-		                      ksr_x11_damaged_since(run->x, w->wins[i], w->since_ms) == 1);
+		repaint = repaint || (w->repaints[i] >= 0 &&
+		                      ksr_x11_damage_count(run->x, w->wins[i]) > w->repaints[i]);
 	bool focus = app_focus_changed(run, w);
 	bool window = app_window_changed(run, w);
 	const cJSON *sc =

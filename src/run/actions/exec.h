@@ -70,6 +70,7 @@ typedef struct ksr_effect_watch {
 	unsigned long wins[3]; /* the window the input went to, the app's, a tool's */
 	unsigned long focus;   /* the X input focus before the act */
 	int64_t since_ms;      /* ksr_now_ms() just before the act */
+	long repaints[2];      /* wins[0..1]'s repaints read before the act (-1: not tracked) */
 	int pid, pgid;         /* the app's process (a tool's, and its process group) */
 	/* The app's top-level windows before the act: id and a hash of the
 	 * title (a window that came, went or was retitled is a window change). */
