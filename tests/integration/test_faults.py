@@ -39,6 +39,20 @@ def cont(pid):
         pass
 
 
+# The test app, then a step that waits (for a window that never comes) while
+# the X server is taken away.
+WAITING_IN_STEPS = textwrap.dedent("""\
+    launch: ${KSR_TESTAPP}
+    process: ^ksr-testapp$
+    window: ^KSR Test App$
+    settle_s: 0.5
+    atspi: false
+    steps:
+      - wait_window: ^never-there$
+        timeout_s: 120
+    """)
+
+
 def process_runs(pid):
     """pid exists and is not a zombie."""
     try:
@@ -99,17 +113,7 @@ class FaultsTest(ksr.KsrTestCase):
         self.assertIn(ksr.stage(report, "app-wait")["status"], ("failed", "interrupted"))
 
     def test_x_server_killed_during_steps(self):
-        report, out = self.x_killed_in("steps", """\
-            name: x-killed-steps
-            launch: ${KSR_TESTAPP}
-            process: ^ksr-testapp$
-            window: ^KSR Test App$
-            settle_s: 0.5
-            atspi: false
-            steps:
-              - wait_window: ^never-there$
-                timeout_s: 120
-            """)
+        report, out = self.x_killed_in("steps", "name: x-killed-steps\n" + WAITING_IN_STEPS)
         self.assertEqual(ksr.stage(report, "steps")["status"], "failed")
 
     def test_app_exit_seen_before_the_x_server_death_is_the_display(self):
@@ -120,17 +124,7 @@ class FaultsTest(ksr.KsrTestCase):
         app-failed / crashed (a clean CI run once saw it by chance in
         test_x_server_killed_during_steps)."""
         display, xvfb = self.own_display()
-        path = self.scenario(textwrap.dedent("""\
-            name: x-killed-app-first
-            launch: ${KSR_TESTAPP}
-            process: ^ksr-testapp$
-            window: ^KSR Test App$
-            settle_s: 0.5
-            atspi: false
-            steps:
-              - wait_window: ^never-there$
-                timeout_s: 120
-            """))
+        path = self.scenario("name: x-killed-app-first\n" + WAITING_IN_STEPS)
         out = self.out()
         rt = self.start_rt(["run", path], out=out,
                            env=self.env(DISPLAY=display, NO_AT_BRIDGE="1"))
