@@ -74,6 +74,12 @@ size_t ksr_proc_find_tagged(const char *run_id, int **pids);
 /* SIGTERM every process carrying run_id, wait up to grace_ms for them to go,
  * then SIGKILL; how many there were. Not cancellable (cleanup). */
 size_t ksr_proc_stop_tagged(const char *run_id, int grace_ms);
+/* The same for pids, a list ksr_proc_find_tagged gave: each gets SIGTERM (the
+ * SIGKILL after the grace goes to whatever still carries run_id);
+ * ended_first[i] (NULL: not asked) tells pids[i] had ended before its signal.
+ * How many were signalled. */
+size_t ksr_proc_stop_listed(const char *run_id, const int *pids, size_t n, int grace_ms,
+                            bool *ended_first);
 
 #define KSR_PROC_LOG_CAP_DEFAULT (16u * 1024u * 1024u)
 #define KSR_PROC_LOG_CUT_NOTE    "\n[kasm-session-runtime: output cut at "

@@ -149,13 +149,20 @@ class AppOriginTest(ksr.KsrTestCase):
         self.assertEqual(run_id_pids(run_id), [])
         cleanup = events(out, "cleanup")
         # The sleep left the group; the xterm's own shell (a session of its
-        # pty, tagged too) may still be on its way out when the scan runs.
-        names = [p.get("name") for p in cleanup[0]["left_group"]]
+        # pty, tagged too) may still be on its way out when the scan runs,
+        # and may end by itself before its signal: each process says how it
+        # ended, and the counts add up to the list either way.
+        left = cleanup[0]["left_group"]
+        names = [p.get("name") for p in left]
         self.assertIn("sleep", names)
         self.assertEqual(set(names) - {"sleep", "bash", "sh"}, set(), names)
-        self.assertEqual((cleanup[0]["stopped"], cleanup[0]["still_running"]),
-                         (len(names), 0))
-
+        ends = {p["pid"]: p.get("end") for p in left}
+        self.assertEqual([p["end"] for p in left if p.get("name") == "sleep"], ["stopped"])
+        self.assertEqual(set(ends.values()) - {"stopped", "exited"}, set(), left)
+        self.assertEqual((cleanup[0]["stopped"], cleanup[0]["exited"],
+                          cleanup[0]["still_running"]),
+                         (list(ends.values()).count("stopped"),
+                          list(ends.values()).count("exited"), 0))
 
 if __name__ == "__main__":
     unittest.main()

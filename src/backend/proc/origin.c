@@ -207,12 +207,30 @@ static bool tagged_gone_within(const char *run_id, int ms)
 	}
 }
 
-size_t ksr_proc_stop_tagged(const char *run_id, int grace_ms)
+size_t ksr_proc_stop_listed(const char *run_id, const int *pids, size_t n, int grace_ms,
+                            bool *ended_first)
 {
-	size_t n = signal_tagged(run_id, SIGTERM);
-	if (n && !tagged_gone_within(run_id, grace_ms)) {
+	size_t signalled = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* ESRCH: it ended by itself between the scan and now (a shell whose
+		 * terminal just closed), which the caller reports apart. */
+		bool gone = kill(pids[i], SIGTERM) < 0 && errno == ESRCH;
+		if (ended_first)
+			ended_first[i] = gone;
+		signalled += !gone;
+	}
+	if (signalled && !tagged_gone_within(run_id, grace_ms)) {
 		signal_tagged(run_id, SIGKILL);
 		tagged_gone_within(run_id, KILL_WAIT_MS);
 	}
-	return n;
+	return signalled;
+}
+
+size_t ksr_proc_stop_tagged(const char *run_id, int grace_ms)
+{
+	int *pids = NULL;
+	size_t n = ksr_proc_find_tagged(run_id, &pids);
+	size_t signalled = ksr_proc_stop_listed(run_id, pids, n, grace_ms, NULL);
+	free(pids);
+	return signalled;
 }

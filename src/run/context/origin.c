@@ -174,6 +174,50 @@ void ksr_run_stale_describe(const ksr_run_stale *s, ksr_strbuf *b)
 	ksr_strbuf_add(b, " is on the display; it is not the app this run launched");
 }
 
+/* Its name from the scan, if it was still there to be read. */
+static void add_left(cJSON *left, int pid, const ksr_proc_list *all)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "pid", pid);
+	for (size_t k = 0; k < all->len; k++)
+		if (all->items[k].pid == pid)
+			cJSON_AddStringToObject(o, "name", all->items[k].name);
+	cJSON_AddItemToArray(left, o);
+}
+
+static bool listed(const int *pids, size_t n, int pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return true;
+	return false;
+}
+
+/* Each process's end, so that the counts add up to the list: "exited" (it
+ * ended by itself before its signal), "stopped", or "still-running". */
+static void add_ends(cJSON *left, const bool *ended_first, const int *rest, size_t n_rest)
+{
+	size_t i = 0;
+	cJSON *o;
+	cJSON_ArrayForEach(o, left)
+	{
+		int pid = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "pid"));
+		const char *end = ended_first[i++]            ? "exited"
+		                  : listed(rest, n_rest, pid) ? "still-running"
+		                                              : "stopped";
+		cJSON_AddStringToObject(o, "end", end);
+	}
+}
+
+static double count_ends(const cJSON *left, const char *end)
+{
+	double n = 0;
+	const cJSON *o;
+	cJSON_ArrayForEach(o, left) n +=
+	        strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "end")), end) == 0;
+	return n;
+}
+
 void ksr_run_stop_tagged(ksr_run *run)
 {
 	int *pids = NULL;
@@ -187,22 +231,20 @@ void ksr_run_stop_tagged(ksr_run *run)
 	ksr_proc_find(NULL, NULL, &all, &err);
 	cJSON *f = cJSON_CreateObject();
 	cJSON *left = cJSON_AddArrayToObject(f, "left_group");
-	for (size_t i = 0; i < n; i++) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddNumberToObject(o, "pid", pids[i]);
-		for (size_t k = 0; k < all.len; k++)
-			if (all.items[k].pid == pids[i])
-				cJSON_AddStringToObject(o, "name", all.items[k].name);
-		cJSON_AddItemToArray(left, o);
-	}
+	for (size_t i = 0; i < n; i++)
+		add_left(left, pids[i], &all);
 	ksr_proc_list_clear(&all);
-	free(pids);
-	size_t stopped = ksr_proc_stop_tagged(run->run_id, STOP_GRACE_MS);
+	bool *ended_first = ksr_xcalloc(n, sizeof *ended_first);
+	ksr_proc_stop_listed(run->run_id, pids, n, STOP_GRACE_MS, ended_first);
 	int *rest = NULL;
 	size_t still = ksr_proc_find_tagged(run->run_id, &rest);
+	add_ends(left, ended_first, rest, still);
 	free(rest);
-	cJSON_AddNumberToObject(f, "stopped",
-	                        (double)(stopped - (still < stopped ? still : stopped)));
+	free(ended_first);
+	free(pids);
+	cJSON_AddNumberToObject(f, "stopped", count_ends(left, "stopped"));
+	cJSON_AddNumberToObject(f, "exited", count_ends(left, "exited"));
+	/* Tagged processes started during the stop count too: they outlived it. */
 	cJSON_AddNumberToObject(f, "still_running", (double)still);
 	ksr_run_emit(run, "cleanup", f);
 }
