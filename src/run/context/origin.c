@@ -174,14 +174,16 @@ void ksr_run_stale_describe(const ksr_run_stale *s, ksr_strbuf *b)
 	ksr_strbuf_add(b, " is on the display; it is not the app this run launched");
 }
 
-/* Its name from the scan, if it was still there to be read. */
-static void add_left(cJSON *left, int pid, const ksr_proc_list *all)
+/* A process listed at cleanup: its name from the scan taken before the stop
+ * (when it was still there to be read) and how it ended. */
+static void add_left(cJSON *left, int pid, const ksr_proc_list *all, const char *end)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "pid", pid);
 	for (size_t k = 0; k < all->len; k++)
 		if (all->items[k].pid == pid)
 			cJSON_AddStringToObject(o, "name", all->items[k].name);
+	cJSON_AddStringToObject(o, "end", end);
 	cJSON_AddItemToArray(left, o);
 }
 
@@ -193,31 +195,9 @@ static bool listed(const int *pids, size_t n, int pid)
 	return false;
 }
 
-/* Each process's end, so that the counts add up to the list: "exited" (it
- * ended by itself before its signal), "stopped", or "still-running". */
-static void add_ends(cJSON *left, const bool *ended_first, const int *rest, size_t n_rest)
-{
-	size_t i = 0;
-	cJSON *o;
-	cJSON_ArrayForEach(o, left)
-	{
-		int pid = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "pid"));
-		const char *end = ended_first[i++]            ? "exited"
-		                  : listed(rest, n_rest, pid) ? "still-running"
-		                                              : "stopped";
-		cJSON_AddStringToObject(o, "end", end);
-	}
-}
-
-static double count_ends(const cJSON *left, const char *end)
-{
-	double n = 0;
-	const cJSON *o;
-	cJSON_ArrayForEach(o, left) n +=
-	        strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "end")), end) == 0;
-	return n;
-}
-
+/* Each listed process says how it ended, so that the counts add up to the
+ * list: "exited" (by itself, before its signal), "stopped" or
+ * "still-running". */
 void ksr_run_stop_tagged(ksr_run *run)
 {
 	int *pids = NULL;
@@ -228,22 +208,27 @@ void ksr_run_stop_tagged(ksr_run *run)
 	}
 	ksr_proc_list all = {0};
 	ksr_err err = {0};
-	ksr_proc_find(NULL, NULL, &all, &err);
-	cJSON *f = cJSON_CreateObject();
-	cJSON *left = cJSON_AddArrayToObject(f, "left_group");
-	for (size_t i = 0; i < n; i++)
-		add_left(left, pids[i], &all);
-	ksr_proc_list_clear(&all);
+	ksr_proc_find(NULL, NULL, &all, &err); /* their names, while they are there */
 	bool *ended_first = ksr_xcalloc(n, sizeof *ended_first);
 	ksr_proc_stop_listed(run->run_id, pids, n, STOP_GRACE_MS, ended_first);
 	int *rest = NULL;
 	size_t still = ksr_proc_find_tagged(run->run_id, &rest);
-	add_ends(left, ended_first, rest, still);
+	cJSON *f = cJSON_CreateObject();
+	cJSON *left = cJSON_AddArrayToObject(f, "left_group");
+	double stopped = 0, exited = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool running = !ended_first[i] && listed(rest, still, pids[i]);
+		const char *end = ended_first[i] ? "exited" : running ? "still-running" : "stopped";
+		exited += ended_first[i];
+		stopped += !ended_first[i] && !running;
+		add_left(left, pids[i], &all, end);
+	}
+	ksr_proc_list_clear(&all);
 	free(rest);
 	free(ended_first);
 	free(pids);
-	cJSON_AddNumberToObject(f, "stopped", count_ends(left, "stopped"));
-	cJSON_AddNumberToObject(f, "exited", count_ends(left, "exited"));
+	cJSON_AddNumberToObject(f, "stopped", stopped);
+	cJSON_AddNumberToObject(f, "exited", exited);
 	/* Tagged processes started during the stop count too: they outlived it. */
 	cJSON_AddNumberToObject(f, "still_running", (double)still);
 	ksr_run_emit(run, "cleanup", f);
